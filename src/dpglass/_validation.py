@@ -1,0 +1,211 @@
+"""Declared parameter constraints and input checks, one message format.
+
+Estimators declare ``_parameter_constraints`` as data (a dict from parameter
+name to a list of accepted constraints, as in scikit-learn) and call
+:func:`validate_params` once at the top of ``fit``.  Messages follow one
+format: ``The 'NAME' parameter of OWNER must be WHAT. Got VALUE instead.``
+
+Data checks (:func:`check_binary_X`, :func:`check_binary_y`) raise
+:class:`~dpglass.exceptions.DataValidationError`.  They necessarily look at the
+data (a non-0/1 entry, a missing value, a single class): they are raised to the
+curator who calls ``fit``, before anything is released, and never become part of
+a released model.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import validate_data
+
+from dpglass.exceptions import DataValidationError, InvalidParameterError
+
+__all__ = [
+    "Interval",
+    "Options",
+    "InstanceOf",
+    "validate_params",
+    "check_binary_X",
+    "check_binary_y",
+]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A real or integer interval; ``None`` bounds are infinite.
+
+    ``closed`` is one of ``"both"``, ``"left"``, ``"right"``, ``"neither"``.
+    """
+
+    kind: type
+    left: float | None
+    right: float | None
+    closed: str = "both"
+
+    def accepts(self, value) -> bool:
+        if isinstance(value, bool):
+            return False
+        if self.kind is numbers.Integral:
+            if not isinstance(value, numbers.Integral):
+                return False
+        elif not isinstance(value, numbers.Real):
+            return False
+        if isinstance(value, numbers.Real) and not math.isfinite(value) and not (
+            self.left is None and self.right is None
+        ):
+            # +inf only passes an interval unbounded on that side
+            if value == math.inf and self.right is None:
+                return self.left is None or value > self.left
+            return False
+        lo_ok = self.left is None or (value >= self.left if self.closed in ("both", "left") else value > self.left)
+        hi_ok = self.right is None or (value <= self.right if self.closed in ("both", "right") else value < self.right)
+        return bool(lo_ok and hi_ok)
+
+    def __str__(self) -> str:
+        kind = "an int" if self.kind is numbers.Integral else "a float"
+        lb = "[" if self.closed in ("both", "left") and self.left is not None else "("
+        rb = "]" if self.closed in ("both", "right") and self.right is not None else ")"
+        lo = "-inf" if self.left is None else f"{self.left:g}"
+        hi = "inf" if self.right is None else f"{self.right:g}"
+        return f"{kind} in the range {lb}{lo}, {hi}{rb}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of values (compared with ``==``)."""
+
+    values: tuple
+
+    def accepts(self, value) -> bool:
+        return any(value is v or (type(value) is type(v) and value == v) for v in self.values)
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+@dataclass(frozen=True)
+class InstanceOf:
+    """An instance of a type (``None`` is written as ``InstanceOf(type(None))``)."""
+
+    kind: type | tuple
+    name: str = ""
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, self.kind) and not (isinstance(value, bool) and self.kind is not bool)
+
+    def __str__(self) -> str:
+        if self.name:
+            return self.name
+        if self.kind is type(None):
+            return "None"
+        kind = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+        return "an instance of " + " or ".join(k.__name__ for k in kind)
+
+
+def validate_params(params: dict, constraints: dict, owner: str) -> None:
+    """Check every parameter in ``constraints`` against its accepted constraints.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``The 'NAME' parameter of OWNER must be WHAT. Got VALUE instead.``
+
+    Examples
+    --------
+    >>> validate_params({"epsilon": -1.0}, {"epsilon": [Interval(numbers.Real, 0, None, "neither")]}, "f")
+    Traceback (most recent call last):
+    ...
+    dpglass.exceptions.InvalidParameterError: The 'epsilon' parameter of f must be a float in the range (0, inf). Got -1.0 instead.
+    """
+    for name, accepted in constraints.items():
+        if name not in params:
+            continue
+        value = params[name]
+        if any(c.accepts(value) for c in accepted):
+            continue
+        what = " or ".join(str(c) for c in accepted)
+        raise InvalidParameterError(f"The {name!r} parameter of {owner} must be {what}. Got {value!r} instead.")
+
+
+def check_binary_X(estimator, X, *, reset: bool):
+    """Validate a 0/1 feature matrix with scikit-learn's ``validate_data``.
+
+    Sets ``n_features_in_`` (and ``feature_names_in_`` for DataFrames with
+    string column names) when ``reset`` is true; checks them otherwise.
+
+    Returns
+    -------
+    numpy.ndarray of uint8, shape (n_samples, n_features)
+    """
+    X = validate_data(estimator, X, reset=reset, dtype=None, ensure_min_samples=1)
+    if X.dtype == bool:
+        return X.astype(np.uint8)
+    if not np.issubdtype(X.dtype, np.number):
+        try:
+            X = X.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise DataValidationError(
+                f"{type(estimator).__name__} needs numeric 0/1 features; X has dtype {X.dtype}. "
+                "Encode the features as 0/1 first (see dpglass.datasets.Binarizer)."
+            ) from exc
+    binary = (X == 0) | (X == 1)
+    if not binary.all():
+        bad = int(np.argwhere(~binary.all(axis=0))[0, 0])
+        raise DataValidationError(
+            f"{type(estimator).__name__} works on binary features, but column {bad} of X has values "
+            "other than 0 and 1. Binarize the data first with dpglass.datasets.Binarizer, using "
+            "public thresholds or thresholds chosen with differential privacy."
+        )
+    return X.astype(np.uint8)
+
+
+def check_binary_y(y, classes=None):
+    """Encode a binary target as 0/1.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+    classes : array-like of length 2 or None
+        The two labels, in order.  ``None`` takes the sorted distinct labels of
+        ``y``: the label *set* is treated as part of the public schema.
+
+    Returns
+    -------
+    y01 : numpy.ndarray of uint8
+    classes : numpy.ndarray of length 2
+    """
+    y = np.asarray(y)
+    if y.ndim != 1:
+        if y.ndim == 2 and y.shape[1] == 1:
+            raise DataValidationError(
+                "y should be a 1d array; got a column vector of shape "
+                f"{y.shape}. Pass y.ravel() instead."
+            )
+        raise DataValidationError(f"y should be a 1d array; got shape {y.shape}.")
+    if y.size == 0:
+        raise DataValidationError("y is empty: fit needs at least one labelled record.")
+    kind = type_of_target(y)
+    if kind not in ("binary", "multiclass") or (y.dtype.kind == "f" and np.isnan(y).any()):
+        raise DataValidationError(
+            f"Unknown label type: {kind!r}. dpglass classifiers need y with two class labels "
+            "(e.g. 0/1 or two strings)."
+        )
+    labels = np.unique(y) if classes is None else np.asarray(classes)
+    if classes is None and labels.size == 1:
+        raise DataValidationError(
+            f"y has a single class ({labels[0]!r}); a classifier needs two. "
+            "Check the target column, or pass classes=[negative, positive] explicitly."
+        )
+    if labels.size != 2:
+        raise DataValidationError(
+            f"dpglass classifiers are binary, but y has {labels.size} classes. "
+            "Recode the target into two classes first."
+        )
+    y01 = (y == labels[1]).astype(np.uint8)
+    if classes is not None and not np.isin(y, labels).all():
+        raise DataValidationError(f"y has labels outside classes={list(labels)!r}.")
+    return y01, labels

@@ -1,0 +1,51 @@
+"""Exceptions and warnings raised by dpglass.
+
+Every error a user can trigger is one of these typed classes, so callers can
+catch precisely what they expect.  Messages say what is wrong *and* what to do.
+"""
+
+__all__ = [
+    "BudgetExceededError",
+    "DataValidationError",
+    "DatasetNotFoundError",
+    "InvalidParameterError",
+    "NotFittedError",
+    "PrivacyLeakWarning",
+]
+
+from sklearn.exceptions import NotFittedError  # public sklearn API, re-exported
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Something derived from private data is used without privacy budget.
+
+    Raised, for example, when a :class:`~dpglass.datasets.Binarizer` computes
+    quantiles of the training data without spending budget on them, or when a
+    user supplies a hyper-parameter that the library cannot verify to be
+    data-independent.  The released model then carries no end-to-end
+    differential-privacy guarantee for that part of the pipeline.
+    """
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A public parameter has a value or type outside its declared constraints.
+
+    Inherits from both ``ValueError`` and ``TypeError`` (as scikit-learn's own
+    ``InvalidParameterError`` does) so generic ``except`` clauses keep working.
+    """
+
+
+class DataValidationError(ValueError):
+    """The data passed to ``fit``/``predict`` cannot be used as given.
+
+    Examples: non-binary features for a model on binary features, missing
+    values, a single class, an empty array, an unreadable CSV file.
+    """
+
+
+class BudgetExceededError(RuntimeError):
+    """A release would spend more privacy budget than the ledger allows."""
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """A dataset file is neither in the data home nor downloadable here."""

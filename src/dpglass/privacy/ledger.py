@@ -1,0 +1,253 @@
+"""The privacy ledger: every release a model makes about its training data.
+
+A :class:`PrivacyLedger` is append-only.  Each :class:`LedgerEntry` says what was
+released, by which mechanism, with which (epsilon, delta), sensitivity and noise
+scale, and which records it touched.  :meth:`PrivacyLedger.total` composes the
+entries:
+
+* entries with ``partition=None`` touch all records and compose sequentially
+  (epsilons add, deltas add: basic composition, Dwork & Roth 2014, Thm 3.16);
+* entries that share a ``partition`` label touch disjoint parts of the records
+  (named by ``part``).  Within a part they compose sequentially; across the
+  parts of one partition the cost is the maximum (parallel composition,
+  McSherry 2009).  The partition must be fixed by public information or by
+  earlier releases of the same ledger (e.g. "caught / not caught by the
+  released rule"); that is the caller's obligation and is stated in
+  ``docs/privacy.md`` for every model.
+
+Composition results that are not sums (advanced composition, a privacy proof of
+a whole loop) are recorded as a single entry whose ``epsilon``/``delta`` are the
+composed values and whose ``note`` says how they were obtained.
+
+Floating point: budget splits such as ``eps / (3K + 1)`` summed back can exceed
+``eps`` in the last bit.  Comparisons against a budget therefore allow a
+relative slack of :data:`RELATIVE_TOLERANCE` (1e-9), far below any meaningful
+privacy difference.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Iterator
+
+from dpglass.exceptions import BudgetExceededError, InvalidParameterError
+
+__all__ = ["LedgerEntry", "PrivacyLedger", "RELATIVE_TOLERANCE", "GUARANTEES"]
+
+RELATIVE_TOLERANCE = 1e-9
+
+#: What kind of argument backs an entry.
+#: ``"proven"``: a proof or reference in docs/privacy.md;
+#: ``"paper-claim"``: the accounting the source paper states, which dpglass
+#: could not prove (docs/privacy.md says why); ``"none"``: a non-private release.
+GUARANTEES = ("proven", "paper-claim", "none")
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One release about the training data.
+
+    Parameters
+    ----------
+    release : str
+        What was released, in words (e.g. ``"rule 2: selected candidate"``).
+    mechanism : str
+        The mechanism's name (e.g. ``"laplace"``, ``"permute-and-flip"``).
+    epsilon, delta : float
+        The privacy cost of this release alone.
+    sensitivity : float or None
+        The sensitivity the noise was calibrated to, if any.
+    scale : float or None
+        The noise scale actually used (Laplace b, Gaussian sigma, ...).
+    partition, part : str or None
+        Parallel composition: entries sharing ``partition`` touch the disjoint
+        ``part`` of the records they name.  ``None`` means all records.
+    guarantee : {"proven", "paper-claim", "none"}
+        What argument backs the entry (see :data:`GUARANTEES`).
+    note : str
+        Free text: composition used, reference, caveats.
+    """
+
+    release: str
+    mechanism: str
+    epsilon: float
+    delta: float = 0.0
+    sensitivity: float | None = None
+    scale: float | None = None
+    partition: str | None = None
+    part: str | None = None
+    guarantee: str = "proven"
+    note: str = ""
+
+    def __post_init__(self):
+        if not (isinstance(self.epsilon, (int, float)) and math.isfinite(self.epsilon) and self.epsilon >= 0):
+            raise InvalidParameterError(
+                f"A ledger entry's epsilon must be a finite number >= 0. Got {self.epsilon!r} instead."
+            )
+        if not (isinstance(self.delta, (int, float)) and 0 <= self.delta < 1):
+            raise InvalidParameterError(
+                f"A ledger entry's delta must be a number in [0, 1). Got {self.delta!r} instead."
+            )
+        if (self.partition is None) != (self.part is None):
+            raise InvalidParameterError(
+                "A ledger entry names both 'partition' and 'part', or neither. "
+                f"Got partition={self.partition!r}, part={self.part!r}."
+            )
+        if self.guarantee not in GUARANTEES:
+            raise InvalidParameterError(
+                f"A ledger entry's guarantee must be one of {GUARANTEES}. Got {self.guarantee!r} instead."
+            )
+        # store plain floats so JSON round trips are exact
+        object.__setattr__(self, "epsilon", float(self.epsilon))
+        object.__setattr__(self, "delta", float(self.delta))
+
+
+def _within(value: float, limit: float) -> bool:
+    return value <= limit * (1.0 + RELATIVE_TOLERANCE) + 1e-300
+
+
+@dataclass
+class PrivacyLedger:
+    """Append-only record of releases, with an optional budget it refuses to exceed.
+
+    Parameters
+    ----------
+    epsilon, delta : float or None
+        The budget.  ``epsilon=None`` means no limit (the ledger still records).
+
+    Examples
+    --------
+    >>> ledger = PrivacyLedger(epsilon=1.0, delta=1e-6)
+    >>> _ = ledger.spend("count of records", "laplace", epsilon=0.5, sensitivity=1.0, scale=2.0)
+    >>> _ = ledger.spend("caught counts", "laplace", epsilon=0.25, partition="rule 1", part="caught")
+    >>> _ = ledger.spend("left counts", "laplace", epsilon=0.25, partition="rule 1", part="left")
+    >>> ledger.total()
+    (0.75, 0.0)
+    >>> ledger.spend("too much", "laplace", epsilon=0.5)
+    Traceback (most recent call last):
+    ...
+    dpglass.exceptions.BudgetExceededError: Spending (0.5, 0) on 'too much' would bring the total to (1.25, 0) above the budget (1, 1e-06). Give the model a larger budget or fewer releases.
+    """
+
+    epsilon: float | None = None
+    delta: float = 0.0
+    _entries: list = field(default_factory=list, repr=False)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def entries(self) -> tuple[LedgerEntry, ...]:
+        """The entries, in release order."""
+        return tuple(self._entries)
+
+    def __iter__(self) -> Iterator[LedgerEntry]:
+        return iter(tuple(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    # ---------------------------------------------------------------- spending
+    def spend(self, release: str, mechanism: str, epsilon: float, delta: float = 0.0, **details) -> LedgerEntry:
+        """Record a release; refuse it if the total would exceed the budget.
+
+        Parameters are those of :class:`LedgerEntry`.
+
+        Returns
+        -------
+        LedgerEntry
+
+        Raises
+        ------
+        BudgetExceededError
+            If the total after this release would exceed the budget.
+        """
+        entry = LedgerEntry(release=release, mechanism=mechanism, epsilon=epsilon, delta=delta, **details)
+        new_eps, new_delta = _compose(self._entries + [entry])
+        if self.epsilon is not None and not (_within(new_eps, self.epsilon) and _within(new_delta, self.delta)):
+            raise BudgetExceededError(
+                f"Spending ({entry.epsilon:g}, {entry.delta:g}) on {release!r} would bring the total to "
+                f"({new_eps:g}, {new_delta:g}) above the budget ({self.epsilon:g}, {self.delta:g}). "
+                "Give the model a larger budget or fewer releases."
+            )
+        self._entries.append(entry)
+        return entry
+
+    def total(self) -> tuple[float, float]:
+        """The (epsilon, delta) spent, by sequential and parallel composition."""
+        return _compose(self._entries)
+
+    def remaining(self) -> tuple[float, float]:
+        """Budget left: ``(inf, 1)`` minus the total when no budget was set."""
+        eps, delta = self.total()
+        if self.epsilon is None:
+            return math.inf, 1.0 - delta
+        return max(self.epsilon - eps, 0.0), max(self.delta - delta, 0.0)
+
+    @property
+    def guarantee(self) -> str:
+        """The weakest guarantee among the entries: proven, paper-claim or none."""
+        kinds = {e.guarantee for e in self._entries}
+        for kind in ("none", "paper-claim"):
+            if kind in kinds:
+                return kind
+        return "proven"
+
+    # ----------------------------------------------------------- serialising
+    def to_dict(self) -> dict:
+        """A JSON-ready dict (budget, entries and total)."""
+        eps, delta = self.total()
+        return {
+            "budget": {"epsilon": self.epsilon, "delta": self.delta},
+            "total": {"epsilon": eps, "delta": delta},
+            "guarantee": self.guarantee,
+            "entries": [asdict(e) for e in self._entries],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "PrivacyLedger":
+        """Rebuild a ledger written by :meth:`to_dict`."""
+        budget = data.get("budget", {})
+        ledger = cls(epsilon=budget.get("epsilon"), delta=budget.get("delta", 0.0))
+        for item in data.get("entries", []):
+            ledger._entries.append(LedgerEntry(**item))
+        return ledger
+
+    def to_json(self, **kwargs) -> str:
+        """Serialise with :func:`json.dumps`."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_json(cls, text: str) -> "PrivacyLedger":
+        """Rebuild a ledger from :meth:`to_json` output."""
+        return cls.from_dict(json.loads(text))
+
+    def __str__(self) -> str:
+        rows = [("release", "mechanism", "epsilon", "delta", "records")]
+        for e in self._entries:
+            records = "all" if e.partition is None else f"{e.partition}: {e.part}"
+            flag = "" if e.guarantee == "proven" else f" [{e.guarantee}]"
+            rows.append((e.release + flag, e.mechanism, f"{e.epsilon:.4g}", f"{e.delta:.3g}", records))
+        widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        eps, delta = self.total()
+        budget = "no limit" if self.epsilon is None else f"epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"
+        lines.append(f"total: epsilon={eps:.4g}, delta={delta:.3g} (budget: {budget}; guarantee: {self.guarantee})")
+        return "\n".join(lines)
+
+
+def _compose(entries) -> tuple[float, float]:
+    eps = delta = 0.0
+    parts: dict[str, dict[str, list[float]]] = {}
+    for e in entries:
+        if e.partition is None:
+            eps += e.epsilon
+            delta += e.delta
+        else:
+            acc = parts.setdefault(e.partition, {}).setdefault(e.part, [0.0, 0.0])
+            acc[0] += e.epsilon
+            acc[1] += e.delta
+    for by_part in parts.values():
+        eps += max(v[0] for v in by_part.values())
+        delta += max(v[1] for v in by_part.values())
+    return eps, delta
