@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -101,15 +102,22 @@ def build_candidates(n_features: int, max_card: int, allow_negations: bool, rule
             f"the limit is {MAX_CANDIDATES:,}. Lower max_card, drop features, or pass a fixed "
             "candidate list with candidates=."
         )
-    values = (0, 1) if allow_negations else (0,)
-    rows = []
-    for k in range(1, max_card + 1):
-        for feats in combinations(range(n_features), k):
-            base = np.array(feats, dtype=np.int64) * 2
-            for offs in np.array(np.meshgrid(*[values] * k, indexing="ij")).reshape(k, -1).T:
-                rows.append(np.concatenate([base + offs, np.full(max_card - k, -1, dtype=np.int64)]))
-    lit = np.array(rows, dtype=np.int64).reshape(-1, max_card)
-    return CandidateSet(lit, n_features)
+    return CandidateSet(_all_conjunctions(n_features, max_card, allow_negations), n_features)
+
+
+@lru_cache(maxsize=32)
+def _all_conjunctions(n_features: int, max_card: int, allow_negations: bool) -> np.ndarray:
+    """Literal ids of every conjunction, by size then feature order (read-only, cached)."""
+    values = np.array([0, 1] if allow_negations else [0], dtype=np.int64)
+    blocks = []
+    for k in range(1, min(max_card, n_features) + 1):
+        feats = np.array(list(combinations(range(n_features), k)), dtype=np.int64).reshape(-1, k)
+        offs = np.array(np.meshgrid(*[values] * k, indexing="ij")).reshape(k, -1).T  # (2^k, k)
+        lits = (2 * feats[:, None, :] + offs[None, :, :]).reshape(-1, k)
+        blocks.append(np.pad(lits, ((0, 0), (0, max_card - k)), constant_values=-1))
+    out = np.concatenate(blocks) if blocks else np.empty((0, max_card), dtype=np.int64)
+    out.setflags(write=False)
+    return out
 
 
 class SufficientStats:
