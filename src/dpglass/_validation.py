@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import validate_data
 
@@ -141,17 +143,9 @@ def check_binary_X(estimator, X, *, reset: bool):
     -------
     numpy.ndarray of uint8, shape (n_samples, n_features)
     """
-    X = validate_data(estimator, X, reset=reset, dtype=None, ensure_min_samples=1)
+    X = validate_data(estimator, X, reset=reset, dtype="numeric", ensure_min_samples=1)
     if X.dtype == bool:
         return X.astype(np.uint8)
-    if not np.issubdtype(X.dtype, np.number):
-        try:
-            X = X.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise DataValidationError(
-                f"{type(estimator).__name__} needs numeric 0/1 features; X has dtype {X.dtype}. "
-                "Encode the features as 0/1 first (see dpglass.datasets.Binarizer)."
-            ) from exc
     binary = (X == 0) | (X == 1)
     if not binary.all():
         bad = int(np.argwhere(~binary.all(axis=0))[0, 0])
@@ -178,13 +172,20 @@ def check_binary_y(y, classes=None):
     y01 : numpy.ndarray of uint8
     classes : numpy.ndarray of length 2
     """
+    if y is None:
+        raise DataValidationError(
+            "This classifier requires y to be passed, but the target y is None. Pass the labels."
+        )
     y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected; "
+            f"y of shape {y.shape} is used as y.ravel(). Pass a 1d array to silence this warning.",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+        y = y.ravel()
     if y.ndim != 1:
-        if y.ndim == 2 and y.shape[1] == 1:
-            raise DataValidationError(
-                "y should be a 1d array; got a column vector of shape "
-                f"{y.shape}. Pass y.ravel() instead."
-            )
         raise DataValidationError(f"y should be a 1d array; got shape {y.shape}.")
     if y.size == 0:
         raise DataValidationError("y is empty: fit needs at least one labelled record.")
@@ -197,13 +198,13 @@ def check_binary_y(y, classes=None):
     labels = np.unique(y) if classes is None else np.asarray(classes)
     if classes is None and labels.size == 1:
         raise DataValidationError(
-            f"y has a single class ({labels[0]!r}); a classifier needs two. "
+            f"y has only one class ({labels[0]!r}); a classifier needs two. "
             "Check the target column, or pass classes=[negative, positive] explicitly."
         )
     if labels.size != 2:
         raise DataValidationError(
-            f"dpglass classifiers are binary, but y has {labels.size} classes. "
-            "Recode the target into two classes first."
+            f"Only binary classification is supported. The type of the target is multiclass: "
+            f"y has {labels.size} classes. Recode the target into two classes first."
         )
     y01 = (y == labels[1]).astype(np.uint8)
     if classes is not None and not np.isin(y, labels).all():

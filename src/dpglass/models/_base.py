@@ -33,6 +33,9 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {}
+    #: DP models trade accuracy for privacy: scikit-learn's fixed accuracy bar
+    #: in check_classifiers_train does not apply to them (``poor_score`` tag).
+    _private = False
 
     # ----------------------------------------------------------- validation
     def _validate_params(self) -> None:
@@ -106,5 +109,6 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
+        tags.classifier_tags.poor_score = self._private
         tags.non_deterministic = False
         return tags

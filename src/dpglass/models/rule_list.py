@@ -427,6 +427,7 @@ class DPRuleListClassifier(_RuleListBase):
     """
 
     _noisy = True
+    _private = True
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
         "epsilon": EPSILON,
