@@ -115,7 +115,9 @@ def select(mechanism, *, c0, c1, n0, n1, n_hat, margin, epsilon, delta, min_supp
 
     if mechanism in ("smooth-laplace", "smooth-cauchy"):
         if mechanism == "smooth-laplace":
-            mech = SmoothLaplaceMechanism(epsilon, delta)
+            # above the admissibility limit the noise is calibrated to the
+            # largest valid epsilon (more private than the ledger states)
+            mech = SmoothLaplaceMechanism(min(epsilon, SmoothLaplaceMechanism.max_epsilon(delta)), delta)
         else:
             mech = SmoothCauchyMechanism(epsilon, gamma)
         sens = float(gini_smooth_sensitivity(int(n), mech.beta, min_support=min_support, variant=variant))
