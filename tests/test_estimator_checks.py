@@ -32,7 +32,10 @@ def _threshold(X):
 
 
 def _thresholded(cls):
-    """A subclass of ``cls`` that binarizes X at 0 before fit/predict."""
+    """A subclass of ``cls`` that binarizes X at 0 before fit/predict (one per class)."""
+    name = f"Thresholded{cls.__name__}"
+    if name in globals():
+        return globals()[name]
 
     def fit(self, X, y=None, **kw):
         return cls.fit(self, _threshold(X), y, **kw)
@@ -41,11 +44,10 @@ def _thresholded(cls):
         return cls.score(self, _threshold(X), y, sample_weight=sample_weight)
 
     methods = {"fit": fit, "score": score, "__module__": __name__}
-    for name in ("predict", "predict_proba", "decision_function"):
-        if hasattr(cls, name):
-            base = getattr(cls, name)
-            methods[name] = (lambda base: lambda self, X: base(self, _threshold(X)))(base)
-    name = f"Thresholded{cls.__name__}"
+    for method in ("predict", "predict_proba", "decision_function"):
+        if hasattr(cls, method):
+            base = getattr(cls, method)
+            methods[method] = (lambda base: lambda self, X: base(self, _threshold(X)))(base)
     methods["__qualname__"] = name
     sub = type(name, (cls,), methods)
     globals()[name] = sub  # picklable by reference

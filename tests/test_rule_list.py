@@ -198,11 +198,26 @@ def test_paper_confidence_marks_ledger(binary_data):
     assert "NOT charged" in " ".join(e.note for e in model.privacy_ledger_)
 
 
+def test_local_scale_factor_bounds_the_scale_variation():
+    """c = sup_n |1/LS(n) - 1/LS(n-1)| / 4 < 1/8, the constant local-pf relies on:
+    analytically 1/g(x) - 1/g(x-1) = 1/2 - 1/(2x(x-1))."""
+    from dpglass.models._rule_selection import LOCAL_SCALE_FACTOR
+    from dpglass.privacy.sensitivity import gini_local_sensitivity
+
+    n = np.arange(1, 200_001)
+    inv = 1.0 / gini_local_sensitivity(n)
+    inv_prev = 1.0 / gini_local_sensitivity(n - 1)
+    c = np.max(np.abs(inv - inv_prev)) / 4
+    assert c <= (LOCAL_SCALE_FACTOR - 1) * (1 + 1e-9)
+    x = n[n >= 3].astype(float) - 1
+    np.testing.assert_allclose(inv[n >= 3] - inv_prev[n >= 3], 0.5 - 1 / (2 * x * (x - 1)), rtol=1e-9)
+
+
 def test_default_mechanism_is_proven(binary_data):
     X, y = binary_data
     model = DPRuleListClassifier(epsilon=1.0, random_state=0).fit(X, y)
     assert model.privacy_ledger_.guarantee == "proven"
-    for mech in ("global-laplace", "global-gaussian", "exponential", "noisy-counts"):
+    for mech in ("local-pf", "global-laplace", "global-gaussian", "exponential", "noisy-counts"):
         m = DPRuleListClassifier(epsilon=1.0, mechanism=mech, random_state=0).fit(X, y)
         assert m.privacy_ledger_.guarantee == "proven", mech
 
@@ -269,7 +284,7 @@ def _structure(release):
     return tuple(c for c, _ in release.selected)
 
 
-@pytest.mark.parametrize("mechanism", ["certified-pf", "global-laplace", "exponential"])
+@pytest.mark.parametrize("mechanism", ["certified-pf", "local-pf", "global-laplace", "exponential"])
 def test_output_frequencies_on_neighbours_stay_within_e_eps(mechanism):
     """Run a 1-rule list many times on D and D' = D minus one record; for every
     frequent output, a Clopper-Pearson lower bound on P_D(o) / P_D'(o) (and the

@@ -7,7 +7,14 @@ of each selector is in ``docs/privacy.md`` (section "DP greedy rule lists").
 
 Selectors
 ---------
-``certified-pf`` (default)
+``local-pf`` (default)
+    Permute-and-flip (report-noisy-max with exponential noise) on -Gini with
+    the scale set by the local sensitivity g(n - 1) at the true remaining
+    count n, calibrated to 8/9 of the budget.  Pure epsilon-DP: the noise
+    scale varies with n, but 1/g(n - 1) moves by less than 1/2 per record and
+    the Gini impurity lies in [0, 1/2], so the winner's threshold moves by at
+    most (9/8) * epsilon' (docs/privacy.md).
+``certified-pf``
     Permute-and-flip on -Gini with sensitivity g(m0 - 1), where m0 is a lower
     bound on the remaining count certified by the released noisy count (it
     fails with probability delta_T).  Proven (epsilon, delta_T).
@@ -54,9 +61,13 @@ from dpglass.privacy.sensitivity import (
     weighted_gini,
 )
 
-__all__ = ["MECHANISMS", "PURE_MECHANISMS", "certification_margin", "select"]
+__all__ = ["LOCAL_SCALE_FACTOR", "MECHANISMS", "PURE_MECHANISMS", "certification_margin", "select"]
+
+#: 1 + c, with c = sup_n |1/LS(n) - 1/LS(n-1)| / 4 < 1/8 for the Gini impurity
+LOCAL_SCALE_FACTOR = 9.0 / 8.0
 
 MECHANISMS = (
+    "local-pf",
     "certified-pf",
     "smooth-laplace",
     "smooth-cauchy",
@@ -66,7 +77,7 @@ MECHANISMS = (
     "noisy-counts",
 )
 #: Mechanisms whose selection spends no delta.
-PURE_MECHANISMS = ("smooth-cauchy", "global-laplace", "exponential", "noisy-counts")
+PURE_MECHANISMS = ("local-pf", "smooth-cauchy", "global-laplace", "exponential", "noisy-counts")
 
 
 def certification_margin(epsilon_count: float, delta_t: float) -> float:
@@ -103,6 +114,14 @@ def select(mechanism, *, c0, c1, n0, n1, n_hat, margin, epsilon, delta, min_supp
     n = n0 + n1
     ginis = weighted_gini(c1, c0, n1 - c1, n0 - c0)
     paper = variant == "paper"
+
+    if mechanism == "local-pf":
+        sens = float(gini_local_sensitivity(int(n)))
+        mech = PermuteAndFlip(epsilon / LOCAL_SCALE_FACTOR, sens)
+        return int(mech.select(-ginis, rng)), dict(
+            mechanism="permute-and-flip (local scale)", sensitivity=sens, scale=mech.scale,
+            note="scale 2 g(n-1) / (8 epsilon / 9) at the true remaining count; pure (docs/privacy.md)",
+        )
 
     if mechanism == "certified-pf":
         m0 = math.ceil(n_hat - margin)
