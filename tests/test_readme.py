@@ -1,0 +1,23 @@
+"""The README's Python example runs as written, and its commands are the contract."""
+
+import re
+from pathlib import Path
+
+from conftest import needs_shared_data
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+@needs_shared_data
+def test_readme_python_example_runs(capsys):
+    text = README.read_text(encoding="utf-8")
+    code = re.search(r"## In Python\n\n```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "total: epsilon=1" in out and out.startswith("if ")
+
+
+def test_readme_states_the_two_commands():
+    text = README.read_text(encoding="utf-8")
+    assert 'python -m pip install -e ".[dev]" && dpglass fit --dataset breast-cancer --epsilon 1' in text
+    assert 'python -m pip install -e ".[dev]" && python -m pytest' in text
