@@ -79,6 +79,36 @@ _register(
         test_params={"max_length": 3, "epsilon": 1.0},
     )
 )
+_register(
+    EstimatorSpec(
+        name="smooth-boost-stumps",
+        target="dpglass.models.boosting:SmoothBoostClassifier",
+        private=True,
+        guarantee="pure epsilon-DP; (epsilon, delta)-DP by advanced composition when delta > 0",
+        description="LazyBB smooth boosting of DP 1-Rules (paper 002, Algorithms 1 and 3).",
+        test_params={"weak_learner": "stump", "n_rounds": 5, "epsilon": 1.0},
+    )
+)
+_register(
+    EstimatorSpec(
+        name="smooth-boost-trees",
+        target="dpglass.models.boosting:SmoothBoostClassifier",
+        private=True,
+        guarantee="pure epsilon-DP; (epsilon, delta)-DP by advanced composition when delta > 0",
+        description="LazyBB smooth boosting of DP-TopDown trees (paper 002, Algorithms 1 and 2).",
+        test_params={"weak_learner": "tree", "n_rounds": 3, "tree_nodes": 2, "epsilon": 1.0},
+    )
+)
+_register(
+    EstimatorSpec(
+        name="dp-logistic-regression",
+        target="dpglass.models.logistic:DPLogisticRegression",
+        private=True,
+        guarantee="pure epsilon-DP (objective perturbation)",
+        description="DP logistic regression by objective perturbation (Chaudhuri et al. 2011, Algorithm 2).",
+        test_params={"epsilon": 1.0},
+    )
+)
 
 
 def get_spec(name: str) -> EstimatorSpec:

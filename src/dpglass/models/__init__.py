@@ -3,9 +3,17 @@
 import json
 
 from dpglass.exceptions import DataValidationError
+from dpglass.models.boosting import SmoothBoostClassifier
+from dpglass.models.logistic import DPLogisticRegression
 from dpglass.models.rule_list import DPRuleListClassifier, GreedyRuleListClassifier
 
-__all__ = ["DPRuleListClassifier", "GreedyRuleListClassifier", "load_model"]
+__all__ = [
+    "DPLogisticRegression",
+    "DPRuleListClassifier",
+    "GreedyRuleListClassifier",
+    "SmoothBoostClassifier",
+    "load_model",
+]
 
 
 def load_model(path):

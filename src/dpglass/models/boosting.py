@@ -1,0 +1,613 @@
+"""Differentially private smooth boosting (LazyBB, paper 002).
+
+:class:`SmoothBoostClassifier` is LazyBB (paper 002, Algorithm 1; Bun,
+Carmosino and Sorrell 2020): start from the uniform measure of density
+``kappa``; each round normalise the measure, call a differentially private weak
+learner on it, add the hypothesis to the committee, reweight every record by
+``kappa * exp(-lambda * margin)`` and Bregman-project back onto the measures of
+density at least ``kappa`` (:func:`bregman_projection`).  The model is the
+majority vote of the committee.
+
+Weak learners (``dpglass.models._weak_learners``): DP 1-Rules (Algorithm 3,
+exponential mechanism over all literals and the two constants) and DP-TopDown
+trees (Algorithm 2).
+
+Privacy in one paragraph (the proof is in ``docs/privacy.md``, section "Smooth
+boosting"): given the hypotheses released so far, the projected measure of a
+record depends only on that record, and the normalised weighting of the records
+moves by at most ``zeta = 1/(kappa n)`` in total variation when one record is
+added or removed.  Every weak learner is calibrated to that, so each round is
+``epsilon_round``-DP given the past, and the rounds compose: basically
+(``epsilon_round = epsilon / n_rounds``, pure epsilon) or, when ``delta > 0``
+and it gives more per round, by the advanced composition theorem of Dwork,
+Rothblum and Vadhan (2010).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from dpglass._validation import Interval
+from dpglass.exceptions import InvalidParameterError
+from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._weak_learners import FeatureMatrix, Stump, Tree, dp_one_rule, dp_top_down
+from dpglass.privacy.ledger import PrivacyLedger
+from dpglass.privacy.rng import check_random_state
+
+__all__ = [
+    "SmoothBoostClassifier",
+    "SmoothBoostRelease",
+    "bregman_projection",
+    "advanced_composition_epsilon",
+    "per_round_epsilon",
+    "smooth_boost",
+    "smooth_weighting",
+]
+
+
+# ------------------------------------------------------------------ projection
+def _project_log(log_w: np.ndarray, target: float, counts: np.ndarray) -> np.ndarray:
+    """Projection of ``exp(log_w)`` (values with multiplicities ``counts``) in log space."""
+    m = log_w.size
+    finite = np.isfinite(log_w)
+    out = np.zeros(m, dtype=np.float64)
+    if not finite.any():
+        return out
+    capped_at_one = np.minimum(log_w, 0.0)
+    slack_mass = float(np.sum(counts[finite] * np.exp(capped_at_one[finite])))
+    if slack_mass >= target:  # constraint inactive: c = 1, just cap at 1
+        out[finite] = np.exp(capped_at_one[finite])
+        return out
+    if float(counts[finite].sum()) <= target:  # infeasible (or exactly all ones)
+        out[finite] = 1.0
+        return out
+    idx = np.flatnonzero(finite)
+    order = idx[np.argsort(-log_w[idx], kind="stable")]
+    v = log_w[order]
+    c = counts[order].astype(np.float64)
+    k_max = v.size
+    # capping the first k values (k = 0..k_max-1): c_k = (target - K_k) / S_k
+    K = np.concatenate([[0.0], np.cumsum(c)[:-1]])  # records capped before position k
+    # suffix log-sums log S_k = logsumexp(v[k:] + log c[k:])
+    terms = v + np.log(c)
+    log_S = np.logaddexp.accumulate(terms[::-1])[::-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_c = np.log(np.maximum(target - K, 0.0)) - log_S
+    prev_ok = np.ones(k_max, dtype=bool)
+    prev_ok[1:] = log_c[1:] + v[:-1] >= 0.0  # the capped values stay capped
+    this_ok = log_c + v <= 0.0  # the uncapped values stay below 1
+    valid = prev_ok & this_ok & (target - K > 0)
+    k = int(np.argmax(valid)) if valid.any() else int(np.argmin(np.abs(log_c + v)))
+    lc = max(float(log_c[k]), 0.0)
+    out[finite] = np.exp(np.minimum(log_w[finite] + lc, 0.0))
+    return out
+
+
+def bregman_projection(mu_tilde, target: float, counts=None) -> np.ndarray:
+    """KL (Bregman) projection onto the measures of total mass at least ``target``.
+
+    Solves ``argmin_mu KL(mu || mu_tilde)`` over ``{mu : 0 <= mu_i <= 1,
+    sum_i counts_i mu_i >= target}``, with the generalised KL divergence of
+    measures ``sum mu log(mu / mu_tilde) - mu + mu_tilde``.  By the KKT
+    conditions the solution is ``min(1, c * mu_tilde)`` with the smallest
+    ``c >= 1`` meeting the mass constraint; ``c`` is found exactly by sorting
+    the values (with ``target = kappa * n`` this is the projection onto the
+    kappa-dense measures of paper 002).
+
+    Parameters
+    ----------
+    mu_tilde : array-like of non-negative floats
+        The measure to project (entries 0 stay 0).
+    target : float
+        Required total mass (``kappa * n``), > 0.
+    counts : array-like of positive ints, optional
+        Multiplicity of each entry (LazyBB projects one value per distinct
+        margin).  Default: all ones.
+
+    Returns
+    -------
+    numpy.ndarray
+        The projected measure (same shape as ``mu_tilde``).  If even
+        ``mu = 1`` on every positive entry has mass below ``target`` the
+        problem is infeasible and that all-ones measure is returned (it never
+        happens in LazyBB, whose ``target = kappa n < n``).
+
+    Examples
+    --------
+    >>> bregman_projection([0.1, 0.1, 0.4, 2.0], target=2.0).round(6).tolist()
+    [0.166667, 0.166667, 0.666667, 1.0]
+    >>> bregman_projection([0.5, 0.9, 3.0], target=1.0).tolist()  # already dense: only capped
+    [0.5, 0.9, 1.0]
+    """
+    mu_tilde = np.asarray(mu_tilde, dtype=np.float64)
+    if mu_tilde.ndim != 1 or np.any(~np.isfinite(mu_tilde)) or np.any(mu_tilde < 0):
+        raise InvalidParameterError("mu_tilde must be a 1-d array of finite non-negative numbers.")
+    if not (isinstance(target, numbers.Real) and target > 0 and math.isfinite(target)):
+        raise InvalidParameterError(f"target must be a finite number > 0. Got {target!r} instead.")
+    counts = np.ones(mu_tilde.size) if counts is None else np.asarray(counts, dtype=np.float64)
+    if counts.shape != mu_tilde.shape or np.any(counts <= 0):
+        raise InvalidParameterError("counts must be positive and have the shape of mu_tilde.")
+    with np.errstate(divide="ignore"):
+        log_w = np.log(mu_tilde)
+    return _project_log(log_w, float(target), counts)
+
+
+def smooth_weighting(margin, t: int, *, density: float, learning_rate: float, target: float) -> np.ndarray:
+    """The normalised kappa-dense weighting LazyBB gives the weak learner in round ``t + 1``.
+
+    ``mu~(i) = kappa * exp(-lambda * margin[i])`` projected by
+    :func:`bregman_projection` onto the measures of mass at least ``target``
+    (``kappa * n``), then divided by ``max(mass, target)``.  The measure takes
+    one value per distinct margin (at most ``2t + 1`` after ``t`` rounds), so the
+    projection runs on those values with their counts.
+
+    Parameters
+    ----------
+    margin : ndarray of int
+        ``sigma_t(i) = y_i * sum_j h_j(x_i)``, in ``[-t, t]``.
+    t : int
+        Rounds done so far.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``p``, with ``sum(p) <= 1`` and ``p[i] <= 1/target``.
+
+    Examples
+    --------
+    >>> smooth_weighting(np.array([0, 0, 0, 0]), 0, density=0.5, learning_rate=0.5, target=2.0).tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    margin = np.asarray(margin, dtype=np.int64)
+    counts = np.bincount(margin + t, minlength=2 * t + 1).astype(np.float64)
+    present = counts > 0
+    levels = np.arange(-t, t + 1)
+    log_w = math.log(density) - learning_rate * levels[present]
+    mu_levels = np.zeros(levels.size)
+    mu_levels[present] = _project_log(log_w, float(target), counts[present])
+    mass = float(np.dot(counts, mu_levels))
+    return (mu_levels / max(mass, target))[margin + t]
+
+
+# ----------------------------------------------------------------- composition
+def advanced_composition_epsilon(epsilon_0: float, k: int, delta: float) -> float:
+    """Advanced composition (Dwork, Rothblum, Vadhan 2010; Dwork & Roth 2014, Thm 3.20).
+
+    ``k`` adaptively chosen ``epsilon_0``-DP mechanisms are together
+    ``(eps, delta)``-DP with ``eps = sqrt(2 k ln(1/delta)) epsilon_0 + k epsilon_0 (e^epsilon_0 - 1)``.
+
+    Examples
+    --------
+    >>> round(advanced_composition_epsilon(0.01, 100, 1e-5), 4)
+    0.4899
+    """
+    return math.sqrt(2.0 * k * math.log(1.0 / delta)) * epsilon_0 + k * epsilon_0 * math.expm1(epsilon_0)
+
+
+def per_round_epsilon(epsilon: float, delta: float, k: int) -> tuple[float, str]:
+    """The largest per-round pure epsilon whose ``k``-fold composition fits ``(epsilon, delta)``.
+
+    Returns ``(epsilon_0, composition)`` with ``composition`` ``"basic"``
+    (``epsilon / k``, no delta spent) or ``"advanced"`` (bisection on
+    :func:`advanced_composition_epsilon`, never above ``epsilon``).
+
+    Examples
+    --------
+    >>> per_round_epsilon(1.0, 0.0, 10)
+    (0.1, 'basic')
+    >>> eps0, how = per_round_epsilon(1.0, 1e-5, 1000)
+    >>> how, round(eps0, 5), advanced_composition_epsilon(eps0, 1000, 1e-5) <= 1.0
+    ('advanced', 0.00633, True)
+    """
+    basic = epsilon / k
+    if delta <= 0:
+        return basic, "basic"
+    lo, hi = 0.0, epsilon  # advanced(eps0) >= k*eps0^2 + ... is increasing; advanced(epsilon) > epsilon
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if advanced_composition_epsilon(mid, k, delta) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    if lo > basic:
+        return lo, "advanced"
+    return basic, "basic"
+
+
+# ---------------------------------------------------------------- pure release
+@dataclass(frozen=True)
+class SmoothBoostRelease:
+    """What :func:`smooth_boost` releases.
+
+    Attributes
+    ----------
+    hypotheses : tuple of Stump or Tree
+        The committee, in round order.
+    ledger : PrivacyLedger
+    round_epsilon : float
+        Each round's (pure) budget.
+    composition : str
+        ``"basic"`` or ``"advanced"``.
+    """
+
+    hypotheses: tuple
+    ledger: PrivacyLedger
+    round_epsilon: float
+    composition: str
+
+
+def smooth_boost(
+    X01,
+    y01,
+    *,
+    epsilon: float,
+    delta: float,
+    weak_learner: str,
+    n_rounds: int,
+    learning_rate: float,
+    density: float,
+    tree_nodes: int,
+    rng: np.random.Generator,
+) -> SmoothBoostRelease:
+    """LazyBB (paper 002, Algorithm 1) with a DP weak learner: the private computation.
+
+    A pure function of the data, the parameters and ``rng``.  ``n = len(X01)``
+    is treated as public (docs/privacy.md, threat model).
+
+    Parameters
+    ----------
+    X01 : ndarray of 0/1, shape (n, d)
+    y01 : ndarray of 0/1, shape (n,)
+    epsilon, delta : float
+        Total budget; ``delta > 0`` enables advanced composition across rounds.
+    weak_learner : {"stump", "tree"}
+    n_rounds : int
+        tau, the committee size.
+    learning_rate : float
+        lambda.
+    density : float
+        kappa.
+    tree_nodes : int
+        Internal nodes of each tree (``weak_learner="tree"``).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    SmoothBoostRelease
+    """
+    X01 = np.asarray(X01, dtype=np.uint8)
+    y01 = np.asarray(y01, dtype=np.uint8)
+    n = X01.shape[0]
+    target = density * n
+    zeta = 1.0 / target
+    y_sign = 2 * y01.astype(np.int64) - 1
+    F = FeatureMatrix(X01)
+
+    eps_round, composition = per_round_epsilon(epsilon, delta, n_rounds)
+    ledger = PrivacyLedger(epsilon=epsilon, delta=delta)
+    margin = np.zeros(n, dtype=np.int64)  # sigma_t(i) = y_i * sum_j h_j(x_i), in [-t, t]
+    hypotheses = []
+    round_entries = []
+    for t in range(n_rounds):
+        p = smooth_weighting(margin, t, density=density, learning_rate=learning_rate, target=target)
+        if weak_learner == "stump":
+            h, entries, pred = dp_one_rule(F, y01, p, epsilon=eps_round, zeta=zeta, rng=rng)
+        else:
+            h, entries, pred = dp_top_down(F, y01, p, epsilon=eps_round, zeta=zeta, n_nodes=tree_nodes, rng=rng)
+        hypotheses.append(h)
+        margin += y_sign * pred.astype(np.int64)
+        for e in entries:
+            e = dict(e)
+            e["release"] = f"round {t + 1}: {e['release']}"
+            round_entries.append(e)
+
+    if composition == "basic":
+        for e in round_entries:
+            e["note"] = (e.get("note", "") + f"; basic composition over {n_rounds} rounds of "
+                         f"epsilon_round={eps_round:.6g}").lstrip("; ")
+            ledger.spend(**e)
+    else:
+        total = advanced_composition_epsilon(eps_round, n_rounds, delta)
+        kinds = Counter(e["mechanism"] for e in round_entries)
+        ledger.spend(
+            release=f"{n_rounds} boosting rounds ({weak_learner} weak learner)",
+            mechanism="advanced-composition(" + ", ".join(f"{k} x{v}" for k, v in sorted(kinds.items())) + ")",
+            epsilon=total,
+            delta=delta,
+            note=(
+                f"advanced composition (Dwork-Rothblum-Vadhan 2010, Dwork-Roth Thm 3.20) of {n_rounds} "
+                f"rounds, each a pure epsilon_round={eps_round:.6g}-DP weak learner (basic composition "
+                f"inside a round: {round_entries[0]['mechanism']} with sensitivity "
+                f"{round_entries[0]['sensitivity']:.6g} first); delta'={delta:g}; basic composition "
+                f"would give epsilon_round={epsilon / n_rounds:.6g}"
+            ),
+        )
+    return SmoothBoostRelease(tuple(hypotheses), ledger, eps_round, composition)
+
+
+# ------------------------------------------------------------------- estimator
+class SmoothBoostClassifier(BinaryClassifierBase):
+    """Differentially private smooth boosting (LazyBB) of 1-Rules or small trees.
+
+    Paper 002 (Asadi, Carmosino, Jahanara, Rafiey, Salamatian): Algorithm 1
+    (LazyBB) with the weak learner DP-1R (Algorithm 3, ``weak_learner="stump"``)
+    or DP-TopDown (Algorithm 2, ``weak_learner="tree"``).  Binary features,
+    binary target.  The model is a majority vote; with stumps it is a table of
+    integer votes per feature (paper's Table 4, see :meth:`to_text`).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget (> 0).
+    delta : float or None, default=0.0
+        ``0``: pure epsilon-DP (basic composition: ``epsilon / n_rounds`` per
+        round).  ``> 0``: advanced composition across rounds when it gives
+        each round more budget.  ``None``: ``1/n**2``.
+    weak_learner : {"stump", "tree"}, default="stump"
+    n_rounds : int, default=15
+        Number of rounds tau (committee size), >= 1.
+    learning_rate : float, default=0.5
+        lambda in (0, 1].
+    density : float, default=0.35
+        kappa in (0, 1): the measures stay kappa-dense, i.e. no record gets
+        more than ``1/(kappa n)`` of the weight.
+    tree_nodes : int, default=3
+        Internal nodes per tree (``weak_learner="tree"`` only), >= 1.
+    random_state : None, int, SeedSequence or Generator, default=None
+        See :mod:`dpglass.privacy.rng`.
+
+    Attributes
+    ----------
+    estimators_ : tuple of Stump or Tree
+        The committee, in round order.
+    votes_ : ndarray of shape (n_features_in_,)
+        (Stumps only.)  Net votes of each feature: times ``x_j`` was chosen
+        minus times ``not x_j`` was; ``constant_votes_`` likewise for the
+        constants ``+1`` minus ``-1``.
+    n_features_used_ : int
+        Features the model depends on (non-zero net votes for stumps; split
+        features for trees).
+    privacy_ledger_ : PrivacyLedger
+    round_epsilon_ : float
+        Each round's pure epsilon.
+    composition_ : str
+        ``"basic"`` or ``"advanced"``.
+    delta_ : float
+        The resolved delta.
+    classes_, n_features_in_, feature_names_in_
+        As in scikit-learn.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = (rng.random((2000, 6)) < 0.5).astype(int)
+    >>> y = (X[:, 0] | X[:, 1]) & (1 - X[:, 2])
+    >>> clf = SmoothBoostClassifier(epsilon=1.0, n_rounds=9, random_state=0).fit(X, y)
+    >>> round(clf.privacy_ledger_.total()[0], 9)
+    1.0
+    >>> float(clf.score(X, y)) > 0.7
+    True
+    >>> print(clf.to_text().splitlines()[1])
+    votes  feature
+    """
+
+    _parameter_constraints = {
+        "epsilon": EPSILON,
+        "delta": DELTA_OR_NONE,
+        "weak_learner": [["stump", "tree"]],
+        "n_rounds": [Interval(numbers.Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(numbers.Real, 0, 1, closed="right")],
+        "density": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "tree_nodes": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=0.0,
+        weak_learner="stump",
+        n_rounds=15,
+        learning_rate=0.5,
+        density=0.35,
+        tree_nodes=3,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.weak_learner = weak_learner
+        self.n_rounds = n_rounds
+        self.learning_rate = learning_rate
+        self.density = density
+        self.tree_nodes = tree_nodes
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit the committee; every release is recorded in ``privacy_ledger_``.
+
+        Parameters
+        ----------
+        X : array-like of 0/1, shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) with two classes
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        rng = check_random_state(self.random_state)
+        X01, y01 = self._check_fit_data(X, y)
+        n = X01.shape[0]
+        delta = self._resolve_delta(n, self.delta)
+        release = smooth_boost(
+            X01,
+            y01,
+            epsilon=float(self.epsilon),
+            delta=delta,
+            weak_learner=self.weak_learner,
+            n_rounds=int(self.n_rounds),
+            learning_rate=float(self.learning_rate),
+            density=float(self.density),
+            tree_nodes=int(self.tree_nodes),
+            rng=rng,
+        )
+        self.estimators_ = release.hypotheses
+        self.privacy_ledger_ = release.ledger
+        self.round_epsilon_ = release.round_epsilon
+        self.composition_ = release.composition
+        self.delta_ = delta
+        self._set_summaries()
+        return self
+
+    def _set_summaries(self):
+        """``votes_``, ``constant_votes_`` (stumps) and ``n_features_used_`` from ``estimators_``."""
+        d = self.n_features_in_
+        if self.weak_learner == "stump":
+            votes = np.zeros(d, dtype=np.int64)
+            const = 0
+            for h in self.estimators_:
+                if h.feature < 0:
+                    const += h.sign
+                else:
+                    votes[h.feature] += h.sign
+            self.votes_ = votes
+            self.constant_votes_ = int(const)
+            self.n_features_used_ = int(np.count_nonzero(votes))
+        else:
+            used = set()
+            for h in self.estimators_:
+                used |= h.features_used()
+            self.n_features_used_ = len(used)
+
+    # ------------------------------------------------------------- prediction
+    def _vote_sum(self, X01):
+        if self.weak_learner == "stump" and hasattr(self, "votes_"):
+            v = self.votes_.astype(np.float64)
+            return 2.0 * (X01 @ v) - v.sum() + self.constant_votes_
+        total = np.zeros(X01.shape[0], dtype=np.float64)
+        for h in self.estimators_:
+            total += h.predict(X01)
+        return total
+
+    def decision_function(self, X):
+        """Normalised vote margin ``(1/tau) sum_t h_t(x)`` in ``[-1, 1]``; > 0 favours ``classes_[1]``."""
+        X01 = self._check_predict_data(X)
+        return self._vote_sum(X01) / len(self.estimators_)
+
+    def predict_proba(self, X):
+        """Vote fractions ``(1 -/+ margin) / 2``: the share of the committee voting each class.
+
+        Not calibrated probabilities.  A tie (even committee) predicts
+        ``classes_[0]``.
+        """
+        m = self.decision_function(X)
+        p1 = (1.0 + m) / 2.0
+        return np.column_stack([1.0 - p1, p1])
+
+    # --------------------------------------------------------------- printout
+    def to_text(self) -> str:
+        """The model as a votes table (paper 002, Table 4), with feature names.
+
+        Stumps: one row per feature with non-zero net votes; ``votes > 0``
+        means "feature is 1" votes for ``classes_[1]`` that many times (and
+        "feature is 0" against it).  Trees: identical trees are merged and
+        listed with their vote counts.
+        """
+        names = self.feature_names()
+        classes = self.classes_
+        eps, delta = self.privacy_ledger_.total()
+        head = (
+            f"SmoothBoostClassifier (LazyBB, {self.weak_learner}s): {len(self.estimators_)} rounds, "
+            f"({eps:.4g}, {delta:.3g})-DP [{self.composition_} composition]"
+        )
+        lines = [head]
+        if self.weak_learner == "stump":
+            lines.append("votes  feature")
+            rows = [(int(v), names[j]) for j, v in enumerate(self.votes_) if v != 0]
+            if self.constant_votes_:
+                rows.append((self.constant_votes_, "(constant)"))
+            rows.sort(key=lambda r: (-abs(r[0]), r[1]))
+            width = max([5] + [len(f"{v:d}") for v, _ in rows])
+            lines += [f"{v:>{width}d}  {name}" for v, name in rows]
+            lines.append(
+                f"score = sum over rows of votes * (+1 if feature is 1 else -1) (constant: +1); "
+                f"predict {classes[1]!s} if score > 0, else {classes[0]!s}"
+            )
+        else:
+            lines.append("votes  tree")
+            counts = Counter(self.estimators_)
+            for tree, c in sorted(counts.items(), key=lambda kv: -kv[1]):
+                lines.append(f"{c:>5d}  {tree.describe(names, classes)}")
+            lines.append(f"predict {classes[1]!s} if most trees say so, else {classes[0]!s}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        if hasattr(self, "estimators_"):
+            return self.to_text()
+        return repr(self)
+
+    # ------------------------------------------------------------ serialising
+    def to_dict(self) -> dict:
+        """A JSON-ready description of the fitted model (no pickle)."""
+        check_is_fitted(self)
+        params = self.get_params(deep=False)
+        if not (params["random_state"] is None or isinstance(params["random_state"], numbers.Integral)):
+            params["random_state"] = None
+        if self.weak_learner == "stump":
+            hyps = [[int(h.feature), int(h.sign)] for h in self.estimators_]
+        else:
+            hyps = [
+                {"feature": list(h.feature), "left": list(h.left), "right": list(h.right), "value": list(h.value)}
+                for h in self.estimators_
+            ]
+        return {
+            "model": type(self).__name__,
+            "params": params,
+            "classes": [c.item() if hasattr(c, "item") else c for c in self.classes_],
+            "n_features_in": int(self.n_features_in_),
+            "feature_names": self.feature_names(),
+            "has_feature_names": hasattr(self, "feature_names_in_"),
+            "estimators": hyps,
+            "round_epsilon": self.round_epsilon_,
+            "composition": self.composition_,
+            "delta": self.delta_,
+            "privacy_ledger": self.privacy_ledger_.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        """Rebuild a model written by :meth:`to_dict`."""
+        if data.get("model") != cls.__name__:
+            raise InvalidParameterError(f"This is a {data.get('model')!r} model, not a {cls.__name__}.")
+        model = cls(**data["params"])
+        model.classes_ = np.array(data["classes"])
+        model.n_features_in_ = int(data["n_features_in"])
+        if data.get("has_feature_names"):
+            model.feature_names_in_ = np.array(data["feature_names"], dtype=object)
+        if model.weak_learner == "stump":
+            model.estimators_ = tuple(Stump(int(f), int(s)) for f, s in data["estimators"])
+        else:
+            model.estimators_ = tuple(
+                Tree(tuple(t["feature"]), tuple(t["left"]), tuple(t["right"]), tuple(t["value"]))
+                for t in data["estimators"]
+            )
+        model.round_epsilon_ = float(data["round_epsilon"])
+        model.composition_ = data["composition"]
+        model.delta_ = float(data["delta"])
+        model.privacy_ledger_ = PrivacyLedger.from_dict(data["privacy_ledger"])
+        model._set_summaries()
+        return model
+
+    def save(self, path) -> None:
+        """Write the model as JSON (``dpglass.models.load_model`` reads it back)."""
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(self.to_dict(), fh, indent=2)
