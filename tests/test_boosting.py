@@ -1,6 +1,5 @@
 """SmoothBoostClassifier (LazyBB of paper 002): projection, privacy accounting, learners, API."""
 
-import time
 
 import numpy as np
 import pandas as pd
