@@ -1,0 +1,556 @@
+"""Private hyper-parameter selection from private candidates.
+
+:class:`PrivateGridSearch` tunes the hyper-parameters of a differentially
+private dpglass estimator on the private data itself, and charges the tuning.
+Paper 002 (Table 1, Tables 8-10) tunes tau, lambda and kappa by a non-private
+grid search with cross-validation on the private data; the chosen values then
+depend on the data without any guarantee.  Here the selection is itself
+differentially private.
+
+The algorithm is random stopping (Liu and Talwar, "Private selection from
+private candidates", STOC 2019) in the generalised form of Papernot and
+Steinke ("Hyperparameter tuning with Renyi differential privacy", ICLR 2022):
+
+1. Draw the number of runs ``K`` from a data-independent law: geometric with
+   stopping probability ``gamma`` (Liu-Talwar: after every run, stop with
+   probability ``gamma``; ``E[K] = 1/gamma``), or more generally the truncated
+   negative binomial ``D_{eta,gamma}`` of Papernot-Steinke (Definition 1;
+   ``eta = 1`` is the geometric law, ``eta = 0`` the logarithmic one).
+2. Each run is one ``epsilon_run``-DP mechanism ``Q``: draw a candidate
+   uniformly from the grid, train it with ``epsilon=epsilon_run`` on the
+   training part of a per-record random split, and score it on the disjoint
+   validation part with a Laplace-noised count of correct predictions
+   (sensitivity 1, scale ``1/epsilon_run``).  One record lies in exactly one
+   part, so a run is ``epsilon_run``-DP by parallel composition.
+3. Release only the best run (its parameters, its model and its noisy score).
+
+**Theorem** (Papernot and Steinke 2022, Corollary 3; the case ``eta = 1`` is
+Liu and Talwar 2019's random stopping): if ``Q`` is ``epsilon_run``-DP and
+``K ~ D_{eta,gamma}`` with ``eta >= 0`` and ``gamma`` in ``(0, 1)``, releasing
+the best of ``K`` independent runs is ``(2 + eta) * epsilon_run``-DP.  So the
+geometric law costs ``3 epsilon_run`` whatever the expected number of runs.
+The budget ``epsilon`` is therefore split as ``epsilon_run = epsilon / (2 +
+eta)`` and the ledger holds one entry of ``(2 + eta) * epsilon_run``.  The
+argument and its assumptions are in ``docs/privacy.md`` (section "Private
+hyper-parameter selection").
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy.special import gammaln
+from sklearn.base import BaseEstimator, clone
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils.validation import check_is_fitted
+
+from dpglass._validation import Interval
+from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
+from dpglass.models._base import EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.privacy.ledger import RELATIVE_TOLERANCE, PrivacyLedger
+from dpglass.privacy.mechanisms import LaplaceMechanism
+from dpglass.privacy.rng import check_random_state, spawn
+
+__all__ = [
+    "PrivateGridSearch",
+    "expected_repetitions",
+    "repetition_pmf",
+    "sample_repetitions",
+    "selection_epsilon_factor",
+]
+
+#: Parameters the search sets itself on every candidate (never in the grid).
+_RESERVED = ("epsilon", "delta", "random_state")
+
+
+# ------------------------------------------------------- the repetition law
+def _check_law(eta: float, gamma: float) -> None:
+    if not (isinstance(eta, numbers.Real) and math.isfinite(eta) and eta >= 0):
+        raise InvalidParameterError(f"eta must be a finite number >= 0. Got {eta!r} instead.")
+    if not (isinstance(gamma, numbers.Real) and 0 < gamma <= 1):
+        raise InvalidParameterError(f"gamma must be a number in (0, 1]. Got {gamma!r} instead.")
+    if gamma == 1 and eta != 1:
+        raise InvalidParameterError(
+            "gamma = 1 is only defined for the geometric law (eta = 1, a single run); "
+            f"the truncated negative binomial needs gamma < 1. Got eta={eta!r}."
+        )
+
+
+def repetition_pmf(k, eta: float, gamma: float) -> np.ndarray:
+    """``P[K = k]`` under the truncated negative binomial ``D_{eta,gamma}``.
+
+    Papernot and Steinke (2022), Definition 1: for ``k = 1, 2, ...``,
+    ``P[K = k] = (1 - gamma)**k / (gamma**-eta - 1) * prod_{l=0}^{k-1} (l + eta)/(l + 1)``
+    when ``eta > 0``, and the logarithmic law
+    ``P[K = k] = (1 - gamma)**k / (k * log(1/gamma))`` when ``eta = 0``.
+    ``eta = 1`` is the geometric law ``gamma (1 - gamma)**(k - 1)`` of Liu and
+    Talwar's random stopping.
+
+    Examples
+    --------
+    >>> repetition_pmf([1, 2, 3], 1.0, 0.5).tolist()
+    [0.5, 0.25, 0.125]
+    >>> round(float(repetition_pmf(np.arange(1, 400), 0.0, 0.2).sum()), 12)
+    1.0
+    """
+    _check_law(eta, gamma)
+    k = np.asarray(k, dtype=np.float64)
+    if np.any(k < 1) or np.any(k != np.floor(k)):
+        raise InvalidParameterError("k must hold integers >= 1.")
+    if gamma == 1:
+        return (k == 1).astype(np.float64)
+    if eta == 1:
+        return gamma * (1.0 - gamma) ** (k - 1)
+    log_q = math.log1p(-gamma)
+    if eta == 0:
+        return np.exp(k * log_q - np.log(k) - math.log(-math.log(gamma)))
+    # log prod_{l<k} (l + eta)/(l + 1) = lgamma(k + eta) - lgamma(eta) - lgamma(k + 1)
+    log_norm = math.log(math.expm1(-eta * math.log(gamma)))  # log(gamma**-eta - 1)
+    return np.exp(k * log_q + gammaln(k + eta) - gammaln(eta) - gammaln(k + 1) - log_norm)
+
+
+def expected_repetitions(eta: float, gamma: float) -> float:
+    """``E[K]`` for ``K ~ D_{eta,gamma}``.
+
+    ``1/gamma`` for the geometric law (``eta = 1``);
+    ``(1 - gamma) / (gamma log(1/gamma))`` for ``eta = 0``;
+    ``eta (1 - gamma) / (gamma (1 - gamma**eta))`` otherwise.
+
+    Examples
+    --------
+    >>> expected_repetitions(1.0, 0.1)
+    10.0
+    >>> round(expected_repetitions(0.0, 0.1), 4)
+    3.9087
+    """
+    _check_law(eta, gamma)
+    if eta == 1:
+        return 1.0 / gamma
+    if eta == 0:
+        return (1.0 - gamma) / (gamma * -math.log(gamma))
+    return eta * (1.0 - gamma) / (gamma * -math.expm1(eta * math.log(gamma)))
+
+
+def sample_repetitions(eta: float, gamma: float, rng: np.random.Generator) -> int:
+    """Draw ``K ~ D_{eta,gamma}`` (a data-independent draw).
+
+    ``eta = 1``: :meth:`numpy.random.Generator.geometric` (trials up to the
+    first success, i.e. "after each run stop with probability gamma").
+    ``eta = 0``: :meth:`~numpy.random.Generator.logseries` with ``p = 1 - gamma``.
+    Otherwise a negative binomial draw (failures before the ``eta``-th success,
+    success probability ``gamma``) conditioned on being positive, by rejection.
+
+    Examples
+    --------
+    >>> k = [sample_repetitions(0.5, 0.2, np.random.default_rng(s)) for s in range(5)]
+    >>> all(isinstance(v, int) and v >= 1 for v in k)
+    True
+    """
+    _check_law(eta, gamma)
+    if eta == 1:
+        return int(rng.geometric(gamma))
+    if eta == 0:
+        return int(rng.logseries(1.0 - gamma))
+    while True:
+        k = int(rng.negative_binomial(eta, gamma))
+        if k > 0:
+            return k
+
+
+def selection_epsilon_factor(eta: float) -> float:
+    """The privacy factor ``2 + eta`` of Papernot and Steinke (2022), Corollary 3.
+
+    Best-of-``K`` with ``K ~ D_{eta,gamma}`` over ``epsilon_run``-DP runs is
+    ``(2 + eta) * epsilon_run``-DP; ``eta = 1`` (geometric) gives Liu and
+    Talwar's ``3 epsilon_run``.
+
+    Examples
+    --------
+    >>> selection_epsilon_factor(1.0)
+    3.0
+    """
+    if not (isinstance(eta, numbers.Real) and math.isfinite(eta) and eta >= 0):
+        raise InvalidParameterError(f"eta must be a finite number >= 0. Got {eta!r} instead.")
+    return 2.0 + float(eta)
+
+
+# ------------------------------------------------------------- the search
+class PrivateGridSearch(BinaryClassifierBase):
+    """Differentially private hyper-parameter selection by random stopping.
+
+    Liu and Talwar (2019) random stopping, in Papernot and Steinke's (2022)
+    generalised form: a random number ``K`` of runs, each training a
+    candidate drawn uniformly from ``param_grid`` and scoring it with a noisy
+    validation count; only the best run is released.  The whole selection is
+    ``epsilon``-DP (pure), charged as one ledger entry.  See the module
+    docstring and ``docs/privacy.md``.
+
+    Parameters
+    ----------
+    estimator : dpglass estimator
+        A pure epsilon-DP dpglass classifier with ``epsilon`` and
+        ``random_state`` parameters and a ``privacy_ledger_`` (e.g.
+        :class:`~dpglass.models.SmoothBoostClassifier`,
+        :class:`~dpglass.models.DPLogisticRegression`).  If it has a
+        ``delta`` parameter it must be ``0``.  The search sets ``epsilon``
+        (to ``run_epsilon_``) and ``random_state`` of every candidate.
+    param_grid : dict or list of dicts
+        As :class:`sklearn.model_selection.ParameterGrid`: lists of values
+        to try.  May not contain ``epsilon``, ``delta`` or ``random_state``.
+    epsilon : float
+        Total budget of the selection (> 0), required.
+    delta : float, default=0.0
+        Must be 0: only the pure epsilon-DP theorem is implemented.
+    method : {"liu-talwar", "papernot-steinke"}, default="liu-talwar"
+        ``"liu-talwar"``: geometric number of runs (after each run stop with
+        probability ``stopping_probability``), cost ``3 * run_epsilon_``.
+        ``"papernot-steinke"``: truncated negative binomial ``D_{eta,gamma}``
+        with ``gamma = stopping_probability``, cost ``(2 + eta) * run_epsilon_``.
+    stopping_probability : float, default=0.1
+        gamma, in ``(0, 1]`` for ``"liu-talwar"`` (expected runs ``1/gamma``)
+        and in ``(0, 1)`` for ``"papernot-steinke"``.  A grid of m points
+        needs a few times m runs for the best point to be tried with good
+        probability: ``P[a given point is never tried]`` is
+        ``E[(1 - 1/m)**K]``.
+    eta : float or None, default=None
+        Shape of the truncated negative binomial (``"papernot-steinke"``
+        only, >= 0; ``None`` means 0, the logarithmic law, cost
+        ``2 * run_epsilon_``).  Must be ``None`` or 1 for ``"liu-talwar"``.
+    validation_fraction : float, default=0.2
+        Each record independently goes to the validation part with this
+        probability (one split, drawn once, shared by all runs), in (0, 1).
+    scoring : {"accuracy"}, default="accuracy"
+        The noisy count of correct validation predictions.
+    random_state : None, int, SeedSequence or Generator, default=None
+        Resolved once in ``fit``; the split, ``K`` and every run get
+        independent child streams.
+
+    Attributes
+    ----------
+    best_params_ : dict
+        The selected grid point (released).
+    best_estimator_ : estimator
+        The selected run's model, trained on the training part with
+        ``epsilon=run_epsilon_`` (released; **not** refit on all the data).
+    best_score_ : float
+        The selected run's noisy correct count divided by the expected
+        validation size ``validation_fraction * n`` (released; ``n`` is
+        public, see docs/privacy.md).
+    privacy_ledger_ : PrivacyLedger
+        One entry: the whole selection at ``(2 + eta) * run_epsilon_``.
+    run_epsilon_ : float
+        Each run's budget, ``epsilon / (2 + eta)``.
+    eta_ : float
+        The resolved shape (1 for ``"liu-talwar"``).
+    expected_runs_ : float
+        ``E[K]``.
+    n_runs_ : int
+        K, the number of runs made.  **Curator-side diagnostic, not covered
+        by the guarantee**: the theorem protects the best run only while K
+        stays secret; publishing K (or ``results_``) voids it.
+    results_ : dict of arrays
+        Every run (``"params"``, ``"noisy_correct"``, ``"noisy_accuracy"``,
+        ``"selected"``).  **Curator-side diagnostic, not covered by the
+        guarantee** (it holds K noisy scores; releasing them would need
+        K-fold composition).
+    best_index_ : int
+        The selected run's position in ``results_``.
+    classes_, n_features_in_, feature_names_in_
+        As in scikit-learn.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpglass.models import SmoothBoostClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = (rng.random((1000, 5)) < 0.5).astype(int)
+    >>> y = X[:, 0] ^ (rng.random(1000) < 0.1)
+    >>> search = PrivateGridSearch(
+    ...     SmoothBoostClassifier(), {"n_rounds": [1, 3], "learning_rate": [0.25, 0.5]},
+    ...     epsilon=3.0, stopping_probability=0.25, random_state=0).fit(X, y)
+    >>> sorted(search.best_params_)
+    ['learning_rate', 'n_rounds']
+    >>> eps, delta = search.privacy_ledger_.total()
+    >>> round(eps, 9), delta, len(search.privacy_ledger_)
+    (3.0, 0.0, 1)
+    >>> float(search.score(X, y)) > 0.8
+    True
+    """
+
+    _private = True
+
+    _parameter_constraints = {
+        "epsilon": EPSILON,
+        "method": [["liu-talwar", "papernot-steinke"]],
+        "stopping_probability": [Interval(numbers.Real, 0, 1, closed="right")],
+        "eta": [Interval(numbers.Real, 0, None, closed="left"), None],
+        "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "scoring": [["accuracy"]],
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(
+        self,
+        estimator,
+        param_grid,
+        *,
+        epsilon,
+        delta=0.0,
+        method="liu-talwar",
+        stopping_probability=0.1,
+        eta=None,
+        validation_fraction=0.2,
+        scoring="accuracy",
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.epsilon = epsilon
+        self.delta = delta
+        self.method = method
+        self.stopping_probability = stopping_probability
+        self.eta = eta
+        self.validation_fraction = validation_fraction
+        self.scoring = scoring
+        self.random_state = random_state
+
+    # ----------------------------------------------------------- validation
+    def _fail(self, name, what, value):
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {type(self).__name__} must be {what}. Got {value!r} instead."
+        )
+
+    def _check_selection_params(self) -> tuple[list[dict], float]:
+        """Everything ``_validate_params`` cannot express; returns (candidates, eta)."""
+        if not (isinstance(self.delta, numbers.Real) and not isinstance(self.delta, bool) and self.delta == 0):
+            self._fail(
+                "delta",
+                "0.0: only pure epsilon-DP selection is implemented (Liu-Talwar 2019 / Papernot-Steinke "
+                "2022 Corollary 3, for pure epsilon-DP candidates)",
+                self.delta,
+            )
+        if self.method == "liu-talwar":
+            if self.eta is not None and self.eta != 1:
+                self._fail("eta", "None (or 1) with method='liu-talwar', whose law is geometric "
+                           "(use method='papernot-steinke' for another eta)", self.eta)
+            eta = 1.0
+        else:
+            eta = 0.0 if self.eta is None else float(self.eta)
+            if self.stopping_probability >= 1:
+                self._fail("stopping_probability", "a float in the range (0, 1) with "
+                           "method='papernot-steinke'", self.stopping_probability)
+
+        est = self.estimator
+        if not (isinstance(est, BaseEstimator) and hasattr(est, "fit") and hasattr(est, "predict")):
+            self._fail("estimator", "a dpglass classifier (a scikit-learn estimator with fit and predict)", est)
+        base = est.get_params(deep=False)
+        if "epsilon" not in base or "random_state" not in base:
+            self._fail(
+                "estimator",
+                "a differentially private dpglass estimator with 'epsilon' and 'random_state' parameters "
+                "(e.g. SmoothBoostClassifier, DPLogisticRegression)",
+                est,
+            )
+
+        grid = self.param_grid
+        if not isinstance(grid, (dict, list, tuple)) or (isinstance(grid, (list, tuple)) and not grid):
+            self._fail("param_grid", "a dict of lists of values, or a non-empty list of such dicts", grid)
+        try:
+            candidates = list(ParameterGrid(grid))
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError(
+                f"The 'param_grid' parameter of {type(self).__name__} is invalid: {exc}"
+            ) from None
+        reserved = sorted({k for p in candidates for k in p if k.rsplit("__", 1)[-1] in _RESERVED})
+        if reserved:
+            self._fail(
+                "param_grid",
+                "free of 'epsilon', 'delta' and 'random_state' (the search sets epsilon and random_state "
+                f"of every candidate itself); found {reserved}",
+                grid,
+            )
+        for params in candidates:
+            cand = clone(est)
+            try:
+                cand.set_params(**params)
+            except ValueError as exc:
+                raise InvalidParameterError(
+                    f"The 'param_grid' parameter of {type(self).__name__} names a parameter "
+                    f"{type(est).__name__} does not have: {exc}"
+                ) from None
+            if hasattr(cand, "_validate_params"):
+                try:
+                    cand._validate_params()
+                except InvalidParameterError as exc:
+                    raise InvalidParameterError(f"Grid point {params!r} is invalid: {exc}") from None
+            cand_delta = cand.get_params(deep=False).get("delta", 0.0)
+            if cand_delta != 0:
+                self._fail(
+                    "estimator",
+                    "a pure epsilon-DP estimator: its 'delta' must be 0 in every grid point (the selection "
+                    f"theorem is for pure epsilon-DP candidates); {type(est).__name__} has delta={cand_delta!r}. "
+                    "Pass the estimator with delta=0 (and a pure mechanism)",
+                    est,
+                )
+        return candidates, eta
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Run the private selection; the whole selection is one entry of ``privacy_ledger_``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of 0/1, shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) with two classes
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        candidates, eta = self._check_selection_params()
+        rng = check_random_state(self.random_state)
+        X01, y01 = self._check_fit_data(X, y)
+        n = X01.shape[0]
+        labels = self.classes_[y01]
+        frame = X if hasattr(X, "iloc") else None
+
+        gamma = float(self.stopping_probability)
+        factor = selection_epsilon_factor(eta)
+        eps_run = float(self.epsilon) / factor
+        f = float(self.validation_fraction)
+
+        split_rng, count_rng, runs_rng = spawn(rng, 3)
+        in_val = split_rng.random(n) < f  # per-record, independent of the data
+        tr, va = np.flatnonzero(~in_val), np.flatnonzero(in_val)
+        X_tr = frame.iloc[tr] if frame is not None else X01[tr]
+        X_va = frame.iloc[va] if frame is not None else X01[va]
+        y_tr, y_va = labels[tr], labels[va]
+
+        k = sample_repetitions(eta, gamma, count_rng)
+        scorer = LaplaceMechanism(eps_run, sensitivity=1.0)
+        expected_val = f * n
+
+        run_params, noisy, guarantees = [], np.empty(k), set()
+        best, best_model = -1, None
+        for i, run_rng in enumerate(spawn(runs_rng, k)):
+            params = candidates[int(run_rng.integers(len(candidates)))]
+            train_rng, noise_rng = spawn(run_rng, 2)
+            model = clone(self.estimator).set_params(**params, epsilon=eps_run, random_state=train_rng)
+            try:
+                model.fit(X_tr, y_tr)
+            except DataValidationError as exc:
+                raise DataValidationError(
+                    f"Training a candidate on the training part of the split failed ({exc}). The training "
+                    f"part holds about (1 - validation_fraction) = {1 - f:g} of the records; use more data "
+                    "or a smaller validation_fraction."
+                ) from exc
+            self._check_run_ledger(model, eps_run)
+            guarantees.add(model.privacy_ledger_.guarantee)
+            correct = float(np.count_nonzero(model.predict(X_va) == y_va)) if va.size else 0.0
+            noisy[i] = scorer.randomise(correct, noise_rng)
+            run_params.append(params)
+            if best < 0 or noisy[i] > noisy[best]:  # ties (probability 0) keep the earlier run
+                best, best_model = i, model
+
+        guarantee = next((g for g in ("none", "paper-claim") if g in guarantees), "proven")
+        method_name = (
+            f"random stopping, geometric K (Liu-Talwar 2019), gamma={gamma:g}"
+            if self.method == "liu-talwar"
+            else f"random stopping, truncated negative binomial K (Papernot-Steinke 2022), eta={eta:g}, gamma={gamma:g}"
+        )
+        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=0.0)
+        ledger.spend(
+            release="private selection: the best run's parameters, model and noisy validation score",
+            mechanism=f"private-selection({method_name})",
+            epsilon=factor * eps_run,
+            sensitivity=1.0,
+            scale=scorer.scale,
+            guarantee=guarantee,
+            note=(
+                f"Papernot-Steinke 2022 Corollary 3: best of K ~ D(eta={eta:g}, gamma={gamma:g}) runs of an "
+                f"epsilon_run-DP mechanism is (2+eta)*epsilon_run-DP = {factor:g} x {eps_run:.6g}"
+                + (" (eta=1: Liu-Talwar 2019 random stopping, 3*epsilon_run)" if eta == 1 else "")
+                + f"; E[K]={expected_repetitions(eta, gamma):.6g}. Each run: a candidate drawn uniformly from "
+                f"the {len(candidates)}-point grid, trained with epsilon_run on the training part of a "
+                f"per-record Bernoulli split (validation_fraction={f:g}), scored by a Laplace count of correct "
+                f"validation predictions (sensitivity 1, scale {scorer.scale:.6g}); parallel composition over "
+                "the two parts. Not refit. Covers best_params_, best_estimator_, best_score_ only: n_runs_ "
+                "and results_ are curator-side and not covered."
+            ),
+        )
+
+        self.best_params_ = dict(run_params[best])
+        self.best_estimator_ = best_model
+        self.best_index_ = int(best)
+        self.best_score_ = float(noisy[best] / expected_val)
+        self.privacy_ledger_ = ledger
+        self.run_epsilon_ = eps_run
+        self.eta_ = eta
+        self.expected_runs_ = expected_repetitions(eta, gamma)
+        self.n_runs_ = int(k)
+        selected = np.zeros(k, dtype=bool)
+        selected[best] = True
+        self.results_ = {
+            "params": run_params,
+            "noisy_correct": noisy,
+            "noisy_accuracy": noisy / expected_val,
+            "selected": selected,
+        }
+        return self
+
+    def _check_run_ledger(self, model, eps_run: float) -> None:
+        ledger = getattr(model, "privacy_ledger_", None)
+        if not isinstance(ledger, PrivacyLedger):
+            raise InvalidParameterError(
+                f"{type(model).__name__} has no privacy_ledger_ after fit: PrivateGridSearch needs a "
+                "differentially private dpglass estimator."
+            )
+        spent_eps, spent_delta = ledger.total()
+        if spent_delta > 0:
+            raise InvalidParameterError(
+                f"A {type(model).__name__} candidate spent delta={spent_delta:g} > 0; PrivateGridSearch needs "
+                "pure epsilon-DP candidates. Use delta=0 and a pure mechanism."
+            )
+        if spent_eps > eps_run * (1.0 + RELATIVE_TOLERANCE):
+            raise BudgetExceededError(
+                f"A {type(model).__name__} candidate spent epsilon={spent_eps:g} above its run budget "
+                f"{eps_run:g}; the selection's guarantee would not hold."
+            )
+
+    # ------------------------------------------------------------ prediction
+    def predict(self, X):
+        """Predict with ``best_estimator_``."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+    def predict_proba(self, X):
+        """``best_estimator_.predict_proba``."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict_proba(X)
+
+    def decision_function(self, X):
+        """``best_estimator_.decision_function``."""
+        check_is_fitted(self)
+        return self.best_estimator_.decision_function(X)
+
+    # --------------------------------------------------------------- printout
+    def to_text(self) -> str:
+        """The selection (released part only) followed by the selected model's printout."""
+        check_is_fitted(self)
+        eps, delta = self.privacy_ledger_.total()
+        params = ", ".join(f"{k}={v!r}" for k, v in sorted(self.best_params_.items())) or "(no parameters)"
+        lines = [
+            f"PrivateGridSearch ({self.method}): ({eps:.4g}, {delta:.3g})-DP selection, "
+            f"each run {self.run_epsilon_:.4g}-DP",
+            f"selected: {params}; noisy validation accuracy {self.best_score_:.3f}",
+        ]
+        text = self.best_estimator_.to_text() if hasattr(self.best_estimator_, "to_text") else str(self.best_estimator_)
+        return "\n".join(lines + [text])
+
+    def __str__(self) -> str:
+        if hasattr(self, "best_estimator_"):
+            return self.to_text()
+        return repr(self)
