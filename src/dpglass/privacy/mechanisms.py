@@ -448,7 +448,42 @@ def _smooth_laplace_max_epsilon(delta: float) -> float:
     return lo
 
 
-class SmoothLaplaceMechanism(_Mechanism):
+class _SmoothMechanism(_Mechanism):
+    """Noise scaled to a smooth sensitivity: ``value + (factor * S / epsilon) * Z``.
+
+    Subclasses set ``_factor`` (via the property) and draw standard noise in
+    ``_noise(shape, rng)``.
+    """
+
+    @property
+    def _factor(self) -> float:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _noise(self, shape, rng):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def scale(self, smooth_sensitivity):
+        """The noise scale ``factor * smooth_sensitivity / epsilon`` (float or array)."""
+        s = _check_smooth(smooth_sensitivity, f"{type(self).__name__}.scale")
+        return _as_output(self._factor * s / self.epsilon)
+
+    def randomise(self, value, smooth_sensitivity, rng):
+        """Return ``value + scale(smooth_sensitivity) * Z``, one draw per element.
+
+        ``smooth_sensitivity`` is a scalar or an array broadcastable to ``value``.
+        """
+        owner = f"{type(self).__name__}.randomise"
+        _check_rng(rng, owner)
+        arr = _check_values(value, owner)
+        s = _check_smooth(smooth_sensitivity, owner)
+        shape = np.broadcast_shapes(arr.shape, s.shape)
+        scale = np.broadcast_to(self._factor * s / self.epsilon, shape)
+        noise = self._noise(shape, rng)
+        with np.errstate(invalid="ignore"):  # 0 * inf (heavy tails) means no noise, not nan
+            return _as_output(arr + np.where(scale > 0, scale * noise, 0.0))
+
+
+class SmoothLaplaceMechanism(_SmoothMechanism):
     """Smooth-sensitivity Laplace mechanism: ``value + (2 S / epsilon) * Lap(1)``.
 
     Parameters
@@ -522,22 +557,10 @@ class SmoothLaplaceMechanism(_Mechanism):
         """
         return _smooth_laplace_max_epsilon(float(delta))
 
-    def scale(self, smooth_sensitivity):
-        """The Laplace scale ``2 * smooth_sensitivity / epsilon`` (float or array)."""
-        s = _check_smooth(smooth_sensitivity, f"{type(self).__name__}.scale")
-        return _as_output(2.0 * s / self.epsilon)
+    _factor = 2.0  # scale 2 S / epsilon
 
-    def randomise(self, value, smooth_sensitivity, rng):
-        """Return ``value + scale(smooth_sensitivity) * Lap(1)``, one draw per element.
-
-        ``smooth_sensitivity`` is a scalar or an array broadcastable to ``value``.
-        """
-        owner = f"{type(self).__name__}.randomise"
-        _check_rng(rng, owner)
-        arr = _check_values(value, owner)
-        s = _check_smooth(smooth_sensitivity, owner)
-        shape = np.broadcast_shapes(arr.shape, s.shape)
-        return _as_output(arr + (2.0 * s / self.epsilon) * rng.laplace(0.0, 1.0, size=shape))
+    def _noise(self, shape, rng):
+        return rng.laplace(0.0, 1.0, size=shape)
 
 
 def _check_smooth(s, owner) -> np.ndarray:
@@ -550,7 +573,7 @@ def _check_smooth(s, owner) -> np.ndarray:
     return arr
 
 
-class SmoothCauchyMechanism(_Mechanism):
+class SmoothCauchyMechanism(_SmoothMechanism):
     """Smooth-sensitivity Cauchy mechanism: ``value + (2 (gamma+1) S / epsilon) * Z``.
 
     ``Z`` has density ``h(z) ∝ 1 / (1 + |z|**gamma)`` (:func:`sample_cauchy_like`).
@@ -595,25 +618,12 @@ class SmoothCauchyMechanism(_Mechanism):
         self._set_params(epsilon=epsilon, gamma=gamma)
         object.__setattr__(self, "beta", self.epsilon / (2.0 * (self.gamma + 1.0)))
 
-    def scale(self, smooth_sensitivity):
-        """The noise scale ``2 (gamma + 1) * smooth_sensitivity / epsilon`` (float or array)."""
-        s = _check_smooth(smooth_sensitivity, f"{type(self).__name__}.scale")
-        return _as_output(2.0 * (self.gamma + 1.0) * s / self.epsilon)
+    @property
+    def _factor(self) -> float:  # scale 2 (gamma + 1) S / epsilon
+        return 2.0 * (self.gamma + 1.0)
 
-    def randomise(self, value, smooth_sensitivity, rng):
-        """Return ``value + scale(smooth_sensitivity) * Z``, one draw per element.
-
-        ``smooth_sensitivity`` is a scalar or an array broadcastable to ``value``.
-        """
-        owner = f"{type(self).__name__}.randomise"
-        _check_rng(rng, owner)
-        arr = _check_values(value, owner)
-        s = _check_smooth(smooth_sensitivity, owner)
-        shape = np.broadcast_shapes(arr.shape, s.shape)
-        noise = sample_cauchy_like(self.gamma, shape, rng)
-        scale = np.broadcast_to(2.0 * (self.gamma + 1.0) * s / self.epsilon, shape)
-        with np.errstate(invalid="ignore"):  # 0 * inf (gamma near 1) means no noise, not nan
-            return _as_output(arr + np.where(scale > 0, scale * noise, 0.0))
+    def _noise(self, shape, rng):
+        return sample_cauchy_like(self.gamma, shape, rng)
 
 
 # ---------------------------------------------------------------- selectors
