@@ -8,6 +8,7 @@ mutates a parameter, and stores learned state in attributes ending in ``_``.
 
 from __future__ import annotations
 
+import json
 import numbers
 import warnings
 
@@ -16,6 +17,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from dpglass._validation import Interval, check_binary_X, check_binary_y, validate_params
+from dpglass.exceptions import InvalidParameterError
+from dpglass.privacy.ledger import PrivacyLedger
 
 __all__ = ["BinaryClassifierBase", "EPSILON", "DELTA_OR_NONE", "RANDOM_STATE"]
 
@@ -105,6 +108,71 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
         """Predict class labels for ``X``."""
         proba = self.predict_proba(X)
         return self.classes_[(proba[:, 1] > proba[:, 0]).astype(int)]
+
+    # ---------------------------------------------------- printing, JSON
+    def to_text(self) -> str:  # pragma: no cover - every model overrides it
+        """The fitted model as people read it, with feature names."""
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        try:
+            check_is_fitted(self)
+        except Exception:
+            return repr(self)
+        return self.to_text()
+
+    def _state_to_dict(self) -> dict:  # pragma: no cover - every model overrides it
+        """The model-specific learned state, JSON-ready."""
+        raise NotImplementedError
+
+    def _state_from_dict(self, data: dict) -> None:  # pragma: no cover
+        """Restore what :meth:`_state_to_dict` wrote."""
+        raise NotImplementedError
+
+    @classmethod
+    def _params_from_dict(cls, params: dict) -> dict:
+        """Turn JSON parameters back into constructor arguments (hook)."""
+        return params
+
+    def to_dict(self) -> dict:
+        """A JSON-ready description of the fitted model (no pickle)."""
+        check_is_fitted(self)
+        params = self.get_params(deep=False)
+        rs = params.get("random_state")
+        if not (rs is None or isinstance(rs, numbers.Integral)):
+            params["random_state"] = None  # a Generator or SeedSequence is not JSON
+        data = {
+            "model": type(self).__name__,
+            "params": params,
+            "classes": [c.item() if hasattr(c, "item") else c for c in self.classes_],
+            "n_features_in": int(self.n_features_in_),
+            "feature_names": self.feature_names(),
+            "has_feature_names": hasattr(self, "feature_names_in_"),
+            **self._state_to_dict(),
+        }
+        if hasattr(self, "privacy_ledger_"):
+            data["privacy_ledger"] = self.privacy_ledger_.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        """Rebuild a model written by :meth:`to_dict`."""
+        if data.get("model") != cls.__name__:
+            raise InvalidParameterError(f"This is a {data.get('model')!r} model, not a {cls.__name__}.")
+        model = cls(**cls._params_from_dict(dict(data["params"])))
+        model.classes_ = np.array(data["classes"])
+        model.n_features_in_ = int(data["n_features_in"])
+        if data.get("has_feature_names"):
+            model.feature_names_in_ = np.array(data["feature_names"], dtype=object)
+        if "privacy_ledger" in data:
+            model.privacy_ledger_ = PrivacyLedger.from_dict(data["privacy_ledger"])
+        model._state_from_dict(data)
+        return model
+
+    def save(self, path) -> None:
+        """Write the model as JSON (``dpglass.models.load_model`` reads it back)."""
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(self.to_dict(), fh, indent=2)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -25,14 +25,12 @@ Rothblum and Vadhan (2010).
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from dpglass._validation import Interval
 from dpglass.exceptions import InvalidParameterError
@@ -550,18 +548,8 @@ class SmoothBoostClassifier(BinaryClassifierBase):
             lines.append(f"predict {classes[1]!s} if most trees say so, else {classes[0]!s}")
         return "\n".join(lines)
 
-    def __str__(self) -> str:
-        if hasattr(self, "estimators_"):
-            return self.to_text()
-        return repr(self)
-
     # ------------------------------------------------------------ serialising
-    def to_dict(self) -> dict:
-        """A JSON-ready description of the fitted model (no pickle)."""
-        check_is_fitted(self)
-        params = self.get_params(deep=False)
-        if not (params["random_state"] is None or isinstance(params["random_state"], numbers.Integral)):
-            params["random_state"] = None
+    def _state_to_dict(self) -> dict:
         if self.weak_learner == "stump":
             hyps = [[int(h.feature), int(h.sign)] for h in self.estimators_]
         else:
@@ -570,44 +558,21 @@ class SmoothBoostClassifier(BinaryClassifierBase):
                 for h in self.estimators_
             ]
         return {
-            "model": type(self).__name__,
-            "params": params,
-            "classes": [c.item() if hasattr(c, "item") else c for c in self.classes_],
-            "n_features_in": int(self.n_features_in_),
-            "feature_names": self.feature_names(),
-            "has_feature_names": hasattr(self, "feature_names_in_"),
             "estimators": hyps,
             "round_epsilon": self.round_epsilon_,
             "composition": self.composition_,
             "delta": self.delta_,
-            "privacy_ledger": self.privacy_ledger_.to_dict(),
         }
 
-    @classmethod
-    def from_dict(cls, data: dict):
-        """Rebuild a model written by :meth:`to_dict`."""
-        if data.get("model") != cls.__name__:
-            raise InvalidParameterError(f"This is a {data.get('model')!r} model, not a {cls.__name__}.")
-        model = cls(**data["params"])
-        model.classes_ = np.array(data["classes"])
-        model.n_features_in_ = int(data["n_features_in"])
-        if data.get("has_feature_names"):
-            model.feature_names_in_ = np.array(data["feature_names"], dtype=object)
-        if model.weak_learner == "stump":
-            model.estimators_ = tuple(Stump(int(f), int(s)) for f, s in data["estimators"])
+    def _state_from_dict(self, data: dict) -> None:
+        if self.weak_learner == "stump":
+            self.estimators_ = tuple(Stump(int(f), int(s)) for f, s in data["estimators"])
         else:
-            model.estimators_ = tuple(
+            self.estimators_ = tuple(
                 Tree(tuple(t["feature"]), tuple(t["left"]), tuple(t["right"]), tuple(t["value"]))
                 for t in data["estimators"]
             )
-        model.round_epsilon_ = float(data["round_epsilon"])
-        model.composition_ = data["composition"]
-        model.delta_ = float(data["delta"])
-        model.privacy_ledger_ = PrivacyLedger.from_dict(data["privacy_ledger"])
-        model._set_summaries()
-        return model
-
-    def save(self, path) -> None:
-        """Write the model as JSON (``dpglass.models.load_model`` reads it back)."""
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh, indent=2)
+        self.round_epsilon_ = float(data["round_epsilon"])
+        self.composition_ = data["composition"]
+        self.delta_ = float(data["delta"])
+        self._set_summaries()

@@ -9,17 +9,14 @@ per-record operation, no privacy cost).  The argument is in ``docs/privacy.md``.
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit, log_expit
-from sklearn.utils.validation import check_is_fitted
 
 from dpglass._validation import Interval
-from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import EPSILON, RANDOM_STATE, BinaryClassifierBase
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.objective_perturbation import objective_perturbation_calibration, sample_objective_noise
@@ -240,49 +237,16 @@ class DPLogisticRegression(BinaryClassifierBase):
                      f"plus the intercept, is > 0, else {self.classes_[0]!s}")
         return "\n".join(lines)
 
-    def __str__(self) -> str:
-        if hasattr(self, "coef_"):
-            return self.to_text()
-        return repr(self)
-
     # ------------------------------------------------------------ serialising
-    def to_dict(self) -> dict:
-        """A JSON-ready description of the fitted model (no pickle)."""
-        check_is_fitted(self)
-        params = self.get_params(deep=False)
-        if not (params["random_state"] is None or isinstance(params["random_state"], numbers.Integral)):
-            params["random_state"] = None
+    def _state_to_dict(self) -> dict:
         return {
-            "model": type(self).__name__,
-            "params": params,
-            "classes": [c.item() if hasattr(c, "item") else c for c in self.classes_],
-            "n_features_in": int(self.n_features_in_),
-            "feature_names": self.feature_names(),
-            "has_feature_names": hasattr(self, "feature_names_in_"),
             "coef": [float(c) for c in self.coef_],
             "intercept": float(self.intercept_),
             "optimality": float(self.optimality_),
-            "privacy_ledger": self.privacy_ledger_.to_dict(),
         }
 
-    @classmethod
-    def from_dict(cls, data: dict):
-        """Rebuild a model written by :meth:`to_dict`."""
-        if data.get("model") != cls.__name__:
-            raise InvalidParameterError(f"This is a {data.get('model')!r} model, not a {cls.__name__}.")
-        model = cls(**data["params"])
-        model.classes_ = np.array(data["classes"])
-        model.n_features_in_ = int(data["n_features_in"])
-        if data.get("has_feature_names"):
-            model.feature_names_in_ = np.array(data["feature_names"], dtype=object)
-        model.coef_ = np.array(data["coef"], dtype=np.float64)
-        model.intercept_ = float(data["intercept"])
-        model.optimality_ = float(data["optimality"])
-        model.n_features_used_ = int(np.count_nonzero(model.coef_))
-        model.privacy_ledger_ = PrivacyLedger.from_dict(data["privacy_ledger"])
-        return model
-
-    def save(self, path) -> None:
-        """Write the model as JSON (``dpglass.models.load_model`` reads it back)."""
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh, indent=2)
+    def _state_from_dict(self, data: dict) -> None:
+        self.coef_ = np.array(data["coef"], dtype=np.float64)
+        self.intercept_ = float(data["intercept"])
+        self.optimality_ = float(data["optimality"])
+        self.n_features_used_ = int(np.count_nonzero(self.coef_))
