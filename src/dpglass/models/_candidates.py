@@ -24,7 +24,14 @@ import numpy as np
 
 from dpglass.exceptions import InvalidParameterError
 
-__all__ = ["CandidateSet", "SufficientStats", "count_candidates", "build_candidates", "MAX_CANDIDATES"]
+__all__ = [
+    "CandidateSet",
+    "SufficientStats",
+    "CountCache",
+    "count_candidates",
+    "build_candidates",
+    "MAX_CANDIDATES",
+]
 
 #: Refuse candidate sets larger than this (memory: ~100 bytes per candidate and step).
 MAX_CANDIDATES = 5_000_000
@@ -120,6 +127,30 @@ def _all_conjunctions(n_features: int, max_card: int, allow_negations: bool) -> 
     return out
 
 
+def _pair_plan(i: np.ndarray, j: np.ndarray, d: int):
+    """Where to read each candidate's count in a flattened d x d Gram matrix, and how.
+
+    A candidate is the literal pair (i, j) (i == j for a single literal); the
+    count of records satisfying both is, with G the Gram matrix of the
+    positive literals and T the total: G[fi,fj] (x_fi = x_fj = 1),
+    G[fj,fj] - G[fi,fj] (x_fi = 0, x_fj = 1), G[fi,fi] - G[fi,fj] (x_fi = 1,
+    x_fj = 0), T - G[fi,fi] - G[fj,fj] + G[fi,fj] (both 0); a single literal is
+    G[f,f] or T - G[f,f].  Returns the flat indices of G[fi,fj], G[fi,fi],
+    G[fj,fj] and the float64 coefficients (4, n_candidates) of the three and T.
+    """
+    fi, fj = i // 2, j // 2
+    ni, nj = i % 2 == 1, j % 2 == 1
+    single = fi == fj
+    coef = np.empty((4, len(i)))
+    #            (negated i, negated j): coefficients of G[fi,fj], G[fi,fi], G[fj,fj], T
+    for (neg_i, neg_j), c in {(False, False): (1, 0, 0, 0), (True, False): (-1, 0, 1, 0),
+                              (False, True): (-1, 1, 0, 0), (True, True): (1, -1, -1, 1)}.items():
+        coef[:, (ni == neg_i) & (nj == neg_j) & ~single] = np.array(c, dtype=float)[:, None]
+    coef[:, single & ~ni] = np.array([0.0, 1.0, 0.0, 0.0])[:, None]  # G[f,f]
+    coef[:, single & ni] = np.array([0.0, -1.0, 0.0, 1.0])[:, None]  # T - G[f,f]
+    return fi * d + fj, fi * (d + 1), fj * (d + 1), coef
+
+
 class SufficientStats:
     """Distinct rows of (X, y) with label counts, and candidate counting.
 
@@ -146,15 +177,32 @@ class SufficientStats:
         self.w0 = np.bincount(self.row_of_sample, minlength=m) - self.w1
         self.candidates = candidates
         self.alive = np.ones(m, dtype=bool)
+        self._cover_cache: dict = {}
         self._dtype = np.float32 if X.shape[0] < 2**24 else np.float64
         self._pairwise = candidates.max_card <= 2
         if self._pairwise:
-            U = self.rows.astype(self._dtype)
-            self._G1 = (U * self.w1[:, None].astype(self._dtype)).T @ U
-            self._G0 = (U * self.w0[:, None].astype(self._dtype)).T @ U
+            U = self._U = self.rows.astype(self._dtype)
+            self._W = np.concatenate([self.w1[:, None], self.w0[:, None]], axis=1).astype(self._dtype)
+            self._G1 = (U * self._W[:, :1]).T @ U
+            self._G0 = (U * self._W[:, 1:]).T @ U
             lit = candidates.literals
-            self._i = lit[:, 0]
-            self._j = np.where(lit[:, 1] >= 0, lit[:, 1], lit[:, 0]) if lit.shape[1] > 1 else lit[:, 0]
+            i = lit[:, 0]
+            j = np.where(lit[:, 1] >= 0, lit[:, 1], lit[:, 0]) if lit.shape[1] > 1 else lit[:, 0]
+            self._pair_plan = _pair_plan(i, j, X.shape[1])
+
+    def copy(self) -> "SufficientStats":
+        """An independent copy of the mutable state (alive rows, Gram matrices).
+
+        The distinct rows, their label counts and the candidates are shared
+        (they are never modified), so a copy costs about one Gram matrix.
+        """
+        new = object.__new__(SufficientStats)
+        new.__dict__.update(self.__dict__)
+        new.alive = self.alive.copy()
+        if self._pairwise:
+            new._G0 = self._G0.copy()
+            new._G1 = self._G1.copy()
+        return new
 
     # ----------------------------------------------------------------- totals
     def remaining(self) -> tuple[float, float]:
@@ -169,20 +217,13 @@ class SufficientStats:
         return self._chunked_counts()
 
     def _pair_counts(self, G: np.ndarray, w: np.ndarray) -> np.ndarray:
+        # inclusion-exclusion over negations: count = b*G[fi,fj] + i*G[fi,fi] + j*G[fj,fj] + t*total
+        # with integer coefficients per candidate (see _pair_plan); exact in float64
+        both_at, i_at, j_at, coef = self._pair_plan
+        flat = G.ravel()
         total = float(w[self.alive].sum())
-        diag = np.diag(G).astype(np.float64)
-        fi, fj = self._i // 2, self._j // 2
-        ni, nj = self._i % 2 == 1, self._j % 2 == 1
-        both = G[fi, fj].astype(np.float64)
-        ci, cj = diag[fi], diag[fj]
-        # inclusion-exclusion over negations; singles have fi == fj, ni == nj
-        out = np.where(
-            ~ni & ~nj, both,
-            np.where(ni & ~nj, cj - both, np.where(~ni & nj, ci - both, total - ci - cj + both)),
-        )
-        single = fi == fj
-        out[single] = np.where(ni[single], total - ci[single], ci[single])
-        return np.rint(out)
+        out = coef[0] * flat[both_at] + coef[1] * flat[i_at] + coef[2] * flat[j_at] + coef[3] * total
+        return np.rint(out) + 0.0  # + 0.0: no negative zeros
 
     def _chunked_counts(self, chunk: int = 4096):
         lit = self.candidates.literals
@@ -213,9 +254,92 @@ class SufficientStats:
 
     def remove(self, index: int) -> None:
         """Remove the remaining rows caught by candidate ``index``."""
-        caught = self.covers(index) & self.alive
+        cover = self._cover_cache.get(index)
+        if cover is None:
+            cover = self.covers(index)
+            # shared by copies (distinct rows never change); at most ~64 MB
+            if (len(self._cover_cache) + 1) * cover.size <= 2**26:
+                self._cover_cache[index] = cover
+        caught = cover & self.alive
         if self._pairwise and caught.any():
-            U = self.rows[caught].astype(self._dtype)
-            self._G1 -= (U * self.w1[caught, None].astype(self._dtype)).T @ U
-            self._G0 -= (U * self.w0[caught, None].astype(self._dtype)).T @ U
+            U, W = self._U[caught], self._W[caught]
+            d = U.shape[1]
+            G = np.concatenate([U * W[:, :1], U * W[:, 1:]], axis=1).T @ U  # both Gram updates in one product
+            self._G1 -= G[:d]
+            self._G0 -= G[d:]
         self.alive &= ~caught
+
+
+class CountCache:
+    """Candidate counts on the records left after removing a set of candidates.
+
+    The remaining records after rules ``r1, ..., rk`` have been added are the
+    records no ``ri`` catches: they depend on the *set* of removed candidates,
+    not on its order.  Learners ask for ``counts(removed)`` with the tuple of
+    candidates removed so far; the counts are computed on a working copy of
+    ``stats`` that is extended by one removal when ``removed`` extends the
+    previous request (a greedy run costs what it costs without the cache), and
+    rebuilt from ``stats`` otherwise.
+
+    With ``max_entries > 0`` results are also memoised by the set of removed
+    candidates, so that many runs on the same training data (an epsilon grid,
+    several mechanisms) share them: the first step's counts are the same for
+    every run.  The memo is cleared when it holds ``max_entries`` sets.
+    Counts are exact integers (stored as float64), so a memoised answer is
+    bit-identical to a recomputed one.
+
+    Parameters
+    ----------
+    stats : SufficientStats
+        The statistics of the full training set; never modified.
+    max_entries : int, default=0
+        Memo size; 0 disables memoisation.
+    """
+
+    def __init__(self, stats: SufficientStats, max_entries: int = 0):
+        self.stats = stats
+        self.max_entries = int(max_entries)
+        self.n = float(stats.w0.sum() + stats.w1.sum())
+        self._memo: dict = {}
+        self._work: SufficientStats | None = None
+        self._work_removed: tuple = ()
+        self.hits = 0
+        self.misses = 0
+
+    def _working_stats(self, removed: tuple) -> SufficientStats:
+        k = len(self._work_removed)
+        if self._work is None or removed[:k] != self._work_removed:
+            self._work, self._work_removed, k = self.stats.copy(), (), 0
+        for index in removed[k:]:
+            self._work.remove(index)
+        self._work_removed = removed
+        return self._work
+
+    def remaining(self, removed: tuple) -> tuple[float, float]:
+        """(negatives, positives) among the records no candidate in ``removed`` catches."""
+        hit = self._memo.get(frozenset(removed)) if self.max_entries else None
+        if hit is not None:
+            return hit[0], hit[1]
+        return self._working_stats(tuple(removed)).remaining()
+
+    def counts(self, removed: tuple):
+        """``(n0, n1, c0, c1)``: remaining totals and every candidate's caught counts.
+
+        The arrays are shared with the memo: do not modify them.
+        """
+        key = frozenset(removed) if self.max_entries else None
+        if key is not None:
+            hit = self._memo.get(key)
+            if hit is not None:
+                self.hits += 1
+                return hit
+        self.misses += 1
+        stats = self._working_stats(tuple(removed))
+        n0, n1 = stats.remaining()
+        c0, c1 = stats.caught_counts()
+        out = (n0, n1, c0, c1)
+        if key is not None:
+            if len(self._memo) >= self.max_entries:
+                self._memo.clear()
+            self._memo[key] = out
+        return out

@@ -29,7 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 from dpglass._validation import InstanceOf, Interval
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
-from dpglass.models._candidates import CandidateSet, SufficientStats, build_candidates
+from dpglass.models._candidates import CandidateSet, CountCache, SufficientStats, build_candidates
 from dpglass.models._rule_selection import MECHANISMS, PURE_MECHANISMS, certification_margin, select
 from dpglass.models._rules import Condition, Rule, format_rule_list
 from dpglass.privacy.ledger import PrivacyLedger
@@ -111,6 +111,7 @@ def fit_dp_rule_list(
     gamma: float,
     variant: str,
     rng: np.random.Generator,
+    cache: CountCache | None = None,
 ) -> RuleListRelease:
     """DP greedy rule list: Algorithm 1 of paper 001, corrected.
 
@@ -119,6 +120,11 @@ def fit_dp_rule_list(
     rule's noisy class counts: ``3K + 1`` releases of ``epsilon / (3K + 1)``
     each (sequential composition).  Delta is split evenly over the steps'
     selections and minimum-support certifications that use it.
+
+    ``cache`` (optional) is a :class:`CountCache` built on the statistics of
+    this same ``(X, y)`` and ``candidates``; runs that share it (an epsilon
+    grid on one training set) share the exact counts.  The output for a given
+    ``rng`` is the same with or without it.
 
     Returns
     -------
@@ -149,19 +155,21 @@ def fit_dp_rule_list(
 
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta)
     count_mech = LaplaceMechanism(eps_node, 1.0)
-    stats = SufficientStats(X, y, candidates)
+    if cache is None:
+        cache = CountCache(SufficientStats(X, y, candidates))
+    removed: list[int] = []
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
     count_kw = dict(mechanism="laplace", epsilon=eps_node, sensitivity=1.0, scale=count_mech.scale)
 
     for step in range(1, K + 1):
-        n0, n1 = stats.remaining()
+        n0, n1 = cache.remaining(tuple(removed))
         n_hat = float(count_mech.randomise(n0 + n1, rng))
         ledger.spend(f"rule {step}: remaining count", **count_kw)
         if n_hat < support + margin:
             out.stop_reason = "minimum support"
             break
-        c0, c1 = stats.caught_counts()
+        n0, n1, c0, c1 = cache.counts(tuple(removed))
         idx = np.flatnonzero(~used)
         c0s, c1s = np.append(c0[idx], 0.0), np.append(c1[idx], 0.0)  # last: no rule
         choice, info = select(
@@ -188,10 +196,10 @@ def fit_dp_rule_list(
         noisy = count_mech.randomise(np.array([c0[cand], c1[cand]]), rng)
         ledger.spend(f"rule {step}: class counts of caught records", **count_kw)
         out.selected.append((cand, (float(noisy[0]), float(noisy[1]))))
-        stats.remove(cand)
+        removed.append(cand)
         used[cand] = True
 
-    n0, n1 = stats.remaining()
+    n0, n1 = cache.remaining(tuple(removed))
     noisy = count_mech.randomise(np.array([n0, n1]), rng)
     ledger.spend("default rule: class counts of remaining records", **count_kw)
     out.default_counts = (float(noisy[0]), float(noisy[1]))
