@@ -18,13 +18,11 @@ function :func:`fit_dp_rule_list`; the estimator is a thin wrapper.
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from dpglass._validation import InstanceOf, Interval
 from dpglass.exceptions import DataValidationError, InvalidParameterError
@@ -250,60 +248,29 @@ class _RuleListBase(BinaryClassifierBase):
         pred = np.array([r.prediction for r in rules])[self._first_match(X)]
         return self.classes_[pred]
 
-    def __str__(self) -> str:
-        try:
-            check_is_fitted(self)
-        except Exception:
-            return repr(self)
+    def to_text(self) -> str:
+        """The list in paper 001's style, with feature names and counts."""
         classes = [c.item() if hasattr(c, "item") else c for c in self.classes_]
         return format_rule_list(self.rules_, self.default_rule_, classes)
 
     # ---------------------------------------------------------- serialising
-    def to_dict(self) -> dict:
-        """A JSON-ready description of the fitted model (no pickle)."""
-        check_is_fitted(self)
-        params = {k: v for k, v in self.get_params(deep=False).items() if k != "random_state"}
-        if isinstance(self.random_state, numbers.Integral) or self.random_state is None:
-            params["random_state"] = self.random_state
-        data = {
-            "model": type(self).__name__,
-            "params": params,
-            "classes": [c.item() if hasattr(c, "item") else c for c in self.classes_],
-            "n_features_in": int(self.n_features_in_),
-            "feature_names": self.feature_names(),
-            "has_feature_names": hasattr(self, "feature_names_in_"),
+    def _state_to_dict(self) -> dict:
+        return {
             "rules": [r.to_dict() for r in self.rules_],
             "default_rule": self.default_rule_.to_dict(),
             "stop_reason": self.stop_reason_,
         }
-        if hasattr(self, "privacy_ledger_"):
-            data["privacy_ledger"] = self.privacy_ledger_.to_dict()
-        return data
+
+    def _state_from_dict(self, data: dict) -> None:
+        self.rules_ = [Rule.from_dict(r) for r in data["rules"]]
+        self.default_rule_ = Rule.from_dict(data["default_rule"])
+        self.stop_reason_ = data.get("stop_reason", "")
 
     @classmethod
-    def from_dict(cls, data: dict):
-        """Rebuild a model written by :meth:`to_dict`."""
-        if data.get("model") != cls.__name__:
-            raise InvalidParameterError(f"This is a {data.get('model')!r} model, not a {cls.__name__}.")
-        params = dict(data["params"])
-        if params.get("candidates") is not None:
+    def _params_from_dict(cls, params: dict) -> dict:
+        if params.get("candidates") is not None:  # JSON turned (feature, value) tuples into lists
             params["candidates"] = [[tuple(l) if isinstance(l, list) else l for l in r] for r in params["candidates"]]
-        model = cls(**params)
-        model.classes_ = np.array(data["classes"])
-        model.n_features_in_ = int(data["n_features_in"])
-        if data.get("has_feature_names"):
-            model.feature_names_in_ = np.array(data["feature_names"], dtype=object)
-        model.rules_ = [Rule.from_dict(r) for r in data["rules"]]
-        model.default_rule_ = Rule.from_dict(data["default_rule"])
-        model.stop_reason_ = data.get("stop_reason", "")
-        if "privacy_ledger" in data:
-            model.privacy_ledger_ = PrivacyLedger.from_dict(data["privacy_ledger"])
-        return model
-
-    def save(self, path) -> None:
-        """Write the model as JSON."""
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh, indent=2)
+        return params
 
 
 class GreedyRuleListClassifier(_RuleListBase):
