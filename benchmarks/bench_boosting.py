@@ -13,14 +13,13 @@ output).  Prints the median fit times and their ratio; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 from sklearn.ensemble import GradientBoostingClassifier
 
 from dpglass.models.boosting import SmoothBoostClassifier
 from dpglass.models.logistic import DPLogisticRegression
+from _timing import median_fit_time  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 
 def load_data():
@@ -36,16 +35,6 @@ def load_data():
         return X, y, f"synthetic 48842 x 117 (adult unavailable: {type(exc).__name__})"
 
 
-def median_time(make, X, y, repeats):
-    times = []
-    for r in range(repeats):
-        model = make(r)
-        start = time.perf_counter()
-        model.fit(X, y)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), model
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -53,18 +42,18 @@ def main(argv=None):
     X, y, name = load_data()
     print(f"data: {name}; repeats: {args.repeats} (median fit time)")
 
-    t_gbc, gbc = median_time(
+    t_gbc, gbc = median_fit_time(
         lambda r: GradientBoostingClassifier(n_estimators=99, max_depth=1, random_state=r), X, y, args.repeats
     )
-    t_stump, stump = median_time(
+    t_stump, stump = median_fit_time(
         lambda r: SmoothBoostClassifier(epsilon=1.0, n_rounds=99, weak_learner="stump", random_state=r),
         X, y, args.repeats,
     )
-    t_tree, tree = median_time(
+    t_tree, tree = median_fit_time(
         lambda r: SmoothBoostClassifier(epsilon=1.0, n_rounds=99, weak_learner="tree", tree_nodes=3, random_state=r),
         X, y, max(1, args.repeats // 2),
     )
-    t_lr, lr = median_time(lambda r: DPLogisticRegression(epsilon=1.0, random_state=r), X, y, args.repeats)
+    t_lr, lr = median_fit_time(lambda r: DPLogisticRegression(epsilon=1.0, random_state=r), X, y, args.repeats)
 
     rows = [
         ("sklearn GradientBoostingClassifier(99, depth 1)", t_gbc, gbc.score(X, y)),

@@ -21,28 +21,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import tempfile
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
 from dpglass.datasets import load_dataset  # noqa: E402
 from dpglass.experiments import SweepConfig, run_sweep, split_indices, cell_seed  # noqa: E402
 from dpglass.models import DPRuleListClassifier  # noqa: E402
-
-
-def _median_time(make, X, y, repeats):
-    times = []
-    for i in range(repeats):
-        model = make(i)
-        start = time.perf_counter()
-        model.fit(X, y)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from _timing import median_fit_time  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 
 def bench_fit(repeats: int) -> None:
@@ -53,8 +42,8 @@ def bench_fit(repeats: int) -> None:
         X = X.to_numpy()
         tr, _ = split_indices(len(y), cell_seed(0, name, 0))
         Xtr, ytr = X[tr], y[tr]
-        rl = _median_time(lambda i: DPRuleListClassifier(epsilon=1.0, max_card=2, random_state=i), Xtr, ytr, repeats)
-        dt = _median_time(lambda i: DecisionTreeClassifier(max_depth=5, random_state=i), Xtr, ytr, repeats)
+        rl = median_fit_time(lambda i: DPRuleListClassifier(epsilon=1.0, max_card=2, random_state=i), Xtr, ytr, repeats)[0]
+        dt = median_fit_time(lambda i: DecisionTreeClassifier(max_depth=5, random_state=i), Xtr, ytr, repeats)[0]
         print(f"{name:14s} {f'{Xtr.shape[0]} x {Xtr.shape[1]}':>12s} {rl * 1e3:10.1f} ms {dt * 1e3:10.1f} ms "
               f"{rl / dt:6.2f}x")
 
