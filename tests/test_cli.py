@@ -24,7 +24,7 @@ def test_readme_main_command(capsys, tmp_path, monkeypatch):
     out = capsys.readouterr().out
     assert out.count("\nelse ") >= 1 or "\nelse" in out
     assert "held-out accuracy:" in out
-    assert "privacy ledger:" in out and "total: epsilon=1" in out
+    assert "privacy ledger:" in out and "(budget: epsilon=1," in out
     assert "noisy counts" in out
 
 

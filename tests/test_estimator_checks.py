@@ -106,3 +106,13 @@ def test_printout_names_features(spec, binary_data):
         params["epsilon"] = 50.0
     model = spec.make(**params).fit(frame, y)
     assert "col_" in str(model)
+
+
+@pytest.mark.parametrize("spec", list_estimators(private=True), ids=lambda s: s.name)
+def test_saved_private_model_carries_no_seed(spec, binary_data):
+    """Publishing a DP model's seed would let anyone replay and subtract its noise."""
+    X, y = binary_data
+    params = dict(spec.test_params)
+    params["random_state"] = 1234
+    data = spec.make(**params).fit(X, y).to_dict()
+    assert data["params"]["random_state"] is None

@@ -99,6 +99,10 @@ def _read_csv(path, target=None):
     return frame.drop(columns=[target]), frame[target].to_numpy()
 
 
+def _rows(X, index):
+    return X.iloc[index] if hasattr(X, "iloc") else np.asarray(X)[index]
+
+
 def _cmd_datasets(args) -> int:
     from dpglass.datasets import list_datasets
 
@@ -120,9 +124,7 @@ def _cmd_models(args) -> int:
 
 
 def _cmd_fit(args) -> int:
-    from sklearn.model_selection import train_test_split
-
-    from dpglass.privacy.rng import check_random_state
+    from dpglass.privacy.rng import check_random_state, spawn
     from dpglass.registry import get_spec
 
     if args.data is not None:
@@ -153,14 +155,16 @@ def _cmd_fit(args) -> int:
         raise InvalidParameterError(
             f"Model {spec.name!r} has no parameter {', '.join(unknown)}; its parameters are: {', '.join(sorted(accepted))}."
         )
-    rng = check_random_state(args.seed)
-    split_seed, model_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
+    # one generator for the run; the split and the model get independent children
+    split_rng, model_rng = spawn(check_random_state(args.seed), 2)
     if "random_state" in accepted and "random_state" not in params:
-        params["random_state"] = model_seed
+        params["random_state"] = model_rng
     if not 0 <= args.test_size < 1:
         raise InvalidParameterError(f"--test-size must be in [0, 1); got {args.test_size}.")
     if args.test_size > 0:
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=args.test_size, random_state=split_seed, stratify=None)
+        order = split_rng.permutation(len(y))
+        test, train = order[: int(np.ceil(args.test_size * len(y)))], order[int(np.ceil(args.test_size * len(y))):]
+        X_tr, X_te, y_tr, y_te = _rows(X, train), _rows(X, test), np.asarray(y)[train], np.asarray(y)[test]
     else:
         X_tr, X_te, y_tr, y_te = X, None, y, None
 
@@ -169,7 +173,8 @@ def _cmd_fit(args) -> int:
     print(model)
     if X_te is not None:
         acc = float(np.mean(model.predict(X_te) == np.asarray(y_te)))
-        print(f"\nheld-out accuracy: {acc:.4f} ({len(y_te)} records)")
+        print(f"\nheld-out accuracy: {acc:.4f} ({len(y_te)} records; exact, NOT private: "
+              "for you, the curator, not for publication)")
     if hasattr(model, "privacy_ledger_"):
         print("\nprivacy ledger:")
         print(model.privacy_ledger_)

@@ -135,12 +135,18 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
         return params
 
     def to_dict(self) -> dict:
-        """A JSON-ready description of the fitted model (no pickle)."""
+        """A JSON-ready description of the fitted model (no pickle).
+
+        A private model's ``random_state`` is written as None: publishing the
+        seed of its noise would void its guarantee.
+        """
         check_is_fitted(self)
         params = self.get_params(deep=False)
         rs = params.get("random_state")
-        if not (rs is None or isinstance(rs, numbers.Integral)):
-            params["random_state"] = None  # a Generator or SeedSequence is not JSON
+        if self._private or not (rs is None or isinstance(rs, numbers.Integral)):
+            # a DP model's seed would let anyone replay and subtract its noise;
+            # a Generator or SeedSequence is not JSON anyway
+            params["random_state"] = None
         data = {
             "model": type(self).__name__,
             "params": params,

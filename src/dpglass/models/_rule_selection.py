@@ -7,14 +7,14 @@ of each selector is in ``docs/privacy.md`` (section "DP greedy rule lists").
 
 Selectors
 ---------
-``local-pf`` (default)
+``local-pf``
     Permute-and-flip (report-noisy-max with exponential noise) on -Gini with
     the scale set by the local sensitivity g(n - 1) at the true remaining
     count n, calibrated to 8/9 of the budget.  Pure epsilon-DP: the noise
     scale varies with n, but 1/g(n - 1) moves by less than 1/2 per record and
     the Gini impurity lies in [0, 1/2], so the winner's threshold moves by at
     most (9/8) * epsilon' (docs/privacy.md).
-``certified-pf``
+``certified-pf`` (default)
     Permute-and-flip on -Gini with sensitivity g(m0 - 1), where m0 is a lower
     bound on the remaining count certified by the released noisy count (it
     fails with probability delta_T).  Proven (epsilon, delta_T).
@@ -118,9 +118,11 @@ def select(mechanism, *, c0, c1, n0, n1, n_hat, margin, epsilon, delta, min_supp
     if mechanism == "local-pf":
         sens = float(gini_local_sensitivity(int(n)))
         mech = PermuteAndFlip(epsilon / LOCAL_SCALE_FACTOR, sens)
+        # sensitivity and scale depend on the exact remaining count: they are
+        # not recorded (the ledger is released with the model)
         return int(mech.select(-ginis, rng)), dict(
-            mechanism="permute-and-flip (local scale)", sensitivity=sens, scale=mech.scale,
-            note="scale 2 g(n-1) / (8 epsilon / 9) at the true remaining count; pure (docs/privacy.md)",
+            mechanism="permute-and-flip (local scale)",
+            note="scale 2 g(n-1) / (8 epsilon / 9) at the true remaining count n (not recorded); pure",
         )
 
     if mechanism == "certified-pf":
@@ -141,8 +143,10 @@ def select(mechanism, *, c0, c1, n0, n1, n_hat, margin, epsilon, delta, min_supp
             mech = SmoothCauchyMechanism(epsilon, gamma)
         sens = float(gini_smooth_sensitivity(int(n), mech.beta, min_support=min_support, variant=variant))
         noisy = mech.randomise(ginis, sens, rng)
+        # the smooth sensitivity is a function of the exact remaining count:
+        # not recorded (the ledger is released with the model)
         return int(np.argmin(noisy)), dict(
-            mechanism=mechanism, sensitivity=sens, scale=mech.scale(sens), guarantee="paper-claim",
+            mechanism=mechanism, guarantee="paper-claim",
             note=(
                 "report-noisy-min over smooth-sensitivity noise counted as one release "
                 f"(paper 001); beta={mech.beta:.4g}; not proven, see docs/privacy.md"

@@ -397,6 +397,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
     votes  feature
     """
 
+    _private = True
     _parameter_constraints = {
         "epsilon": EPSILON,
         "delta": DELTA_OR_NONE,

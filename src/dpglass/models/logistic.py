@@ -113,7 +113,7 @@ def dp_logistic_regression(
         note=(
             f"CMS 2011 Algorithm 2: b ~ exp(-eps'||b||/2) with eps'={eps_noise:.6g}, Lambda={alpha:g}, "
             f"Delta={extra:.6g}, c=1/4, rows scaled by public norm bound {norm:.6g}; guarantee for the exact "
-            f"minimiser (solved to gradient norm {gnorm:.2e})"
+            f"minimiser (solved to a gradient norm below the solver tolerance)"
         ),
     )
     coef = f[:d] / norm
@@ -152,7 +152,9 @@ class DPLogisticRegression(BinaryClassifierBase):
     n_features_used_ : int
         Features with a non-zero coefficient (all of them, in practice).
     optimality_ : float
-        Gradient norm of the perturbed objective at the solution.
+        Gradient norm of the perturbed objective at the solution. Curator-side
+        only: an exact statistic of the private data, so it is not written by
+        ``to_dict``/``save`` and must not be published.
     classes_, n_features_in_, feature_names_in_
 
     Examples
@@ -168,6 +170,7 @@ class DPLogisticRegression(BinaryClassifierBase):
     True
     """
 
+    _private = True
     _parameter_constraints = {
         "epsilon": EPSILON,
         "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -242,11 +245,9 @@ class DPLogisticRegression(BinaryClassifierBase):
         return {
             "coef": [float(c) for c in self.coef_],
             "intercept": float(self.intercept_),
-            "optimality": float(self.optimality_),
         }
 
     def _state_from_dict(self, data: dict) -> None:
         self.coef_ = np.array(data["coef"], dtype=np.float64)
         self.intercept_ = float(data["intercept"])
-        self.optimality_ = float(data["optimality"])
         self.n_features_used_ = int(np.count_nonzero(self.coef_))
