@@ -319,3 +319,46 @@ def test_output_frequencies_on_neighbours_stay_within_e_eps(mechanism):
             p_den_hi = beta_dist.ppf(1 - alpha, den + 1, runs - den) if den < runs else 1.0
             # (eps, delta): P(o) <= e^eps P'(o) + delta must not be refuted
             assert p_num_lo <= math.exp(eps) * p_den_hi + delta, (o, num, den)
+
+
+@pytest.mark.parametrize(
+    "candidates,match",
+    [
+        ([[]], "is empty"),
+        ([[("feat0", "no")]], "must be True"),
+        ([[(1.5, True)]], "column index"),
+        ([[("feat0", True, 3)]], "must be a string"),
+        ([["nosuchfeature"]], "names no feature"),
+    ],
+)
+def test_bad_candidates_are_refused(candidates, match, binary_data):
+    X, y = binary_data
+    with pytest.raises(ValueError, match=match):
+        GreedyRuleListClassifier(candidates=candidates).fit(_frame(X), y)
+
+
+def test_saved_private_model_carries_no_seed_and_ledger_no_exact_counts(binary_data):
+    """A saved seed would let anyone replay and subtract the noise; a
+    sensitivity computed at the exact remaining count would reveal it."""
+    X, y = binary_data
+    for mech in ("local-pf", "smooth-laplace", "smooth-cauchy"):
+        model = DPRuleListClassifier(epsilon=5.0, mechanism=mech, random_state=123).fit(X, y)
+        data = model.to_dict()
+        assert data["params"]["random_state"] is None
+        for entry in data["privacy_ledger"]["entries"]:
+            if entry["release"].endswith("selection"):
+                assert entry["sensitivity"] is None and entry["scale"] is None
+
+
+def test_smooth_cauchy_paper_variant_needs_delta(binary_data):
+    X, y = binary_data
+    with pytest.raises(InvalidParameterError, match="needs delta > 0"):
+        DPRuleListClassifier(mechanism="smooth-cauchy", variant="paper", delta=0.0).fit(X, y)
+    model = DPRuleListClassifier(mechanism="smooth-cauchy", delta=0.0, random_state=0).fit(X, y)
+    assert model.privacy_ledger_.total()[1] == 0.0
+
+
+def test_gamma_only_for_smooth_cauchy(binary_data):
+    X, y = binary_data
+    with pytest.raises(InvalidParameterError, match="gamma"):
+        DPRuleListClassifier(mechanism="local-pf", gamma=3.0).fit(X, y)

@@ -124,7 +124,7 @@ def _is_rule_list(est) -> bool:
 
 def _rule_list_runner(est, X, y, output):
     """(run(X, y, rng) -> output, claim, greedy proxy) for DPRuleListClassifier."""
-    from dpglass.models._rule_selection import PURE_MECHANISMS
+    from dpglass.models.rule_list import delta_plan
     from dpglass.models.rule_list import fit_dp_rule_list
 
     est = clone(est)
@@ -149,7 +149,8 @@ def _rule_list_runner(est, X, y, output):
         )
         return output(rel) if output is not None else rule_list_structure(rel)
 
-    claim = (float(est.epsilon), 0.0 if est.mechanism in PURE_MECHANISMS else delta)
+    spends = delta_plan(est.mechanism, est.confidence, est.variant).spends_delta
+    claim = (float(est.epsilon), delta if spends else 0.0)
     return run, claim, X01, y01, (cands, support, est.max_length, min_support_for)
 
 

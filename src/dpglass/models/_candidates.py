@@ -84,6 +84,8 @@ def build_candidates(n_features: int, max_card: int, allow_negations: bool, rule
         lit = np.full((len(rules), width), -1, dtype=np.int64)
         seen = set()
         for i, rule in enumerate(rules):
+            if len(rule) == 0:
+                raise InvalidParameterError(f"Candidate rule {i} is empty; a rule needs at least one literal.")
             key = []
             for j, (feature, value) in enumerate(rule):
                 if not 0 <= int(feature) < n_features:

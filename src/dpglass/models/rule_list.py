@@ -62,6 +62,43 @@ class RuleListRelease:
     ledger: PrivacyLedger | None = None
 
 
+@dataclass(frozen=True)
+class DeltaPlan:
+    """Which parts of a DP rule list spend delta (see docs/privacy.md).
+
+    ``selection``: the selection itself is (epsilon, delta)-DP.
+    ``certification``: the minimum-support stop certifies the remaining count
+    (certified-pf's sensitivity, or a smooth sensitivity taken over datasets of
+    at least Lambda records); ``charged_certification``: its failure
+    probability is charged to delta (not with the paper's ``confidence``).
+    ``smooth_support``: the smooth sensitivity is restricted to >= Lambda.
+    """
+
+    selection: bool
+    certification: bool
+    charged_certification: bool
+    smooth_support: bool
+
+    @property
+    def spends_delta(self) -> bool:
+        return self.selection or self.charged_certification
+
+
+def delta_plan(mechanism: str, confidence, variant: str) -> DeltaPlan:
+    """The :class:`DeltaPlan` of a mechanism under the given options."""
+    heuristic_stop = confidence is not None
+    # smooth-cauchy keeps pure DP by taking its smooth sensitivity over all
+    # dataset sizes, unless it reproduces the paper (minimum support Lambda).
+    paper_cauchy = mechanism == "smooth-cauchy" and (heuristic_stop or variant == "paper")
+    certification = mechanism in ("certified-pf", "smooth-laplace") or paper_cauchy
+    return DeltaPlan(
+        selection=mechanism in ("smooth-laplace", "global-gaussian"),
+        certification=certification,
+        charged_certification=certification and not heuristic_stop,
+        smooth_support=mechanism == "smooth-laplace" or paper_cauchy,
+    )
+
+
 # --------------------------------------------------------------------- learners
 def fit_greedy_rule_list(X, y, *, candidates: CandidateSet, max_length: int, min_support: float) -> RuleListRelease:
     """Non-private greedy rule list (GreedyRL) on 0/1 data.
@@ -134,14 +171,10 @@ def fit_dp_rule_list(
     K = max_length
     eps_node = epsilon / (3 * K + 1)
     support = max(1, math.floor(min_support * n))
-    heuristic_stop = confidence is not None
-    uses_sel_delta = mechanism in ("smooth-laplace", "global-gaussian")
-    # smooth-cauchy keeps pure DP by taking its smooth sensitivity over all
-    # dataset sizes, unless it reproduces the paper (minimum support Lambda).
-    paper_cauchy = mechanism == "smooth-cauchy" and (heuristic_stop or variant == "paper")
-    sens_support = support if mechanism == "smooth-laplace" or paper_cauchy else 1
-    uses_cert = mechanism in ("certified-pf", "smooth-laplace") or paper_cauchy
-    charged_cert = uses_cert and not heuristic_stop
+    plan = delta_plan(mechanism, confidence, variant)
+    heuristic_stop, uses_sel_delta = confidence is not None, plan.selection
+    uses_cert, charged_cert = plan.certification, plan.charged_certification
+    sens_support = support if plan.smooth_support else 1
     n_delta_parts = K * (int(uses_sel_delta) + int(charged_cert))
     delta_part = delta / n_delta_parts if n_delta_parts else 0.0
     if heuristic_stop:
@@ -344,8 +377,10 @@ class DPRuleListClassifier(_RuleListBase):
     epsilon : float > 0, default=1.0
     delta : float in [0, 1) or None, default=None
         None means ``1 / n**2`` (n, the number of training records, is treated
-        as public).  Pure mechanisms (``smooth-cauchy``, ``global-laplace``,
-        ``exponential``, ``noisy-counts``) spend none of it.
+        as public).  Pure mechanisms (``local-pf``, ``smooth-cauchy``,
+        ``global-laplace``, ``exponential``, ``noisy-counts``) spend none of
+        it, except ``smooth-cauchy`` with ``variant="paper"``, whose
+        minimum-support certification is charged to delta.
     mechanism : str, default="certified-pf"
         How the next rule is selected:
 
@@ -449,11 +484,16 @@ class DPRuleListClassifier(_RuleListBase):
         rng = check_random_state(self.random_state)
         X, y = self._check_fit_data(X, y)
         delta = self._resolve_delta(X.shape[0], self.delta)
-        if self.mechanism not in PURE_MECHANISMS and delta == 0:
+        if delta_plan(self.mechanism, self.confidence, self.variant).spends_delta and delta == 0:
             raise InvalidParameterError(
-                f"mechanism={self.mechanism!r} is (epsilon, delta)-DP and needs delta > 0; got delta=0. "
-                "Pass delta=None (1/n^2) or a small positive delta, or choose a pure mechanism "
-                f"({', '.join(PURE_MECHANISMS)})."
+                f"mechanism={self.mechanism!r} (variant={self.variant!r}) is (epsilon, delta)-DP and needs "
+                "delta > 0; got delta=0. Pass delta=None (1/n^2) or a small positive delta, or choose a "
+                f"pure mechanism ({', '.join(PURE_MECHANISMS)})."
+            )
+        if self.gamma is not None and self.mechanism != "smooth-cauchy":
+            raise InvalidParameterError(
+                f"gamma is the tail exponent of smooth-cauchy noise; mechanism={self.mechanism!r} does "
+                "not use it. Leave gamma=None."
             )
         candidates = self._candidate_set(X.shape[1], self.feature_names())
         release = fit_dp_rule_list(
@@ -467,22 +507,40 @@ class DPRuleListClassifier(_RuleListBase):
 
 
 def _resolve_rules(rules, names: list[str]):
-    """Turn user literals (index/name, value) or "name"/"not name" into (index, value)."""
+    """Turn user literals (index/name, value) or "name"/"not name" into (index, value).
+
+    Raises InvalidParameterError on an empty rule or a malformed literal.
+    """
     index = {n: i for i, n in enumerate(names)}
     out = []
-    for rule in rules:
+    for i, rule in enumerate(rules):
+        literals = [rule] if isinstance(rule, str) else list(rule)
+        if not literals:
+            raise InvalidParameterError(f"Candidate rule {i} is empty; a rule needs at least one literal.")
         lits = []
-        for lit in ([rule] if isinstance(rule, str) else rule):
+        for lit in literals:
             if isinstance(lit, str):
                 value = not lit.startswith("not ")
-                name = lit[4:] if not value else lit
-                feature = index.get(name)
-            else:
+                feature = index.get(lit if value else lit[4:])
+            elif isinstance(lit, (tuple, list)) and len(lit) == 2:
                 feature, value = lit
-                feature = index.get(feature) if isinstance(feature, str) else feature
+                if not isinstance(value, (bool, np.bool_)):
+                    raise InvalidParameterError(
+                        f"Candidate literal {lit!r}: the value must be True (x = 1) or False (x = 0)."
+                    )
+                if isinstance(feature, str):
+                    feature = index.get(feature)
+                elif not isinstance(feature, (numbers.Integral, np.integer)) or isinstance(feature, bool):
+                    raise InvalidParameterError(
+                        f"Candidate literal {lit!r}: the feature must be a column index (int) or name (str)."
+                    )
+            else:
+                raise InvalidParameterError(
+                    f"Candidate literal {lit!r} must be a string ('name' or 'not name') or a pair "
+                    "(feature, value)."
+                )
             if feature is None:
                 raise DataValidationError(f"Candidate literal {lit!r} names no feature of X.")
             lits.append((int(feature), bool(value)))
         out.append(lits)
     return out
-
