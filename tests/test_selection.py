@@ -131,7 +131,7 @@ def test_best_of_random_k_meets_the_theorem_on_exact_distributions(eta):
 def test_ledger_charges_the_theorem_and_never_exceeds_the_budget(feature_data, method, eta, epsilon):
     X, y = feature_data
     search = PrivateGridSearch(
-        FeatureVote(), {"feature": [0, 1, 2]}, epsilon=epsilon, method=method, eta=eta,
+        estimator=FeatureVote(), param_grid={"feature": [0, 1, 2]}, epsilon=epsilon, method=method, eta=eta,
         stopping_probability=0.3, random_state=0,
     ).fit(X, y)
     ledger = search.privacy_ledger_
@@ -158,7 +158,7 @@ def test_ledger_charges_the_theorem_and_never_exceeds_the_budget(feature_data, m
 def test_a_candidate_that_overspends_is_refused(feature_data):
     X, y = feature_data
     with pytest.raises(BudgetExceededError, match="run budget"):
-        PrivateGridSearch(OverSpender(), {"feature": [0]}, epsilon=1.0, random_state=0).fit(X, y)
+        PrivateGridSearch(estimator=OverSpender(), param_grid={"feature": [0]}, epsilon=1.0, random_state=0).fit(X, y)
 
 
 # ------------------------------------------------------------ the selection
@@ -167,7 +167,7 @@ def test_selects_the_clearly_best_candidate_at_large_epsilon(feature_data):
     seen_best = 0
     for seed in range(6):
         search = PrivateGridSearch(
-            FeatureVote(), {"feature": [0, 1, 2, 3]}, epsilon=60.0, stopping_probability=0.1,
+            estimator=FeatureVote(), param_grid={"feature": [0, 1, 2, 3]}, epsilon=60.0, stopping_probability=0.1,
             random_state=seed,
         ).fit(X, y)
         tried = {p["feature"] for p in search.results_["params"]}
@@ -185,7 +185,7 @@ def test_smooth_boost_end_to_end_with_dataframe(binary_data):
     X, y = binary_data
     frame = pd.DataFrame(X, columns=[f"col_{i}" for i in range(X.shape[1])])
     search = PrivateGridSearch(
-        SmoothBoostClassifier(), {"n_rounds": [1, 3], "density": [0.2, 0.5]},
+        estimator=SmoothBoostClassifier(), param_grid={"n_rounds": [1, 3], "density": [0.2, 0.5]},
         epsilon=4.0, stopping_probability=0.34, random_state=1,
     ).fit(frame, y)
     assert set(search.best_params_) == {"n_rounds", "density"}
@@ -203,15 +203,15 @@ def test_reproducible_with_random_state(binary_data):
     X, y = binary_data
     kw = dict(epsilon=2.0, stopping_probability=0.3)
     grid = {"n_rounds": [1, 2, 3]}
-    a = PrivateGridSearch(SmoothBoostClassifier(), grid, random_state=5, **kw).fit(X, y)
-    b = PrivateGridSearch(SmoothBoostClassifier(), grid, random_state=5, **kw).fit(X, y)
+    a = PrivateGridSearch(estimator=SmoothBoostClassifier(), param_grid=grid, random_state=5, **kw).fit(X, y)
+    b = PrivateGridSearch(estimator=SmoothBoostClassifier(), param_grid=grid, random_state=5, **kw).fit(X, y)
     assert a.n_runs_ == b.n_runs_ and a.best_params_ == b.best_params_
     np.testing.assert_array_equal(a.results_["noisy_correct"], b.results_["noisy_correct"])
     assert a.results_["params"] == b.results_["params"]
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
-    c = PrivateGridSearch(SmoothBoostClassifier(), grid, random_state=np.random.SeedSequence(5), **kw).fit(X, y)
+    c = PrivateGridSearch(estimator=SmoothBoostClassifier(), param_grid=grid, random_state=np.random.SeedSequence(5), **kw).fit(X, y)
     np.testing.assert_array_equal(a.results_["noisy_correct"], c.results_["noisy_correct"])
-    d = PrivateGridSearch(SmoothBoostClassifier(), grid, random_state=6, **kw).fit(X, y)
+    d = PrivateGridSearch(estimator=SmoothBoostClassifier(), param_grid=grid, random_state=6, **kw).fit(X, y)
     assert not np.array_equal(a.results_["noisy_correct"][:1], d.results_["noisy_correct"][:1])
     # the user's estimator and grid are never mutated
     assert a.estimator.get_params() == SmoothBoostClassifier().get_params() and grid == {"n_rounds": [1, 2, 3]}
@@ -251,7 +251,7 @@ def test_reproducible_with_random_state(binary_data):
 def test_bad_parameters_raise_clear_errors_before_any_fit(feature_data, estimator, grid, kwargs, match):
     X, y = feature_data
     kwargs = {"epsilon": 1.0, **kwargs}
-    search = PrivateGridSearch(estimator, grid, **kwargs)
+    search = PrivateGridSearch(estimator=estimator, param_grid=grid, **kwargs)
     with pytest.raises(InvalidParameterError, match=match):
         search.fit(X, y)
     assert not hasattr(search, "best_estimator_") and not hasattr(search, "privacy_ledger_")
@@ -261,12 +261,12 @@ def test_predict_before_fit_raises():
     from dpglass.exceptions import NotFittedError
 
     with pytest.raises(NotFittedError):
-        PrivateGridSearch(FeatureVote(), {"feature": [0]}, epsilon=1.0).predict(np.zeros((1, 4)))
+        PrivateGridSearch(estimator=FeatureVote(), param_grid={"feature": [0]}, epsilon=1.0).predict(np.zeros((1, 4)))
 
 
 def test_estimator_sklearn_clone_and_params():
     from sklearn.base import clone
 
-    search = PrivateGridSearch(SmoothBoostClassifier(n_rounds=2), {"density": [0.3]}, epsilon=1.0, random_state=0)
+    search = PrivateGridSearch(estimator=SmoothBoostClassifier(n_rounds=2), param_grid={"density": [0.3]}, epsilon=1.0, random_state=0)
     copy = clone(search)
     assert copy.get_params()["estimator__n_rounds"] == 2 and copy.epsilon == 1.0

@@ -256,7 +256,8 @@ class PrivateGridSearch(BinaryClassifierBase):
         guarantee** (it holds K noisy scores; releasing them would need
         K-fold composition).
     best_index_ : int
-        The selected run's position in ``results_``.
+        The selected run's position in ``results_``.  **Curator-side, not
+        covered by the guarantee** (it bounds K from below).
     classes_, n_features_in_, feature_names_in_
         As in scikit-learn.
 
@@ -268,7 +269,7 @@ class PrivateGridSearch(BinaryClassifierBase):
     >>> X = (rng.random((1000, 5)) < 0.5).astype(int)
     >>> y = X[:, 0] ^ (rng.random(1000) < 0.1)
     >>> search = PrivateGridSearch(
-    ...     SmoothBoostClassifier(), {"n_rounds": [1, 3], "learning_rate": [0.25, 0.5]},
+    ...     estimator=SmoothBoostClassifier(), param_grid={"n_rounds": [1, 3], "learning_rate": [0.25, 0.5]},
     ...     epsilon=3.0, stopping_probability=0.25, random_state=0).fit(X, y)
     >>> sorted(search.best_params_)
     ['learning_rate', 'n_rounds']
@@ -293,9 +294,9 @@ class PrivateGridSearch(BinaryClassifierBase):
 
     def __init__(
         self,
+        *,
         estimator,
         param_grid,
-        *,
         epsilon,
         delta=0.0,
         method="liu-talwar",
@@ -550,7 +551,20 @@ class PrivateGridSearch(BinaryClassifierBase):
         text = self.best_estimator_.to_text() if hasattr(self.best_estimator_, "to_text") else str(self.best_estimator_)
         return "\n".join(lines + [text])
 
-    def __str__(self) -> str:
-        if hasattr(self, "best_estimator_"):
-            return self.to_text()
-        return repr(self)
+    # ------------------------------------------------------------ serialising
+    def to_dict(self) -> dict:
+        """The selected model's JSON, carrying the whole search's ledger.
+
+        ``dpglass.models.load_model`` reads it back as the selected model; the
+        ledger it carries covers the selection (every run), and the curator-side
+        diagnostics (``n_runs_``, ``results_``, ``best_index_``) are left out.
+        """
+        check_is_fitted(self)
+        data = self.best_estimator_.to_dict()
+        data["privacy_ledger"] = self.privacy_ledger_.to_dict()
+        data["selected_by"] = {
+            "method": self.method,
+            "best_params": self.best_params_,
+            "noisy_validation_accuracy": float(self.best_score_),
+        }
+        return data
