@@ -268,7 +268,7 @@ def test_given_thresholds_exact_output_frame():
     X = pd.DataFrame({"age": [18, 30, 31, 70], "sex": ["Male", "Female", "Other", "Male"]}, index=[5, 6, 7, 8])
     thresholds = {"age": [60, 30]}
     categories = {"sex": ["Female", "Male"]}
-    b = Binarizer(thresholds, categories=categories)
+    b = Binarizer(thresholds=thresholds, categories=categories)
     out = b.fit_transform(X)
     expected = pd.DataFrame(
         {"age>30": [0, 0, 1, 1], "age>60": [0, 0, 0, 1], "sex=Female": [0, 1, 0, 0], "sex=Male": [1, 0, 0, 1]},
@@ -285,7 +285,7 @@ def test_given_thresholds_exact_output_frame():
 
 def test_given_thresholds_array_and_names():
     X = np.array([[0.5, 3.0], [1.5, -1.0], [2.5, 10.0]])
-    b = Binarizer({0: [1, 2], 1: [0.25]}).fit(X)
+    b = Binarizer(thresholds={0: [1, 2], 1: [0.25]}).fit(X)
     out = b.transform(X)
     assert isinstance(out, np.ndarray) and out.dtype == np.uint8
     np.testing.assert_array_equal(out, [[0, 0, 1], [1, 0, 0], [1, 1, 1]])
@@ -303,7 +303,7 @@ def test_categories_from_data_warn():
 
 def test_transform_checks():
     X = pd.DataFrame({"a": [1.0, 2.0]})
-    b = Binarizer({"a": [1.5]})
+    b = Binarizer(thresholds={"a": [1.5]})
     with pytest.raises(NotFittedError):
         b.transform(X)
     b.fit(X)
@@ -341,7 +341,7 @@ def test_dp_quantiles_ledger_total_is_epsilon():
 
 def test_dp_quantiles_given_columns_cost_nothing():
     X = _normal_frame()
-    b = Binarizer({"v": [0.0]}, method="dp-quantiles", n_thresholds=2, epsilon=1.0, bounds={"u": (0, 100)},
+    b = Binarizer(thresholds={"v": [0.0]}, method="dp-quantiles", n_thresholds=2, epsilon=1.0, bounds={"u": (0, 100)},
                   categories={"c": ["a"]}, random_state=0).fit(X)  # fmt: skip
     assert len(b.privacy_ledger_) == 2 and all("'u'" in e.release for e in b.privacy_ledger_)
     np.testing.assert_array_equal(b.thresholds_["v"], [0.0])
@@ -424,7 +424,7 @@ def test_binarizer_parameter_errors(params, match):
 def test_binarizer_nan_says_impute():
     X = pd.DataFrame({"u": [0.1, np.nan]})
     with pytest.raises(DataValidationError, match="impute first"):
-        Binarizer({"u": [0.5]}).fit(X)
+        Binarizer(thresholds={"u": [0.5]}).fit(X)
     with pytest.raises(DataValidationError, match="impute"):
         dp_quantile([0.1, np.nan], 0.5, 1.0, (0, 1), 0)
 
@@ -432,4 +432,4 @@ def test_binarizer_nan_says_impute():
 def test_thresholds_for_categorical_column_rejected():
     X = pd.DataFrame({"s": ["a", "b"]})
     with pytest.raises(InvalidParameterError, match="categorical"):
-        Binarizer({"s": [1]}).fit(X)
+        Binarizer(thresholds={"s": [1]}).fit(X)

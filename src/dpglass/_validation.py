@@ -143,7 +143,12 @@ def check_binary_X(estimator, X, *, reset: bool):
     -------
     numpy.ndarray of uint8, shape (n_samples, n_features)
     """
-    X = validate_data(estimator, X, reset=reset, dtype="numeric", ensure_min_samples=1)
+    try:
+        X = validate_data(estimator, X, reset=reset, dtype="numeric", ensure_min_samples=1)
+    except ValueError as exc:
+        if isinstance(exc, DataValidationError) or "feature" in str(exc) and "expecting" in str(exc):
+            raise  # n_features / feature-name mismatches keep sklearn's own type
+        raise DataValidationError(str(exc)) from exc
     if X.dtype == bool:
         return X.astype(np.uint8)
     binary = (X == 0) | (X == 1)

@@ -262,7 +262,7 @@ def mechanism_cases(epsilon: float = 1.0) -> dict[str, AuditCase]:
         pair=gini_pair, n_samples=1_000_000, quick_samples=100_000,
     )
 
-    from dpglass.datasets.binarizer import dp_quantile
+    from dpglass.privacy.quantile import dp_quantile
 
     base = [0.5] * 10
     cases["dp-quantile"] = AuditCase(

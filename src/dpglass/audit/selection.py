@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
+
+from dpglass.privacy.rng import check_random_state
 from scipy import special
 
-from dpglass.models._rule_selection import certification_margin  # noqa: F401  (re-exported for callers)
 from dpglass.privacy.mechanisms import (
     ExponentialMechanism,
     GaussianMechanism,
@@ -251,7 +251,7 @@ def search_selection_pairs(mechanism, *, epsilon, delta=0.0, n_features=2, max_c
     found.  A result with ``delta_at_claim > delta`` is a counterexample to the
     claim (confirm it with the sampling audit).
     """
-    rng = np.random.default_rng(rng)
+    rng = check_random_state(rng)
     shape = (2**n_features, 2)
 
     def score(sp):

@@ -96,7 +96,7 @@ def _check_values(frame: pd.DataFrame, categories: dict, relpath: str) -> None:
 def _encode(frame: pd.DataFrame, thresholds: dict, categories: dict, relpath: str) -> pd.DataFrame:
     """Fixed-schema encoding with :class:`Binarizer` (given thresholds and categories)."""
     _check_values(frame, categories, relpath)
-    encoded = Binarizer(thresholds, categories=categories).fit_transform(frame)
+    encoded = Binarizer(thresholds=thresholds, categories=categories).fit_transform(frame)
     return encoded.reset_index(drop=True)
 
 

@@ -31,6 +31,8 @@ from sklearn.utils.validation import check_is_fitted
 from dpglass._validation import InstanceOf, Interval, Options, validate_params
 from dpglass.exceptions import DataValidationError, InvalidParameterError, PrivacyLeakWarning
 from dpglass.privacy.ledger import PrivacyLedger
+from dpglass.privacy.quantile import check_bounds as _check_bounds
+from dpglass.privacy.quantile import dp_quantile
 from dpglass.privacy.rng import check_random_state
 
 __all__ = ["Binarizer", "dp_quantile"]
@@ -39,99 +41,6 @@ _MECHANISM = "exponential-quantile"
 
 
 # --------------------------------------------------------------------------- DP quantile
-def _check_bounds(bounds, owner: str, name: str = "bounds") -> tuple[float, float]:
-    ok = (
-        isinstance(bounds, (tuple, list, np.ndarray))
-        and len(bounds) == 2
-        and all(isinstance(b, numbers.Real) and not isinstance(b, bool) and math.isfinite(b) for b in bounds)
-        and bounds[0] < bounds[1]
-    )
-    if not ok:
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {owner} must be a pair (lo, hi) of finite numbers with lo < hi. "
-            f"Got {bounds!r} instead."
-        )
-    return float(bounds[0]), float(bounds[1])
-
-
-def dp_quantile(values, q, epsilon, bounds, rng) -> float:
-    """Release the ``q``-quantile of ``values`` with epsilon-differential privacy.
-
-    The exponential mechanism of Smith (2011), "Privacy-preserving statistical
-    estimation with optimal convergence rates" (STOC), over the output range
-    ``[lo, hi]``.  A candidate threshold ``t`` has utility
-    ``u(t) = -|#{i : x_i < t} - q n|`` and density proportional to
-    ``exp(epsilon * u(t) / 2)``.  Adding or removing one record changes
-    ``u(t)`` by at most 1 for every ``t`` (sensitivity 1), so the release is
-    ``epsilon``-DP (McSherry & Talwar 2007).
-
-    Sampling: the values are **clipped to** ``bounds`` and sorted; the
-    utility is constant on each interval between consecutive clipped values,
-    so an interval is drawn with probability proportional to
-    ``length * exp(epsilon * u / 2)`` (Gumbel-max trick on
-    ``log(length) + epsilon * u / 2``), then a point uniformly inside it.
-
-    Parameters
-    ----------
-    values : array-like of shape (n,)
-        The data (finite or infinite reals; no NaN).  Values outside
-        ``bounds`` are clipped to them.  ``n`` may be 0.
-    q : float in [0, 1]
-        The quantile.
-    epsilon : float > 0
-        The privacy budget of this one release.
-    bounds : (lo, hi)
-        Public bounds, ``lo < hi``, chosen without looking at the data.  The
-        output always lies in ``[lo, hi]``.
-    rng : numpy.random.Generator, int, SeedSequence or None
-        Randomness (see :func:`dpglass.privacy.rng.check_random_state`).
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    DataValidationError
-        If ``values`` contains NaN.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.arange(1000) / 10          # median 49.95
-    >>> t = dp_quantile(x, 0.5, epsilon=5.0, bounds=(0, 100), rng=0)
-    >>> 45 < t < 55
-    True
-    """
-    owner = "dp_quantile"
-    validate_params(
-        {"q": q, "epsilon": epsilon},
-        {"q": [Interval(numbers.Real, 0, 1)], "epsilon": [Interval(numbers.Real, 0, None, "neither")]},
-        owner,
-    )
-    if not math.isfinite(epsilon):
-        raise InvalidParameterError(
-            f"The 'epsilon' parameter of {owner} must be a finite float in the range (0, inf). Got {epsilon!r} instead."
-        )
-    lo, hi = _check_bounds(bounds, owner)
-    rng = check_random_state(rng)
-    x = np.asarray(values, dtype=float).ravel()
-    if np.isnan(x).any():
-        raise DataValidationError(
-            "dp_quantile got NaN values; impute first (with a public fill value) or drop them."
-        )
-    z = np.sort(np.clip(x, lo, hi))
-    n = z.size
-    edges = np.concatenate(([lo], z, [hi]))
-    lengths = np.diff(edges)  # interval i = [edges[i], edges[i+1]) has i values below it
-    utility = -np.abs(np.arange(n + 1, dtype=float) - q * n)
-    with np.errstate(divide="ignore"):
-        scores = np.log(lengths) + (epsilon / 2.0) * utility
-    scores = scores + rng.gumbel(size=n + 1)
-    i = int(np.argmax(scores))
-    return float(rng.uniform(edges[i], edges[i + 1]))
-
-
 # --------------------------------------------------------------------------- helpers
 def _format_value(t) -> str:
     """Shortest readable text for a threshold: ``25``, ``0.11``, else ``repr``."""
@@ -165,11 +74,19 @@ def _as_frame(X):
             "Reshape a single feature with X.reshape(-1, 1)."
         )
     frame = pd.DataFrame(arr)
-    if arr.dtype == object:  # per column: numeric if every entry converts
+    if arr.dtype == object:
+        # per column, by the *type* of its entries (schema), never by whether
+        # their values happen to parse: numbers -> numeric, strings -> categorical
         for j in frame.columns:
-            converted = pd.to_numeric(frame[j], errors="coerce")
-            if not (converted.isna() & frame[j].notna()).any():
-                frame[j] = converted
+            present = frame[j][frame[j].notna()]
+            is_num = present.map(lambda v: isinstance(v, (numbers.Real, np.bool_)) and not isinstance(v, str))
+            if is_num.all():
+                frame[j] = pd.to_numeric(frame[j])
+            elif is_num.any():
+                raise DataValidationError(
+                    f"Column {j} of X mixes numbers and strings; give each column one type "
+                    "(numbers for thresholds, strings for categories), or pass a DataFrame with dtypes."
+                )
     keys = list(range(arr.shape[1]))
     return frame, keys, [f"x{j}" for j in keys], False
 
@@ -258,7 +175,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
     --------
     >>> import pandas as pd
     >>> X = pd.DataFrame({"age": [23, 41, 67], "sex": ["Male", "Female", "Male"]})
-    >>> b = Binarizer({"age": [30, 60]}, categories={"sex": ["Female", "Male"]})
+    >>> b = Binarizer(thresholds={"age": [30, 60]}, categories={"sex": ["Female", "Male"]})
     >>> b.fit_transform(X)
        age>30  age>60  sex=Female  sex=Male
     0       0       0           0         1
@@ -289,8 +206,8 @@ class Binarizer(TransformerMixin, BaseEstimator):
 
     def __init__(
         self,
-        thresholds=None,
         *,
+        thresholds=None,
         method="given",
         n_thresholds=3,
         epsilon=None,
