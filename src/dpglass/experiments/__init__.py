@@ -1,4 +1,4 @@
-"""Experiments: a resumable sweep engine and the reproduction of paper 001.
+"""Experiments: a resumable sweep engine and the reproductions of papers 001 and 002.
 
 * :func:`run_sweep` fits every (dataset, method, epsilon, seed) cell of a
   :class:`SweepConfig` and writes one tidy CSV row per cell, incrementally, so
@@ -10,6 +10,12 @@
   (``dpglass reproduce rule-lists``): Figures 1-4, Tables I-III, Section V-D and
   the membership-inference attack of Appendix C, with a report beside the
   paper's numbers.
+* :mod:`dpglass.experiments.boosting` reproduces the experiments of paper 002
+  (``dpglass reproduce boosting``): Table 2's accuracy curves, the features
+  used (Tables 3, 5-7), the chosen hyper-parameters with the paper's
+  non-private tuning and with :class:`~dpglass.models.selection.PrivateGridSearch`
+  (Tables 8-10), Figure 1 and the pure-vs-approximate DP comparison of
+  Figures 2-3.
 """
 
 from dpglass.experiments.sweep import (

@@ -1,4 +1,4 @@
-"""Figures of the rule-list reproduction: each written as PNG and SVG with its numbers as CSV.
+"""Figures of the reproductions (rule lists, boosting): each written as PNG and SVG with its numbers as CSV.
 
 Every function takes the summarised numbers (a DataFrame), draws one figure
 with matplotlib (Agg backend, no display needed) and writes
@@ -20,6 +20,7 @@ __all__ = [
     "plot_accuracy_vs_epsilon",
     "plot_hyperparameters",
     "plot_mia_roc",
+    "plot_advantage",
 ]
 
 #: Colour and line style of each method, shared by every figure.
@@ -33,6 +34,19 @@ STYLE = {
     "noisy-counts": dict(color="#8c564b", linestyle="-", linewidth=1.4),
     "certified-pf": dict(color="#2ca02c", linestyle="-.", linewidth=1.8),
     "gl-Laplace (dpglass)": dict(color="#1f77b4", linestyle=":", linewidth=1.6),
+    # boosting (paper 002): solid = the paper's (non-private) tuning, dashed = private tuning
+    "LazyBB-stumps": dict(color="#d62728", linestyle="-", linewidth=1.8),
+    "LazyBB-stumps (private tuning)": dict(color="#d62728", linestyle="--", linewidth=1.4),
+    "LazyBB-trees": dict(color="#2ca02c", linestyle="-", linewidth=1.6),
+    "LazyBB-trees (private tuning)": dict(color="#2ca02c", linestyle="--", linewidth=1.4),
+    "DP-LR": dict(color="#1f77b4", linestyle="-", linewidth=1.6),
+    "DP-LR (private tuning)": dict(color="#1f77b4", linestyle="--", linewidth=1.4),
+    "1-Rule": dict(color="grey", linestyle=":", linewidth=1.4),
+    "GBC": dict(color="black", linestyle="--", linewidth=1.4),
+    "paper (its encoding)": dict(color="black", linestyle=":", linewidth=1.4, marker="o", markersize=3),
+    "LazyBB-stumps δ=0": dict(color="#d62728", linestyle="-", linewidth=1.6),
+    "LazyBB-stumps δ=1e-05": dict(color="#9467bd", linestyle="-", linewidth=1.6),
+    "LazyBB-stumps δ=0, paper's Table 8": dict(color="#d62728", linestyle=":", linewidth=1.4),
 }
 
 
@@ -83,12 +97,15 @@ def plot_noise_amplitude(data: pd.DataFrame, out, stem="fig1_noise_amplitude", t
 
 
 def plot_accuracy_vs_epsilon(summary: pd.DataFrame, out, stem, *, value_label, panels, title=None,
-                             flat_methods=("GreedyRL",)):
+                             flat_methods=("GreedyRL",), xticks=None):
     """Accuracy (mean, standard-error band) vs epsilon (log scale), one panel per dataset.
 
     ``summary`` has columns dataset, method, epsilon, mean, se (see
     :func:`dpglass.experiments.summarise`); ``panels`` maps dataset -> panel title.
     Methods in ``flat_methods`` (no epsilon) are drawn as horizontal lines.
+    ``xticks``: epsilon values to label (plain numbers, no minor labels);
+    None keeps matplotlib's log ticks.  The legend lists every method of
+    every panel once.
     """
     plt = _plt()
     fig, axes = plt.subplots(1, len(panels), figsize=(4.0 * len(panels), 3.4), squeeze=False)
@@ -109,10 +126,21 @@ def plot_accuracy_vs_epsilon(summary: pd.DataFrame, out, stem, *, value_label, p
                             color=st.get("color"), alpha=0.18, linewidth=0)
         ax.set_xscale("log")
         ax.set_xlim(lo, hi)
+        if xticks is not None:
+            from matplotlib.ticker import NullFormatter
+
+            ax.set_xticks(list(xticks))
+            ax.set_xticklabels([f"{t:g}" for t in xticks])
+            ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("privacy budget ε")
         ax.set_title(label)
     axes[0][0].set_ylabel(value_label)
-    handles, labels = axes[0][0].get_legend_handles_labels()
+    handles, labels = [], []
+    for ax in axes[0]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
     ncol = len(labels) if len(labels) <= 7 else 4
     rows = math.ceil(len(labels) / ncol)
     if title:
@@ -172,3 +200,48 @@ def plot_mia_roc(roc: pd.DataFrame, out, stem="appC_mia_roc", *, panels):
     axes[0][0].set_ylabel("true positive rate")
     fig.tight_layout()
     return _save(fig, Path(out), stem, roc)
+
+
+def plot_advantage(curves: pd.DataFrame, hists: pd.DataFrame, out, stem="fig1_advantage", *, gamma=None):
+    """Paper 002, Figure 1: advantage per round (left) and margin histograms (right).
+
+    ``curves`` has columns setting, round, advantage, advantage_se,
+    best_1rule_advantage; ``hists`` has setting, part ("train"/"test"),
+    bin_left, bin_right, fraction.  Both are written to ``<stem>.csv`` (stacked).
+    """
+    plt = _plt()
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 3.8))
+    colours = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd"]
+    for colour, (setting, part) in zip(colours, curves.groupby("setting", sort=False)):
+        r = part["round"].to_numpy()
+        m = part["advantage"].to_numpy()
+        ax.plot(r, m, color=colour, linewidth=1.2, label=f"{setting}: released 1-Rule")
+        se = part["advantage_se"].to_numpy()
+        if np.isfinite(se).any():
+            ax.fill_between(r, m - se, m + se, color=colour, alpha=0.18, linewidth=0)
+        ax.plot(r, part["best_1rule_advantage"], color=colour, linewidth=1.0, linestyle="--",
+                label=f"{setting}: best 1-Rule")
+    if gamma is not None:
+        ax.axhline(gamma, color="grey", linestyle=":", linewidth=1, label=f"γ = {gamma:g}")
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_xscale("log")
+    ax.set_xlabel("boosting round t")
+    ax.set_ylabel("advantage 1/2 − err under the round's measure")
+    ax.set_title("Advantage per round (mean ± se over runs)")
+    ax.legend(loc="upper right", frameon=False, fontsize=7)
+    for colour, (setting, part) in zip(colours, hists.groupby("setting", sort=False)):
+        for kind, style in (("train", "-"), ("test", ":")):
+            p = part[part["part"] == kind]
+            if not len(p):
+                continue
+            edges = np.append(p["bin_left"].to_numpy(), p["bin_right"].iloc[-1])
+            bx.stairs(p["fraction"].to_numpy(), edges, color=colour, linestyle=style, linewidth=1.3,
+                      label=f"{setting} ({kind})")
+    bx.axvline(0, color="black", linewidth=0.6)
+    bx.set_xlabel("normalised margin y·Σ h_t(x) / τ")
+    bx.set_ylabel("fraction of records")
+    bx.set_title("Margin histogram of the final vote")
+    bx.legend(loc="upper left", frameon=False, fontsize=7)
+    fig.tight_layout()
+    data = pd.concat([curves.assign(kind="advantage"), hists.assign(kind="margin histogram")], ignore_index=True)
+    return _save(fig, Path(out), stem, data)

@@ -59,9 +59,9 @@ from dpglass.experiments.sweep import (
     SweepConfig,
     _make_estimator,
     cell_seed,
-    run_sweep,
     split_indices,
     summarise,
+    timed_sweep,
 )
 
 __all__ = ["PAPER_DATASETS", "PAPER", "Plan", "FULL", "QUICK", "paper_methods", "reproduce", "noise_amplitude_table"]
@@ -414,28 +414,6 @@ def _alternatives_table(frame: pd.DataFrame, alts) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------- main
-def _timed_sweep(config, path, timings, key, **kw):
-    """Run a sweep; accumulate its fits and seconds over resumed runs in ``<path>.timing.json``."""
-    from dpglass.experiments.sweep import _scan
-
-    resume = kw.get("resume", True)
-    log_path = path.with_name(path.name + ".timing.json")
-    before = len(_scan(path, config.columns)) if path.exists() and resume else 0
-    past = json.loads(log_path.read_text()) if resume and before and log_path.exists() else {}
-    start = time.perf_counter()
-    frame = run_sweep(config, path, **kw)
-    seconds = time.perf_counter() - start
-    computed = len(frame) - before
-    total = {"computed_fits": past.get("computed_fits", 0) + computed,
-             "seconds": round(past.get("seconds", 0.0) + (seconds if computed else 0.0), 2),
-             "runs": past.get("runs", 0) + (1 if computed else 0),
-             "n_jobs": sorted(set(past.get("n_jobs", [])) | ({kw.get("n_jobs", 2)} if computed else set()))}
-    log_path.write_text(json.dumps(total))
-    fps = total["computed_fits"] / total["seconds"] if total["seconds"] > 0 else None
-    timings[key] = dict(total, rows=len(frame), fits_per_second=round(fps, 1) if fps else None)
-    return frame
-
-
 def reproduce(out, *, quick=False, n_jobs=2, progress=True, fresh=False, raw_dir=None, data_home=None, base_seed=0,
               plan: Plan | None = None, log=print):
     """Run every experiment and write figures, tables and ``report.md`` into ``out``.
@@ -476,7 +454,7 @@ def reproduce(out, *, quick=False, n_jobs=2, progress=True, fresh=False, raw_dir
 
     log(f"Fig. 4 / Tables I-II: {len(plan.epsilons)} epsilons x {plan.n_seeds} seeds x 3 datasets")
     main_cfg = SweepConfig(datasets, paper_methods(), plan.epsilons, plan.n_seeds, base_seed=base_seed)
-    main = _timed_sweep(main_cfg, raw / "sweep_fig4.csv", timings, "fig4", description="Fig. 4", **kw)
+    main = timed_sweep(main_cfg, raw / "sweep_fig4.csv", timings, "fig4", description="Fig. 4", **kw)
     acc = summarise(main, "test_accuracy")
     figures.plot_accuracy_vs_epsilon(
         acc, out, "fig4_test_accuracy", value_label="test accuracy", panels=PANELS,
@@ -490,7 +468,7 @@ def reproduce(out, *, quick=False, n_jobs=2, progress=True, fresh=False, raw_dir
     log(f"Figs. 2-3: noisy counts vs noisy Gini, {len(plan.fig23_epsilons)} epsilons x {plan.fig23_seeds} seeds")
     f23_cfg = SweepConfig(datasets, (_method("GreedyRL"), _method("gl-Laplace"), _method("noisy-counts")),
                           plan.fig23_epsilons, plan.fig23_seeds, base_seed=base_seed)
-    f23 = _timed_sweep(f23_cfg, raw / "sweep_fig2_3.csv", timings, "fig2_3", description="Figs. 2-3", **kw)
+    f23 = timed_sweep(f23_cfg, raw / "sweep_fig2_3.csv", timings, "fig2_3", description="Figs. 2-3", **kw)
     f23_sum = summarise(f23, "train_accuracy")
     figures.plot_accuracy_vs_epsilon(
         f23_sum, out, "fig2_3_noisy_counts_vs_gini", value_label="training accuracy", panels=PANELS,
@@ -501,7 +479,7 @@ def reproduce(out, *, quick=False, n_jobs=2, progress=True, fresh=False, raw_dir
     alts = _alternative_datasets(data_home)
     alt_cfg = SweepConfig(tuple(a for _, a in alts), (_method("GreedyRL"), _method("sm-Laplace")), (10.0,), plan.n_seeds,
                           base_seed=base_seed)
-    alt = _timed_sweep(alt_cfg, raw / "sweep_alternatives.csv", timings, "alternatives", description="alternatives", **kw)
+    alt = timed_sweep(alt_cfg, raw / "sweep_alternatives.csv", timings, "alternatives", description="alternatives", **kw)
     alternatives = _alternatives_table(alt, alts)
     alternatives.to_csv(out / "alternative_datasets.csv", index=False)
 
@@ -510,7 +488,7 @@ def reproduce(out, *, quick=False, n_jobs=2, progress=True, fresh=False, raw_dir
     hyper = []
     for eps in plan.hyper_epsilons:
         hyp_cfg = SweepConfig(datasets, methods, (eps,), plan.hyper_seeds, holdout="validation", base_seed=base_seed)
-        hyp = _timed_sweep(hyp_cfg, raw / f"sweep_sec5d_eps{eps:g}.csv", timings, f"sec5d_eps{eps:g}",
+        hyp = timed_sweep(hyp_cfg, raw / f"sweep_sec5d_eps{eps:g}.csv", timings, f"sec5d_eps{eps:g}",
                            description=f"Section V-D, ε={eps:g}", **kw)
         hyp_sum = summarise(hyp, "validation_accuracy", by=("dataset", "method"))
         hyp_sum[["family", "knob", "value"]] = pd.DataFrame([meaning[m] for m in hyp_sum["method"]], index=hyp_sum.index)

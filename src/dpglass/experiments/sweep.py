@@ -53,7 +53,9 @@ import csv
 import dataclasses
 import json
 import math
+import numbers
 import os
+import re
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -68,7 +70,9 @@ __all__ = [
     "DatasetSpec",
     "MethodSpec",
     "SweepConfig",
+    "cell_key",
     "cell_seed",
+    "dataset_split",
     "split_indices",
     "run_sweep",
     "load_results",
@@ -97,27 +101,74 @@ class DatasetSpec:
         Estimator parameters for this dataset (e.g. ``max_card``,
         ``min_support``), passed to every method that accepts them; a method's
         own parameters take precedence.
+    split : str, default="random"
+        How a seed splits the records (:func:`dataset_split`):
+
+        * ``"random"``: a seeded ``test_size`` permutation split per seed (the
+          rule-list experiments);
+        * ``"canonical"``: the built-in dataset's own train/test split
+          (``load_dataset(source, split="train")`` and ``"test"``), the same for
+          every seed (seeds then vary only the model's noise);
+        * ``"kfold:K"``: stratified, shuffled K-fold cross-validation; seed ``s``
+          is fold ``s % K`` of partition ``s // K`` (``n_seeds = K`` is one
+          K-fold cross-validation).
     """
 
     name: str
     source: str | None = None
     target: str | None = None
     params: dict = field(default_factory=dict)
+    split: str = "random"
+
+    def __post_init__(self):
+        if self.split not in ("random", "canonical") and not _KFOLD.fullmatch(self.split or ""):
+            raise InvalidParameterError(
+                f"DatasetSpec {self.name!r}: split must be 'random', 'canonical' or 'kfold:K' (K >= 2); "
+                f"got {self.split!r}."
+            )
+
+    @property
+    def n_folds(self) -> int | None:
+        """K of a ``"kfold:K"`` split, else None."""
+        m = _KFOLD.fullmatch(self.split)
+        return int(m.group(1)) if m else None
 
     def load(self, data_home=None):
-        """``(X, y, feature_names)``: uint8 0/1 arrays and the column names."""
+        """``(X, y, feature_names)``: uint8 0/1 arrays and the column names.
+
+        With ``split="canonical"`` the training rows come first, then the test
+        rows (:meth:`n_train` of them are training rows).
+        """
         source = self.source or self.name
-        key = (source, self.target, None if data_home is None else str(data_home))
+        key = (source, self.target, None if data_home is None else str(data_home), self.split == "canonical")
         if key not in _DATA:
             if source.lower().endswith(".csv") or os.sep in source:
+                if self.split == "canonical":
+                    raise InvalidParameterError(f"A CSV dataset ({source}) has no canonical split.")
                 X, y, names = _load_csv(source, self.target)
             else:
                 from dpglass.datasets import load_dataset
 
-                frame, y = load_dataset(source, data_home=data_home)
+                if self.split == "canonical":
+                    parts = [load_dataset(source, split=part, data_home=data_home) for part in ("train", "test")]
+                    if list(parts[0][0].columns) != list(parts[1][0].columns):
+                        raise DataValidationError(f"{source}: the train and test parts have different columns.")
+                    _N_TRAIN[key] = len(parts[0][1])
+                    frame = pd.concat([p[0] for p in parts], ignore_index=True)
+                    y = np.concatenate([np.asarray(p[1]) for p in parts])
+                else:
+                    frame, y = load_dataset(source, data_home=data_home)
                 X, names = frame.to_numpy(dtype=np.uint8), [str(c) for c in frame.columns]
             _DATA[key] = (X, np.asarray(y, dtype=np.uint8), names)
         return _DATA[key]
+
+    def n_train(self, data_home=None) -> int:
+        """Training rows of a ``"canonical"`` split (the first rows of :meth:`load`)."""
+        if self.split != "canonical":
+            raise InvalidParameterError(f"DatasetSpec {self.name!r} has no canonical split.")
+        self.load(data_home)
+        source = self.source or self.name
+        return _N_TRAIN[(source, self.target, None if data_home is None else str(data_home), True)]
 
 
 @dataclass(frozen=True)
@@ -133,18 +184,40 @@ class MethodSpec:
     params : dict
         Fixed parameters (``epsilon`` and ``random_state`` are set per cell).
     private : bool or None
-        Whether the epsilon grid applies; None takes the registry's flag.  A
-        non-private method gets one cell per (dataset, seed), with epsilon NaN.
+        Whether the epsilon grid applies; None takes the registry's flag (and
+        False for an import path).  A non-private method gets one cell per
+        (dataset, seed), with epsilon NaN.
+    cell_params : dict
+        Parameters of particular cells, on top of ``params``: keys
+        ``"<dataset>|<epsilon>"`` or ``"<dataset>|<epsilon>|<seed>"`` (epsilon
+        as ``repr(float(epsilon))``, see :func:`cell_key`; the more specific
+        key wins).  For settings chosen per dataset and epsilon (a paper's
+        tables) or per cross-validation fold.
+    tuning : dict
+        If not empty, the cell fits
+        :class:`~dpglass.models.selection.PrivateGridSearch` around the
+        estimator, with these keyword arguments (``param_grid``,
+        ``stopping_probability``, ...) and the cell's ``epsilon`` and seed:
+        the selection's budget is inside epsilon.
+
+    ``estimator`` may also be an import path ``"module:Class"`` (e.g.
+    ``"sklearn.ensemble:GradientBoostingClassifier"``) for a reference that is
+    not in the registry; an integer seed drawn from the cell's SeedSequence is
+    passed as its ``random_state``.
     """
 
     name: str
     estimator: str
     params: dict = field(default_factory=dict)
     private: bool | None = None
+    cell_params: dict = field(default_factory=dict)
+    tuning: dict = field(default_factory=dict)
 
     def is_private(self) -> bool:
         if self.private is not None:
             return bool(self.private)
+        if ":" in self.estimator:
+            return False
         from dpglass.registry import get_spec
 
         return get_spec(self.estimator).private
@@ -169,6 +242,12 @@ class SweepConfig:
     validation_size : float, default=0.25
     base_seed : int, default=0
         Root of the SeedSequence tree.
+    extra_columns : tuple of str, default=()
+        Fitted attributes recorded as extra columns after ``fit_seconds``
+        (column name: the attribute without its trailing ``_``), read from the
+        estimator or else from its ``best_estimator_``; dicts are written as
+        JSON, a missing attribute as NaN.  E.g. ``("n_features_used_",
+        "best_params_")``.
     """
 
     datasets: tuple
@@ -179,11 +258,13 @@ class SweepConfig:
     holdout: str = "test"
     validation_size: float = 0.25
     base_seed: int = 0
+    extra_columns: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "datasets", tuple(self.datasets))
         object.__setattr__(self, "methods", tuple(self.methods))
         object.__setattr__(self, "epsilons", tuple(float(e) for e in self.epsilons))
+        object.__setattr__(self, "extra_columns", tuple(self.extra_columns))
         for label, names in (("dataset", [d.name for d in self.datasets]), ("method", [m.name for m in self.methods])):
             if len(set(names)) != len(names):
                 raise InvalidParameterError(f"Two {label}s of the sweep have the same name: {names}.")
@@ -206,10 +287,23 @@ class SweepConfig:
         return [
             "dataset", "method", "epsilon", "seed", "train_accuracy", self.score_column, "n_rules",
             "epsilon_spent", "delta_spent", "guarantee", "stop_reason", "vulnerability", "fit_seconds",
+            *(_extra_name(a) for a in self.extra_columns),
         ]
 
     def to_dict(self) -> dict:
-        return json.loads(json.dumps(dataclasses.asdict(self), default=str))
+        """The configuration as JSON data; fields at their defaults that older
+        sweeps did not have are left out, so that those sweeps still resume."""
+        data = json.loads(json.dumps(dataclasses.asdict(self), default=str))
+        for d in data["datasets"]:
+            if d.get("split") == "random":
+                del d["split"]
+        for m in data["methods"]:
+            for key in ("cell_params", "tuning"):
+                if not m.get(key):
+                    m.pop(key, None)
+        if not data.get("extra_columns"):
+            data.pop("extra_columns", None)
+        return data
 
     def cells(self):
         """Every cell as (dataset index, seed, method index, epsilon or None), in canonical order."""
@@ -265,6 +359,54 @@ def split_indices(n: int, seed_seq, test_size: float = 0.3, holdout: str = "test
     if holdout == "validation":
         n_val = math.ceil(validation_size * len(train))
         train, test = train[n_val:], train[:n_val]
+    return np.sort(train), np.sort(test)
+
+
+def cell_key(dataset: str, epsilon, seed: int | None = None) -> str:
+    """The key of :attr:`MethodSpec.cell_params` for a (dataset, epsilon[, seed]) cell.
+
+    Examples
+    --------
+    >>> cell_key("adult", 0.05), cell_key("mushroom", 1, 3)
+    ('adult|0.05', 'mushroom|1.0|3')
+    """
+    key = f"{dataset}|{_eps_key(epsilon)}"
+    return key if seed is None else f"{key}|{int(seed)}"
+
+
+def dataset_split(config: SweepConfig, dataset: DatasetSpec, seed: int, data_home=None):
+    """``(train, held_out)`` sorted row indices of ``dataset.load()`` for a seed.
+
+    ``dataset.split`` says how (see :class:`DatasetSpec`): ``"random"`` is
+    :func:`split_indices` (unchanged); ``"canonical"`` is the dataset's own
+    train/test split; ``"kfold:K"`` is fold ``seed % K`` of a stratified,
+    shuffled K-fold partition seeded by ``(dataset, seed // K)``.  With
+    ``config.holdout == "validation"``, the held-out rows of the last two are
+    ``ceil(validation_size * n_train)`` training rows drawn by the seed's
+    permutation, and the test rows are not used at all.
+    """
+    if dataset.split == "random":
+        X, y, _ = dataset.load(data_home)
+        return split_indices(
+            len(y), cell_seed(config.base_seed, dataset.name, seed), config.test_size, config.holdout,
+            config.validation_size,
+        )
+    X, y, _ = dataset.load(data_home)
+    if dataset.split == "canonical":
+        n_tr = dataset.n_train(data_home)
+        train, test = np.arange(n_tr), np.arange(n_tr, len(y))
+    else:
+        from sklearn.model_selection import StratifiedKFold
+
+        k = dataset.n_folds
+        repeat, fold = divmod(int(seed), k)
+        partition = np.random.SeedSequence(int(config.base_seed), spawn_key=(_h(dataset.name), repeat, _h("kfold")))
+        folds = StratifiedKFold(n_splits=k, shuffle=True, random_state=int(partition.generate_state(1)[0]))
+        train, test = list(folds.split(np.zeros(len(y)), y))[fold]
+    if config.holdout == "validation":
+        perm = np.random.default_rng(cell_seed(config.base_seed, dataset.name, seed)).permutation(len(train))
+        n_val = math.ceil(config.validation_size * len(train))
+        train, test = train[perm[n_val:]], train[perm[:n_val]]
     return np.sort(train), np.sort(test)
 
 
@@ -429,21 +571,67 @@ def _generic_fit(est, X_tr, y_tr, X_ev, y_ev, names):
     return est, seconds, train, held, vul
 
 
-def _make_estimator(dataset: DatasetSpec, method: MethodSpec, eps, model_seed):
-    """The estimator of a cell: dataset parameters it accepts, then the method's, epsilon, seed."""
+def _estimator_class(name: str):
+    """The class of a registry name or of a ``"module:Class"`` import path."""
+    if ":" in name:
+        import importlib
+
+        module, _, attr = name.partition(":")
+        return getattr(importlib.import_module(module), attr)
     from dpglass.registry import get_spec
 
-    spec = get_spec(method.estimator)
-    if spec.name not in _ACCEPTED:
-        _ACCEPTED[spec.name] = frozenset(spec.cls().get_params())
-    accepted = _ACCEPTED[spec.name]
+    return get_spec(name).cls
+
+
+def _make_estimator(dataset: DatasetSpec, method: MethodSpec, eps, model_seed, seed: int | None = None):
+    """The estimator of a cell: dataset parameters it accepts, then the method's, the cell's, epsilon, seed.
+
+    With ``method.tuning`` the estimator is wrapped in
+    :class:`~dpglass.models.selection.PrivateGridSearch`, which gets the
+    epsilon and the seed (and sets those of every candidate itself).
+    """
+    cls = _estimator_class(method.estimator)
+    if method.estimator not in _ACCEPTED:
+        _ACCEPTED[method.estimator] = frozenset(cls().get_params())
+    accepted = _ACCEPTED[method.estimator]
     params = {k: v for k, v in dataset.params.items() if k in accepted}
     params.update(method.params)
+    if method.cell_params:
+        params.update(method.cell_params.get(cell_key(dataset.name, eps), {}))
+        if seed is not None:
+            params.update(method.cell_params.get(cell_key(dataset.name, eps, seed), {}))
+    if ":" in method.estimator and "random_state" in accepted and model_seed is not None:
+        model_seed = int(model_seed.generate_state(1)[0])  # foreign estimators want an int
+    if method.tuning:
+        from dpglass.models.selection import PrivateGridSearch
+
+        if eps is None:
+            raise InvalidParameterError(f"Method {method.name!r}: private tuning needs an epsilon grid.")
+        return PrivateGridSearch(estimator=cls(**params), epsilon=float(eps), random_state=model_seed, **method.tuning)
     if eps is not None:
         params["epsilon"] = float(eps)
     if "random_state" in accepted:
         params["random_state"] = model_seed
-    return spec.make(**params)
+    return cls(**params)
+
+
+def _extra_name(attribute: str) -> str:
+    return attribute.rstrip("_")
+
+
+def _extra_value(est, attribute: str):
+    """A fitted attribute of ``est`` (or of its ``best_estimator_``) as a CSV cell."""
+    for obj in (est, getattr(est, "best_estimator_", None)):
+        if obj is not None and hasattr(obj, attribute):
+            value = getattr(obj, attribute)
+            if isinstance(value, dict):
+                return json.dumps(value, sort_keys=True, default=str)
+            if isinstance(value, (bool, np.bool_)):
+                return bool(value)
+            if isinstance(value, (numbers.Number, np.number)):
+                return float(value)
+            return str(value)
+    return math.nan
 
 
 def _run_unit(config: SweepConfig, d_index: int, seed: int, todo, fast: bool, data_home=None):
@@ -452,10 +640,7 @@ def _run_unit(config: SweepConfig, d_index: int, seed: int, todo, fast: bool, da
 
     dataset = config.datasets[d_index]
     X, y, names = dataset.load(data_home)
-    tr, ev = split_indices(
-        len(y), cell_seed(config.base_seed, dataset.name, seed), config.test_size, config.holdout,
-        config.validation_size,
-    )
+    tr, ev = dataset_split(config, dataset, seed, data_home)
     X_tr, y_tr, X_ev, y_ev = X[tr], y[tr], X[ev], y[ev]
     fast_path = None
     rows = []
@@ -467,10 +652,11 @@ def _run_unit(config: SweepConfig, d_index: int, seed: int, todo, fast: bool, da
                 "seed": seed, "train_accuracy": math.nan, config.score_column: math.nan, "n_rules": math.nan,
                 "epsilon_spent": math.nan, "delta_spent": math.nan, "guarantee": "none", "stop_reason": "",
                 "vulnerability": math.nan, "fit_seconds": math.nan,
+                **{_extra_name(a): math.nan for a in config.extra_columns},
             }
             try:
                 est = _make_estimator(
-                    dataset, method, eps, cell_seed(config.base_seed, dataset.name, seed, method.name, eps)
+                    dataset, method, eps, cell_seed(config.base_seed, dataset.name, seed, method.name, eps), seed
                 )
                 if fast and _fast_eligible(est):
                     if fast_path is None:
@@ -483,6 +669,8 @@ def _run_unit(config: SweepConfig, d_index: int, seed: int, todo, fast: bool, da
                     ledger = getattr(est, "privacy_ledger_", None)
                     n_rules = len(est.rules_) if hasattr(est, "rules_") else math.nan
                     stop = getattr(est, "stop_reason_", "")
+                    for a in config.extra_columns:
+                        row[_extra_name(a)] = _extra_value(est, a)
                 row.update(train_accuracy=train, n_rules=n_rules, stop_reason=stop, vulnerability=vul, fit_seconds=seconds)
                 row[config.score_column] = held
                 if ledger is not None:
@@ -531,7 +719,10 @@ def load_results(path) -> pd.DataFrame:
     for col in frame.columns:
         if col in ("dataset", "method", "guarantee", "stop_reason"):
             continue
-        frame[col] = frame[col].map(float)
+        try:
+            frame[col] = frame[col].map(float)
+        except ValueError:  # an extra column of text (e.g. JSON of chosen parameters); "nan" is missing
+            frame[col] = frame[col].map(lambda v: math.nan if v == "nan" else v)
     if "seed" in frame:
         frame["seed"] = frame["seed"].astype(np.int64)
     return frame
@@ -687,7 +878,9 @@ def summarise(frame: pd.DataFrame, value: str, by=("dataset", "method", "epsilon
 
 # ------------------------------------------------------------------ helpers
 _DATA: dict = {}
+_N_TRAIN: dict = {}
 _ACCEPTED: dict = {}
+_KFOLD = re.compile(r"kfold:([2-9]|[1-9][0-9]+)")
 
 
 def _load_csv(path, target):
@@ -708,3 +901,23 @@ def _load_csv(path, target):
             f"{path}: every feature column must be 0/1; binarize it first (dpglass.datasets.Binarizer)."
         )
     return values.astype(np.uint8), y, [str(c) for c in frame.columns]
+
+
+def timed_sweep(config, path, timings, key, **kw):
+    """Run a sweep; accumulate its fits and seconds over resumed runs in ``<path>.timing.json``."""
+    resume = kw.get("resume", True)
+    log_path = path.with_name(path.name + ".timing.json")
+    before = len(_scan(path, config.columns)) if path.exists() and resume else 0
+    past = json.loads(log_path.read_text()) if resume and before and log_path.exists() else {}
+    start = time.perf_counter()
+    frame = run_sweep(config, path, **kw)
+    seconds = time.perf_counter() - start
+    computed = len(frame) - before
+    total = {"computed_fits": past.get("computed_fits", 0) + computed,
+             "seconds": round(past.get("seconds", 0.0) + (seconds if computed else 0.0), 2),
+             "runs": past.get("runs", 0) + (1 if computed else 0),
+             "n_jobs": sorted(set(past.get("n_jobs", [])) | ({kw.get("n_jobs", 2)} if computed else set()))}
+    log_path.write_text(json.dumps(total))
+    fps = total["computed_fits"] / total["seconds"] if total["seconds"] > 0 else None
+    timings[key] = dict(total, rows=len(frame), fits_per_second=round(fps, 1) if fps else None)
+    return frame
