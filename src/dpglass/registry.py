@@ -74,7 +74,7 @@ _register(
         name="dp-rule-list",
         target="dpglass.models.rule_list:DPRuleListClassifier",
         private=True,
-        guarantee="(epsilon, delta)-DP; pure epsilon for pure mechanisms",
+        guarantee="(epsilon, delta)-DP proven (pure for local-pf and the global baselines); smooth-* are paper claims",
         description="DP greedy rule list (paper 001, Algorithm 1) with a choice of selection mechanism.",
         test_params={"max_length": 3, "epsilon": 1.0},
     )
