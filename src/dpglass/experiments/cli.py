@@ -29,11 +29,7 @@ def add_parser(subparsers) -> None:
     r.add_argument("--quick", action="store_true", help="small grid (5 epsilons x 5 seeds), under two minutes")
     r.add_argument("--out", default="results/rule-lists", help="output folder")
     r.add_argument("--raw-dir", default=None, help="folder for the per-fit tables (default: OUT/raw)")
-    r.add_argument("--jobs", type=int, default=2, help="worker processes")
-    r.add_argument("--seed", type=int, default=0, help="root seed of every split and noise stream")
-    r.add_argument("--data-home", default=None, help="data folder (default: $DPGLASS_DATA, else ~/.cache/dpglass)")
-    r.add_argument("--fresh", action="store_true", help="recompute everything instead of resuming")
-    r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add_run_options(r)
     r.set_defaults(handler=_cmd_rule_lists)
 
     b = sub.add_parser(
@@ -53,40 +49,44 @@ def add_parser(subparsers) -> None:
     b.add_argument("--raw-dir", default=None,
                    help="folder for the per-fit tables (default: results/boosting-raw for the full plan, "
                         "OUT/raw with --quick)")
-    b.add_argument("--jobs", type=int, default=2, help="worker processes")
-    b.add_argument("--seed", type=int, default=0, help="root seed of every split and noise stream")
-    b.add_argument("--data-home", default=None, help="data folder (default: $DPGLASS_DATA, else ~/.cache/dpglass)")
-    b.add_argument("--fresh", action="store_true", help="recompute everything instead of resuming")
-    b.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add_run_options(b)
     b.set_defaults(handler=_cmd_boosting)
 
 
-def _cmd_rule_lists(args) -> int:
+def _add_run_options(parser) -> None:
+    """Options every reproduction takes: workers, seed, data home, resume, progress."""
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes")
+    parser.add_argument("--seed", type=int, default=0, help="root seed of every split and noise stream")
+    parser.add_argument("--data-home", default=None, help="data folder (default: $DPGLASS_DATA, else ~/.cache/dpglass)")
+    parser.add_argument("--fresh", action="store_true", help="recompute everything instead of resuming")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def _run(reproduce, args, raw_dir) -> int:
+    """Check the shared options and call a reproduction's ``reproduce``."""
     from dpglass.exceptions import InvalidParameterError
-    from dpglass.experiments.rule_lists import reproduce
 
     if args.jobs < 1:
         raise InvalidParameterError(f"--jobs must be at least 1; got {args.jobs}.")
-    reproduce(
-        args.out, quick=args.quick, n_jobs=args.jobs, progress=not args.no_progress, fresh=args.fresh,
-        raw_dir=args.raw_dir, data_home=args.data_home, base_seed=args.seed,
-    )
-    return 0
-
-
-def _cmd_boosting(args) -> int:
-    import os
-
-    from dpglass.exceptions import InvalidParameterError
-    from dpglass.experiments.boosting import reproduce
-
-    if args.jobs < 1:
-        raise InvalidParameterError(f"--jobs must be at least 1; got {args.jobs}.")
-    raw_dir = args.raw_dir
-    if raw_dir is None:
-        raw_dir = os.path.join(args.out, "raw") if args.quick else os.path.join("results", "boosting-raw")
     reproduce(
         args.out, quick=args.quick, n_jobs=args.jobs, progress=not args.no_progress, fresh=args.fresh,
         raw_dir=raw_dir, data_home=args.data_home, base_seed=args.seed,
     )
     return 0
+
+
+def _cmd_rule_lists(args) -> int:
+    from dpglass.experiments.rule_lists import reproduce
+
+    return _run(reproduce, args, args.raw_dir)
+
+
+def _cmd_boosting(args) -> int:
+    import os
+
+    from dpglass.experiments.boosting import reproduce
+
+    raw_dir = args.raw_dir
+    if raw_dir is None:
+        raw_dir = os.path.join(args.out, "raw") if args.quick else os.path.join("results", "boosting-raw")
+    return _run(reproduce, args, raw_dir)
