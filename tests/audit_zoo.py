@@ -39,7 +39,12 @@ import numpy as np
 
 from dpglass.audit.cases import AuditCase, selection_case
 from dpglass.models._rule_selection import certification_margin
-from dpglass.privacy.mechanisms import LaplaceMechanism, PermuteAndFlip, ReportNoisyMax, SmoothLaplaceMechanism
+from dpglass.privacy.mechanisms import (
+    LaplaceMechanism, PermuteAndFlip, ReportNoisyMax, SmoothLaplaceMechanism, sample_laplace,
+)
+
+# The zoo's broken mechanisms draw NumPy's float Laplace in one block of n
+# samples: LaplaceMechanism on a vector of n values would pay n grid units.
 from dpglass.privacy.sensitivity import gini_local_sensitivity, gini_smooth_sensitivity, weighted_gini
 
 __all__ = ["zoo_cases", "QUICK_FLAGGED"]
@@ -54,7 +59,7 @@ def _halved_laplace(eps):
 
     return AuditCase(
         "halved-laplace", (eps, 0.0), "broken", 0.0, 1.0,
-        batch=lambda x, n, g: mech.randomise(np.full(n, x), g),
+        batch=lambda x, n, g: x + sample_laplace(mech.scale, n, g),
         pair="values 0 and 1 of a sensitivity-1 query",
         n_samples=400_000, quick_samples=20_000,
     )
@@ -66,7 +71,7 @@ def _off_by_one(eps):
     mech = LaplaceMechanism(eps, sens)
 
     def batch(counts, n, g):
-        return mech.randomise(np.full(n, weighted_gini(*counts)), g)
+        return weighted_gini(*counts) + sample_laplace(mech.scale, n, g)
 
     return AuditCase(
         "sensitivity-off-by-one", (eps, 0.0), "broken", (0, 0, 1, 2), (0, 0, 0, 2), batch=batch,
@@ -127,7 +132,7 @@ def _pred_dp_per_candidate(eps_node, delta):
         s = float(gini_smooth_sensitivity(int(n0 + n1), sel.beta))
         noisy_g = sel.randomise(np.broadcast_to(ginis, (n, len(ginis))), s, g)
         tables_c1 = np.append(c1[:-1], n1)  # caught positives; "no rule" keeps all remaining
-        noisy_c1 = counts.randomise(np.broadcast_to(tables_c1, (n, len(tables_c1))), g)
+        noisy_c1 = tables_c1 + sample_laplace(counts.scale, (n, len(tables_c1)), g)
         # Algorithm 1: G* = noisy no-rule Gini and pred_DP(no rule) (lines 7-9), then
         # each candidate in order; an improving one gets pred_DP (line 14).
         best = noisy_g[:, -1].copy()

@@ -378,14 +378,18 @@ def test_dp_quantile_clips_to_bounds_and_handles_edge_cases():
 
 
 def test_dp_quantile_matches_exponential_mechanism_distribution():
-    # values 1, 2, 3 in bounds (0, 4): four unit intervals with 0..3 values below;
-    # for q = 0.5 (qn = 1.5) the utilities are -1.5, -0.5, -0.5, -1.5.
+    # values 1, 2, 3 in bounds (0, 4) on a public grid of 8 cells (9 points
+    # 0, 0.5, ..., 4): #{x < t} = 0,0,0,1,1,2,2,3,3; for q = 0.5 (qn = 1.5)
+    # the utilities are -|count - 1.5|.
     eps = 2.0
-    weights = np.exp(eps / 2 * -np.abs(np.arange(4) - 1.5))
+    grid = np.arange(9) / 2
+    below = np.array([0, 0, 0, 1, 1, 2, 2, 3, 3])
+    weights = np.exp(eps / 2 * -np.abs(below - 1.5))
     expected = weights / weights.sum()
     rng = np.random.default_rng(7)
-    draws = np.array([dp_quantile([1, 2, 3], 0.5, eps, (0, 4), rng) for _ in range(20000)])
-    freq = np.bincount(np.floor(draws).astype(int), minlength=4) / draws.size
+    draws = np.array([dp_quantile([1, 2, 3], 0.5, eps, (0, 4), rng, grid_cells=8) for _ in range(20000)])
+    assert set(np.unique(draws)) <= set(grid)  # the output is a point of the public grid
+    freq = np.array([np.mean(draws == t) for t in grid])
     np.testing.assert_allclose(freq, expected, atol=0.015)
 
 

@@ -13,6 +13,8 @@ reason.
 import numpy as np
 import pandas as pd
 import pytest
+
+from dpglass.models._base import DEFAULT_DELTA
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE
@@ -91,7 +93,7 @@ def test_ledger_total_never_exceeds_request(spec, binary_data):
     assert eps <= params["epsilon"] * (1 + RELATIVE_TOLERANCE)
     requested_delta = params.get("delta")
     if requested_delta is None:
-        requested_delta = getattr(model, "delta_", 1.0 / len(y) ** 2)
+        requested_delta = getattr(model, "delta_", DEFAULT_DELTA)
     assert delta <= requested_delta * (1 + RELATIVE_TOLERANCE) + 1e-300
 
 

@@ -18,6 +18,7 @@ from dpglass.exceptions import (
     DataValidationError,
     DatasetNotFoundError,
     InvalidParameterError,
+    ModelFileError,
 )
 
 __all__ = ["main", "build_parser"]
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-home", help="data folder for --dataset")
     p.add_argument("--model", default="dp-rule-list", help="a registered model (see `dpglass models`)")
     p.add_argument("--epsilon", type=float, help="privacy budget epsilon (private models)")
-    p.add_argument("--delta", type=float, help="privacy budget delta (default 1/n^2 where used)")
+    p.add_argument("--delta", type=float, help="privacy budget delta (default 1e-8 where used)")
     p.add_argument("--mechanism", help="rule-list selection mechanism (default certified-pf)")
     p.add_argument("--max-length", type=int, help="rule lists: maximum number of rules")
     p.add_argument("--min-support", type=float, help="rule lists: minimum support lambda")
@@ -65,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="model JSON written by `dpglass fit --out`")
     p.add_argument("--data", required=True, help="CSV with the model's feature columns")
     p.add_argument("--out", help="write predictions here (CSV); default: standard output")
+
+    p = sub.add_parser("inspect", help="verify a saved model file; print its guarantee, budget and every release")
+    p.add_argument("model", metavar="MODEL.json", help="model JSON written by `dpglass fit --out` or save()")
 
     for extra in _extra_commands():
         extra(sub)
@@ -169,12 +173,13 @@ def _cmd_fit(args) -> int:
         X_tr, X_te, y_tr, y_te = X, None, y, None
 
     model = spec.make(**params).fit(X_tr, y_tr)
-    print(f"{spec.name} on {source}: {len(y_tr)} training records, {X_tr.shape[1]} binary features\n")
+    # the number of records is private: it is not printed
+    print(f"{spec.name} on {source}: {X_tr.shape[1]} binary features\n")
     print(model)
     if X_te is not None:
         acc = float(np.mean(model.predict(X_te) == np.asarray(y_te)))
-        print(f"\nheld-out accuracy: {acc:.4f} ({len(y_te)} records; exact, NOT private: "
-              "for you, the curator, not for publication)")
+        print(f"\nheld-out accuracy: {acc:.4f} (exact, NOT private: for you, the curator, "
+              "not for publication)")
     if hasattr(model, "privacy_ledger_"):
         print("\nprivacy ledger:")
         print(model.privacy_ledger_)
@@ -200,7 +205,23 @@ def _cmd_predict(args) -> int:
     return 0
 
 
-_COMMANDS = {"datasets": _cmd_datasets, "models": _cmd_models, "fit": _cmd_fit, "predict": _cmd_predict}
+def _cmd_inspect(args) -> int:
+    from dpglass.models._verify import format_model_report, read_model_file
+
+    data, cls, names = read_model_file(args.model)  # raises ModelFileError unless verified
+    print(f"model file: {args.model}")
+    print(format_model_report(data, cls, names))
+    print("verified: yes")
+    return 0
+
+
+_COMMANDS = {
+    "datasets": _cmd_datasets,
+    "models": _cmd_models,
+    "fit": _cmd_fit,
+    "predict": _cmd_predict,
+    "inspect": _cmd_inspect,
+}
 
 
 def main(argv=None) -> int:
@@ -210,7 +231,13 @@ def main(argv=None) -> int:
     handler = _COMMANDS.get(args.command) or getattr(args, "handler", None)
     try:
         return handler(args)
-    except (InvalidParameterError, DataValidationError, DatasetNotFoundError, BudgetExceededError) as exc:
+    except (
+        InvalidParameterError,
+        DataValidationError,
+        DatasetNotFoundError,
+        BudgetExceededError,
+        ModelFileError,
+    ) as exc:
         print(f"dpglass {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

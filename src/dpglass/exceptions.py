@@ -9,6 +9,7 @@ __all__ = [
     "DataValidationError",
     "DatasetNotFoundError",
     "InvalidParameterError",
+    "ModelFileError",
     "NotFittedError",
     "PrivacyLeakWarning",
 ]
@@ -40,6 +41,19 @@ class DataValidationError(ValueError):
 
     Examples: non-binary features for a model on binary features, missing
     values, a single class, an empty array, an unreadable CSV file.
+    """
+
+
+class ModelFileError(DataValidationError):
+    """A model file is incomplete or inconsistent.
+
+    Raised when a saved model (the JSON written by ``save``/``to_dict``) lacks
+    a key, holds a value of the wrong type or out of range, or carries a
+    privacy ledger that does not match the model's parameters (an emptied,
+    lowered or edited ledger, a budget or guarantee changed by hand).  Such a
+    file is refused rather than trusted: re-save the model with dpglass and do
+    not edit model files by hand.  A :class:`DataValidationError`, so code
+    that already catches unreadable model files keeps working.
     """
 
 

@@ -9,6 +9,12 @@
 * :mod:`dpglass.audit.membership` -- distributional overfitting (paper 001,
   Sec. V-E), loss threshold attacks, one-run canary audits (Steinke, Nasr &
   Jagielski 2023).
+* :mod:`dpglass.audit.artifact` -- the whole-artifact check: no field of a
+  saved model, its printout or the CLI output is a deterministic function of
+  the data (:func:`deterministic_leaks`), released noisy values lie on a
+  public grid (:func:`non_grid_numbers`).
+* :mod:`dpglass.audit.floating_point` -- the floating-point attack of
+  Mironov (2012) on NumPy's Laplace sampler, to show what the grid prevents.
 * :mod:`dpglass.audit.cases` -- the catalogue of every dpglass mechanism with
   its claim and a hard neighbouring pair (what ``dpglass audit`` runs).
 * :mod:`dpglass.audit.selection` -- exact output distributions of one rule-list
@@ -17,6 +23,7 @@
 See ``docs/audit.md`` for the measured table.
 """
 
+from dpglass.audit.artifact import deterministic_leaks, model_artifact, non_grid_numbers
 from dpglass.audit.learners import LearnerAuditResult, audit_learner, rule_list_structure
 from dpglass.audit.mechanisms import AuditResult, Event, EventBound, audit_mechanism, clopper_pearson, epsilon_lower_bound
 from dpglass.audit.membership import (
@@ -39,6 +46,9 @@ __all__ = [
     "audit_mechanism",
     "canary_audit",
     "canary_audit_estimator",
+    "deterministic_leaks",
+    "model_artifact",
+    "non_grid_numbers",
     "clopper_pearson",
     "distributional_overfitting",
     "epsilon_lower_bound",

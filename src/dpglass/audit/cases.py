@@ -26,6 +26,7 @@ from dpglass.audit.mechanisms import AuditResult, audit_mechanism
 from dpglass.audit.selection import literal_tables
 from dpglass.models._rule_selection import certification_margin, select
 from dpglass.privacy.mechanisms import (
+    DiscreteLaplaceMechanism,
     ExponentialMechanism,
     GaussianMechanism,
     LaplaceMechanism,
@@ -128,11 +129,11 @@ def select_batch(mechanism: str, *, epsilon: float, delta: float, min_support: i
     The output of ``certified-pf`` is ``index * 100000 + floor(n_hat)``: the
     selection together with the noisy remaining count it was certified from.
     """
-    count = LaplaceMechanism(epsilon, 1.0)
+    count = DiscreteLaplaceMechanism(epsilon)
 
     def one(data, rng):
         c0, c1, n0, n1 = data
-        n_hat = float(count.randomise(n0 + n1, rng)) if mechanism == "certified-pf" else 0.0
+        n_hat = float(count.randomise(int(n0 + n1), rng)) if mechanism == "certified-pf" else 0.0
         idx, _ = select(mechanism, c0=c0, c1=c1, n0=n0, n1=n1, n_hat=n_hat, margin=margin, epsilon=epsilon,
                         delta=delta, min_support=min_support, gamma=gamma, variant=variant, rng=rng)
         if mechanism == "certified-pf":

@@ -132,14 +132,14 @@ def _rule_list_runner(est, X, y, output):
     X01, y01 = est._check_fit_data(X, y)
     est.n_features_in_ = X01.shape[1]
     n = len(y01)
-    delta = est._resolve_delta(n, est.delta)
+    delta = est._resolve_delta(est.delta)
     cands = est._candidate_set(X01.shape[1], est.feature_names())
     support = max(1, math.floor(est.min_support * n))
     gamma = 4.0 if est.gamma is None else float(est.gamma)
 
     def min_support_for(n_d):
-        # keep Lambda = floor(lambda n) of D (public) for the neighbour too
-        return 0.0 if support <= 1 else min((support + 0.5) / n_d, 0.999999)
+        # n is private: each dataset gets Lambda from its own first noisy count
+        return est.min_support
 
     def run(Xd, yd, rng):
         rel = fit_dp_rule_list(
@@ -159,9 +159,7 @@ def _generic_runner(est, X, y, output):
     y = np.asarray(y)
     params = est.get_params(deep=False)
     n = len(y)
-    fixed = {}
-    if "delta" in params and params["delta"] is None:
-        fixed["delta"] = 1.0 / float(n) ** 2  # public n: the same delta for both datasets
+    fixed = {}  # delta=None is a public constant: the same for both datasets
     rows = np.unique(X, axis=0)
     out_fn = output or _predictions_on(rows)
 
@@ -171,7 +169,7 @@ def _generic_runner(est, X, y, output):
         return out_fn(model)
 
     eps = float(params.get("epsilon", math.nan))
-    delta = fixed.get("delta", params.get("delta") or 0.0)
+    delta = params.get("delta") or 0.0
     ledger_claim = None
     try:  # the requested budget, as the estimator's ledger states it
         probe = clone(est).set_params(**fixed, **({"random_state": 0} if "random_state" in params else {})).fit(X, y)

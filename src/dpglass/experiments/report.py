@@ -56,7 +56,7 @@ def write_report(out, *, plan, quick, main, acc, table1, table2, f23, hyper, tab
       "and ε of a seed; noise streams from a SeedSequence per (dataset, method, ε, seed).")
     w(f"* ε grid: {len(plan.epsilons)} values in [{min(plan.epsilons):g}, {max(plan.epsilons):g}]"
       + (" (the paper's 200 log-spaced values plus 0.1, 1 and 10, where Tables I-III report)" if not quick else "")
-      + "; K = 5; C = 0.99 (Algorithm 3) for sm-*; δ = 1/n² (n = training records).")
+      + "; K = 5; C = 0.99 (Algorithm 3) for sm-*; δ = 10⁻⁸, dpglass's public default (the paper uses 1/n², which would publish n).")
     w("* Nothing is tuned on the test split: hyper-parameters are the paper's; Section V-D uses a validation split "
       "cut from the training part.")
     w("")

@@ -30,7 +30,8 @@ paper's code loads, rules of up to two literals as Section V-A says: the
 paper's 6150 x 18 rule file ``compas-rules`` gives GreedyRL a test accuracy
 well below the paper's); Adult is ``adult-corels`` with single literals (48
 rules: the paper's 47-rule "attributes or their negation" Adult file is not
-available).  lambda = 0.12 for German, 0.05 otherwise; K = 5; delta = 1/n^2.
+available).  lambda = 0.12 for German, 0.05 otherwise; K = 5; delta = 1e-8 (dpglass's public default;
+the paper's 1/n^2 would publish n).
 
 **Methods** (:func:`paper_methods`).  The five mechanisms reproduce the
 paper's formulas (``variant="paper"``) with Algorithm 3's threshold

@@ -499,7 +499,7 @@ class _RuleListFastPath:
         """Fit as ``est.fit(X_tr, y_tr)`` would; return (release, problem, noisy, seconds)."""
         from dpglass.models._rule_selection import PURE_MECHANISMS
         from dpglass.models.rule_list import DPRuleListClassifier, fit_dp_rule_list, fit_greedy_rule_list
-        from dpglass.privacy.rng import check_random_state
+        from dpglass.privacy.rng import check_random_state, is_replayable
 
         # parameters other than epsilon (checked by SweepConfig) and the seed are
         # the same for every cell of a method: validate them once
@@ -512,7 +512,7 @@ class _RuleListFastPath:
         cands, cache, _ = problem
         if isinstance(est, DPRuleListClassifier):
             rng = check_random_state(est.random_state)
-            delta = est._resolve_delta(len(self.y_tr), est.delta)
+            delta = est._resolve_delta(est.delta)
             if est.mechanism not in PURE_MECHANISMS and delta == 0:
                 raise InvalidParameterError(f"mechanism={est.mechanism!r} needs delta > 0.")
             start = time.perf_counter()
@@ -522,6 +522,7 @@ class _RuleListFastPath:
                 confidence=est.confidence, gamma=4.0 if est.gamma is None else float(est.gamma),
                 variant=est.variant, rng=rng, cache=cache,
             )
+            release.ledger.replayable = is_replayable(rng)
             return release, problem, True, time.perf_counter() - start
         start = time.perf_counter()
         release = fit_greedy_rule_list(

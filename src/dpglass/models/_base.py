@@ -20,7 +20,13 @@ from dpglass._validation import Interval, check_binary_X, check_binary_y, valida
 from dpglass.exceptions import InvalidParameterError
 from dpglass.privacy.ledger import PrivacyLedger
 
-__all__ = ["BinaryClassifierBase", "EPSILON", "DELTA_OR_NONE", "RANDOM_STATE"]
+__all__ = ["BinaryClassifierBase", "DEFAULT_DELTA", "EPSILON", "DELTA_OR_NONE", "RANDOM_STATE"]
+
+#: The delta used when ``delta=None``: a public constant, at most 1/(100 n) for
+#: tables of up to a million records.  Pass a smaller delta for larger tables.
+DEFAULT_DELTA = 1e-8
+#: Above this, ``fit`` warns that delta is large (whatever the data).
+LARGE_DELTA = 1e-5
 
 #: Common constraint declarations.
 EPSILON = [Interval(numbers.Real, 0, None, closed="neither")]
@@ -66,9 +72,14 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
         validate_params(self.get_params(deep=False), expanded, type(self).__name__)
 
     def _check_fit_data(self, X, y):
-        """Validate ``X`` (0/1) and ``y`` (two classes); set ``classes_``."""
+        """Validate ``X`` (0/1) and ``y`` (two classes); set ``classes_``.
+
+        A caller that knows the label set (the public schema, e.g.
+        :class:`~dpglass.models.PrivateGridSearch` fitting on part of the
+        data) sets ``_schema_classes``; then ``y`` may hold a single class.
+        """
         X01 = check_binary_X(self, X, reset=True)
-        y01, classes = check_binary_y(y)
+        y01, classes = check_binary_y(y, classes=self.__dict__.get("_schema_classes"))
         if y01.shape[0] != X01.shape[0]:
             from dpglass.exceptions import DataValidationError
 
@@ -82,15 +93,19 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         return check_binary_X(self, X, reset=False)
 
-    def _resolve_delta(self, n_samples: int, delta) -> float:
-        """``delta=None`` means 1/n² (n public, see docs/privacy.md); warn if delta ≥ 1/n."""
+    def _resolve_delta(self, delta) -> float:
+        """``delta=None`` means :data:`DEFAULT_DELTA`, a public constant (n is private).
+
+        The default never depends on the data: a default of 1/n² would publish
+        n through the ledger.  A large delta gets a data-independent warning.
+        """
         if delta is None:
-            return 1.0 / float(n_samples) ** 2
-        if delta > 0 and delta >= 1.0 / n_samples:
+            return DEFAULT_DELTA
+        if delta > LARGE_DELTA:
             warnings.warn(
-                f"delta={delta:g} is at least 1/n = {1.0 / n_samples:g}: a mechanism could then "
-                "publish one record in the clear and still meet the guarantee. Use delta well "
-                "below 1/n (the default is 1/n^2).",
+                f"delta={delta:g} is large: delta should be well below 1/n (a mechanism may publish "
+                f"about delta * n records in the clear), and {LARGE_DELTA:g} is already 1/n for "
+                f"n = {1 / LARGE_DELTA:.0f}. The default is {DEFAULT_DELTA:g}.",
                 UserWarning,
                 stacklevel=3,
             )
@@ -162,7 +177,14 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def from_dict(cls, data: dict):
-        """Rebuild a model written by :meth:`to_dict`."""
+        """Rebuild a model written by :meth:`to_dict`.
+
+        The dict is verified first (``dpglass.models._verify``): an incomplete,
+        inconsistent or edited file raises :class:`~dpglass.exceptions.ModelFileError`.
+        """
+        from dpglass.models._verify import verify_model_dict
+
+        verify_model_dict(data, cls)
         if data.get("model") != cls.__name__:
             raise InvalidParameterError(f"This is a {data.get('model')!r} model, not a {cls.__name__}.")
         model = cls(**cls._params_from_dict(dict(data["params"])))

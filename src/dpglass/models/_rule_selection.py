@@ -1,8 +1,11 @@
 """How a DP rule list picks the next rule: one selector per mechanism.
 
-Each selector receives the exact counts of every candidate on the remaining
-records (the last candidate is "no rule") and returns the index it selects
-together with the ledger entry describing that release.  The privacy argument
+Each selector is a measurement in OpenDP's sense: an object built from its
+public parameters that, given the exact counts of every candidate on the
+remaining records (the last candidate is "no rule") and a generator, samples
+the index it selects and returns it with its own ledger entry (epsilon, delta,
+guarantee, note).  No caller edits an entry.  ``SELECTORS`` maps each
+``mechanism=`` name to its class.  The privacy argument
 of each selector is in ``docs/privacy.md`` (section "DP greedy rule lists").
 
 Selectors
@@ -43,16 +46,18 @@ Selectors
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from dpglass.privacy.mechanisms import (
+    DiscreteLaplaceMechanism,
     ExponentialMechanism,
     GaussianMechanism,
     PermuteAndFlip,
+    ReportNoisyMax,
     SmoothCauchyMechanism,
     SmoothLaplaceMechanism,
-    sample_laplace,
 )
 from dpglass.privacy.sensitivity import (
     GINI_GLOBAL_SENSITIVITY,
@@ -61,143 +66,227 @@ from dpglass.privacy.sensitivity import (
     weighted_gini,
 )
 
-__all__ = ["LOCAL_SCALE_FACTOR", "MECHANISMS", "PURE_MECHANISMS", "certification_margin", "select"]
+__all__ = [
+    "Certification", "LOCAL_SCALE_FACTOR", "MECHANISMS", "PURE_MECHANISMS", "SELECTORS", "StepCounts",
+    "certification_margin", "select",
+]
 
 #: 1 + c, with c = sup_n |1/LS(n) - 1/LS(n-1)| / 4 < 1/8 for the Gini impurity
 LOCAL_SCALE_FACTOR = 9.0 / 8.0
 
-MECHANISMS = (
-    "local-pf",
-    "certified-pf",
-    "smooth-laplace",
-    "smooth-cauchy",
-    "global-laplace",
-    "global-gaussian",
-    "exponential",
-    "noisy-counts",
-)
-#: Mechanisms whose selection spends no delta.
-PURE_MECHANISMS = ("local-pf", "smooth-cauchy", "global-laplace", "exponential", "noisy-counts")
-
 
 def certification_margin(epsilon_count: float, delta_t: float) -> float:
-    """T such that P[Lap(1/epsilon_count) > T] = delta_t: ln(1/(2 delta_t)) / epsilon_count."""
-    return math.log(1.0 / (2.0 * delta_t)) / epsilon_count
+    """T with P[Z > T] <= delta_t for the discrete Laplace count noise: ln(1/delta_t)/epsilon + 1.
 
+    The count noise Z is discrete Laplace with parameter g <= epsilon_count
+    (g is epsilon rounded down to the 2**-40 grid), so for an integer t >= 1,
+    P[Z >= t] = e**(-g t) / (1 + e**(-g)) <= e**(-g t); the "+ 1" makes
+    g T >= ln(1/delta_t) whatever that rounding (docs/privacy.md).
 
-def select(mechanism, *, c0, c1, n0, n1, n_hat, margin, epsilon, delta, min_support, gamma, variant, rng):
-    """Select a candidate index (the last index is "no rule").
-
-    Parameters
-    ----------
-    c0, c1 : ndarray
-        Exact caught (negative, positive) counts, "no rule" last (0, 0).
-    n0, n1 : float
-        Exact remaining (negative, positive) counts.
-    n_hat : float
-        The released noisy remaining count.
-    margin : float
-        Certification margin T (0 when the mechanism needs none).
-    epsilon, delta : float
-        Budget of this selection (delta excludes the certification failure).
-    min_support : int
-        Lambda: the smooth sensitivity is taken over datasets of >= Lambda records.
-
-    Returns
-    -------
-    index : int
-    entry : dict
-        Keyword arguments for :meth:`PrivacyLedger.spend` (mechanism, sensitivity,
-        scale, guarantee, note).
+    Examples
+    --------
+    >>> round(certification_margin(1.0, 1e-6), 4)
+    14.8155
     """
-    m = c0.shape[0]
-    n = n0 + n1
-    ginis = weighted_gini(c1, c0, n1 - c1, n0 - c0)
-    paper = variant == "paper"
+    return math.log(1.0 / delta_t) / epsilon_count + 1.0
 
-    if mechanism == "local-pf":
-        sens = float(gini_local_sensitivity(int(n)))
-        mech = PermuteAndFlip(epsilon / LOCAL_SCALE_FACTOR, sens)
-        # sensitivity and scale depend on the exact remaining count: they are
-        # not recorded (the ledger is released with the model)
-        return int(mech.select(-ginis, rng)), dict(
-            mechanism="permute-and-flip (local scale)",
-            note="scale 2 g(n-1) / (8 epsilon / 9) at the true remaining count n (not recorded); pure",
-        )
 
-    if mechanism == "certified-pf":
-        m0 = math.ceil(n_hat - margin)
+@dataclass(frozen=True)
+class StepCounts:
+    """Exact counts of one step: caught (c0, c1) per candidate, "no rule" last; remaining (n0, n1)."""
+
+    c0: np.ndarray
+    c1: np.ndarray
+    n0: float
+    n1: float
+    n_hat: float  # the released noisy remaining count
+
+    @property
+    def ginis(self) -> np.ndarray:
+        return weighted_gini(self.c1, self.c0, self.n1 - self.c1, self.n0 - self.c0)
+
+
+@dataclass(frozen=True)
+class Certification:
+    """The minimum-support stop: margin T, support Lambda, and how its failure is paid."""
+
+    margin: float = 0.0
+    support: int = 1
+    delta: float = 0.0  # charged failure probability (0 if not charged)
+    heuristic_confidence: float | None = None  # paper 001's Algorithm 3 (not charged)
+
+    def note(self) -> str:
+        if self.heuristic_confidence is not None:
+            c = self.heuristic_confidence
+            return (f"minimum-support stop with confidence {c} (paper 001 Alg. 3): fails with "
+                    f"probability up to {1 - c:.3g} per step, NOT charged to delta")
+        if self.delta > 0:
+            return f"certification margin T={self.margin:.4g} fails with probability {self.delta:.3g} (charged)"
+        return ""
+
+
+class RuleSelector:
+    """Base of the selection measurements: budget, certification, entry building."""
+
+    name = ""
+    uses_delta = False  # the selection itself spends delta
+    certifies = False  # relies on the certified minimum support
+
+    def __init__(self, *, epsilon, delta, certification: Certification, gamma=4.0, variant="corrected"):
+        self.epsilon = float(epsilon)
+        self.delta = float(delta) if self.uses_delta else 0.0
+        self.cert = certification if self.certifies else Certification()
+        self.gamma = float(gamma)
+        self.paper = variant == "paper"
+
+    def _entry(self, mechanism, *, guarantee="proven", note="", **details) -> dict:
+        note = "; ".join(x for x in (note, self.cert.note()) if x)
+        if self.cert.heuristic_confidence is not None:
+            guarantee = "paper-claim"
+        return dict(mechanism=mechanism, epsilon=self.epsilon, delta=self.delta + self.cert.delta,
+                    guarantee=guarantee, note=note, **details)
+
+    def select(self, counts: StepCounts, rng) -> tuple[int, dict]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class LocalPF(RuleSelector):
+    """Permute-and-flip at the local sensitivity of the true remaining count (pure)."""
+
+    name = "local-pf"
+
+    def select(self, counts, rng):
+        n = int(counts.n0 + counts.n1)
+        mech = PermuteAndFlip(self.epsilon / LOCAL_SCALE_FACTOR, float(gini_local_sensitivity(n)))
+        # sensitivity and scale depend on the exact remaining count: not recorded
+        return mech.select(-counts.ginis, rng), self._entry(
+            "permute-and-flip (local scale)",
+            note="scale 2 g(n-1) / (8 epsilon / 9) at the true remaining count n (not recorded); pure")
+
+
+class CertifiedPF(RuleSelector):
+    """Permute-and-flip at g(m0 - 1), m0 a lower bound certified by the released count."""
+
+    name = "certified-pf"
+    certifies = True
+
+    def select(self, counts, rng):
+        m0 = math.ceil(counts.n_hat - self.cert.margin)
         sens = float(gini_local_sensitivity(m0)) if m0 >= 2 else GINI_GLOBAL_SENSITIVITY
-        mech = PermuteAndFlip(epsilon, sens)
-        return int(mech.select(-ginis, rng)), dict(
-            mechanism="permute-and-flip", sensitivity=sens, scale=2 * sens / epsilon,
-            note=f"sensitivity g(m0-1) with certified lower bound m0={m0} on the remaining count",
-        )
+        mech = PermuteAndFlip(self.epsilon, sens)
+        return mech.select(-counts.ginis, rng), self._entry(
+            "permute-and-flip", sensitivity=sens, scale=mech.scale,
+            note=f"sensitivity g(m0-1) with certified lower bound m0={m0} on the remaining count")
 
-    if mechanism in ("smooth-laplace", "smooth-cauchy"):
-        if mechanism == "smooth-laplace":
+
+class SmoothSelector(RuleSelector):
+    """Paper 001's sm-Laplace / sm-Cauchy: noisy Ginis at the smooth sensitivity, argmin."""
+
+    certifies = True
+
+    def _mechanism(self):
+        if self.name == "smooth-laplace":
             # above the admissibility limit the noise is calibrated to the
             # largest valid epsilon (more private than the ledger states)
-            mech = SmoothLaplaceMechanism(min(epsilon, SmoothLaplaceMechanism.max_epsilon(delta)), delta)
-        else:
-            mech = SmoothCauchyMechanism(epsilon, gamma)
-        sens = float(gini_smooth_sensitivity(int(n), mech.beta, min_support=min_support, variant=variant))
-        noisy = mech.randomise(ginis, sens, rng)
-        # the smooth sensitivity is a function of the exact remaining count:
-        # not recorded (the ledger is released with the model)
-        return int(np.argmin(noisy)), dict(
-            mechanism=mechanism, guarantee="paper-claim",
-            note=(
-                "report-noisy-min over smooth-sensitivity noise counted as one release "
-                f"(paper 001); beta={mech.beta:.4g}; not proven, see docs/privacy.md"
-            ),
-        )
+            return SmoothLaplaceMechanism(min(self.epsilon, SmoothLaplaceMechanism.max_epsilon(self.delta)), self.delta)
+        return SmoothCauchyMechanism(self.epsilon, self.gamma)
 
-    if mechanism == "global-laplace":
-        scale = (1.0 if paper else 2.0) * GINI_GLOBAL_SENSITIVITY / epsilon
-        noisy = ginis + sample_laplace(scale, m, rng)
-        return int(np.argmin(noisy)), dict(
-            mechanism="report-noisy-min (laplace)", sensitivity=GINI_GLOBAL_SENSITIVITY, scale=scale,
-            guarantee="paper-claim" if paper else "proven",
-            note="paper 001 scale sens/eps on non-monotone scores" if paper else "",
-        )
+    def select(self, counts, rng):
+        mech = self._mechanism()
+        support = self.cert.support if self.certifies_support else 1
+        sens = float(gini_smooth_sensitivity(int(counts.n0 + counts.n1), mech.beta, min_support=support,
+                                             variant="paper" if self.paper else "corrected"))
+        noisy = mech.randomise(counts.ginis, sens, rng)
+        # the smooth sensitivity is a function of the exact count: not recorded
+        return int(np.argmin(noisy)), self._entry(
+            self.name, guarantee="paper-claim",
+            note=("report-noisy-min over smooth-sensitivity noise counted as one release "
+                  f"(paper 001); beta={mech.beta:.4g}; not proven, see docs/privacy.md"))
 
-    if mechanism == "global-gaussian":
-        # paper 001 calibrates each value to the per-value sensitivity 0.5; the
-        # rigorous version calibrates the whole vector (l2 sensitivity sqrt(m)*0.5)
-        sens = GINI_GLOBAL_SENSITIVITY * (1.0 if paper else math.sqrt(m))
-        mech = GaussianMechanism(epsilon, delta, sens, calibration="analytic")
-        guarantee = "paper-claim" if paper else "proven"
-        note = (
-            "Gaussian per value (paper 001); argmin over values not proven"
-            if paper
-            else f"analytic Gaussian on the vector of {m} Ginis, l2 sensitivity sqrt(m)*0.5"
-        )
-        noisy = mech.randomise(ginis, rng)
-        return int(np.argmin(noisy)), dict(
-            mechanism="gaussian", sensitivity=sens, scale=mech.scale, guarantee=guarantee, note=note
-        )
 
-    if mechanism == "exponential":
-        mech = ExponentialMechanism(epsilon, GINI_GLOBAL_SENSITIVITY)
-        return int(mech.select(-ginis, rng)), dict(
-            mechanism="exponential", sensitivity=GINI_GLOBAL_SENSITIVITY, scale=2 * GINI_GLOBAL_SENSITIVITY / epsilon
-        )
+class SmoothLaplace(SmoothSelector):
+    name = "smooth-laplace"
+    uses_delta = True
+    certifies_support = True
 
-    if mechanism == "noisy-counts":
-        per = epsilon / (2 * m if paper else m)
-        noise = sample_laplace(1.0 / per, (4, m), rng)
-        a = np.maximum(c1 + noise[0], 0)
-        b = np.maximum(c0 + noise[1], 0)
-        c = np.maximum(n1 - c1 + noise[2], 0)
-        d = np.maximum(n0 - c0 + noise[3], 0)
-        noisy = _gini_of_noisy(a, b, c, d)
-        return int(np.argmin(noisy)), dict(
-            mechanism="laplace counts", sensitivity=1.0, scale=1.0 / per,
-            note=f"4-cell table of each of {m} candidates at epsilon/{2 * m if paper else m} each",
-        )
 
-    raise ValueError(f"unknown mechanism {mechanism!r}")  # guarded by parameter validation
+class SmoothCauchy(SmoothSelector):
+    name = "smooth-cauchy"
+    # pure: smooth sensitivity over all sizes, unless the paper's minimum support is used
+    certifies_support = True
+
+    def __init__(self, *, certification: Certification, variant="corrected", **kw):
+        super().__init__(certification=certification, variant=variant, **kw)
+        paper_support = variant == "paper" or certification.heuristic_confidence is not None
+        self.cert = certification if paper_support else Certification()
+
+
+class GlobalLaplace(RuleSelector):
+    """Report-noisy-min with (discrete) Laplace noise at the global sensitivity 0.5."""
+
+    name = "global-laplace"
+
+    def select(self, counts, rng):
+        # variant="paper": scale sens/eps as if the scores were monotone (not proven)
+        mech = ReportNoisyMax(self.epsilon, GINI_GLOBAL_SENSITIVITY, monotonic=self.paper)
+        return mech.select(-counts.ginis, rng), self._entry(
+            "report-noisy-min (discrete laplace)", sensitivity=GINI_GLOBAL_SENSITIVITY, scale=mech.scale,
+            guarantee="paper-claim" if self.paper else "proven",
+            note="paper 001 scale sens/eps on non-monotone scores" if self.paper else "")
+
+
+class GlobalGaussian(RuleSelector):
+    """Gaussian noise on the vector of Ginis (l2 sensitivity sqrt(m) * 0.5), argmin."""
+
+    name = "global-gaussian"
+    uses_delta = True
+
+    def select(self, counts, rng):
+        m = counts.c0.shape[0]
+        # paper 001 calibrates each value to 0.5; the rigorous version the whole vector
+        sens = GINI_GLOBAL_SENSITIVITY * (1.0 if self.paper else math.sqrt(m))
+        mech = GaussianMechanism(self.epsilon, self.delta, sens, calibration="analytic")
+        note = ("Gaussian per value (paper 001); argmin over values not proven" if self.paper
+                else f"analytic Gaussian on the vector of {m} Ginis, l2 sensitivity sqrt(m)*0.5; "
+                     "float noise inside the argmin (docs/privacy.md)")
+        return int(np.argmin(mech.randomise(counts.ginis, rng))), self._entry(
+            "gaussian", sensitivity=sens, scale=mech.scale,
+            guarantee="paper-claim" if self.paper else "proven", note=note)
+
+
+class Exponential(RuleSelector):
+    """The exponential mechanism on -Gini with sensitivity 0.5."""
+
+    name = "exponential"
+
+    def select(self, counts, rng):
+        mech = ExponentialMechanism(self.epsilon, GINI_GLOBAL_SENSITIVITY)
+        return mech.select(-counts.ginis, rng), self._entry(
+            "exponential", sensitivity=GINI_GLOBAL_SENSITIVITY, scale=2 * GINI_GLOBAL_SENSITIVITY / self.epsilon)
+
+
+class NoisyCounts(RuleSelector):
+    """Discrete Laplace noise on every candidate's 4-cell table; Gini of the noisy tables."""
+
+    name = "noisy-counts"
+
+    def select(self, counts, rng):
+        m = counts.c0.shape[0]
+        per = self.epsilon / (2 * m if self.paper else m)
+        mech = DiscreteLaplaceMechanism(per)
+        c0, c1 = counts.c0, counts.c1
+        table = np.stack([c1, c0, counts.n1 - c1, counts.n0 - c0])
+        a, b, c, d = np.maximum(mech.randomise(table, rng), 0).astype(np.float64)
+        return int(np.argmin(_gini_of_noisy(a, b, c, d))), self._entry(
+            "discrete laplace counts", sensitivity=1.0, scale=mech.scale,
+            note=f"4-cell table of each of {m} candidates at epsilon/{2 * m if self.paper else m} each")
+
+
+SELECTORS = {cls.name: cls for cls in (LocalPF, CertifiedPF, SmoothLaplace, SmoothCauchy, GlobalLaplace,
+                                        GlobalGaussian, Exponential, NoisyCounts)}
+MECHANISMS = tuple(SELECTORS)
+#: Mechanisms whose selection spends no delta.
+PURE_MECHANISMS = tuple(name for name, cls in SELECTORS.items() if not cls.uses_delta and name != "certified-pf")
 
 
 def _gini_of_noisy(a, b, c, d):
@@ -207,3 +296,15 @@ def _gini_of_noisy(a, b, c, d):
         left = np.where(a + b > 0, a * b / (a + b), 0.0)
         right = np.where(c + d > 0, c * d / (c + d), 0.0)
         return np.where(n > 0, 2.0 * (left + right) / n, 0.5)
+
+
+def select(mechanism, *, c0, c1, n0, n1, n_hat, margin, epsilon, delta, min_support, gamma, variant, rng):
+    """One selection by ``SELECTORS[mechanism]`` on explicit counts (the audit's entry point).
+
+    ``c0``, ``c1`` have "no rule" last; ``delta`` is the selection's own delta
+    and ``min_support`` the Lambda of the smooth sensitivity.  Returns
+    ``(index, entry)`` exactly as the rule-list learner gets them.
+    """
+    cert = Certification(margin=margin, support=min_support)
+    selector = SELECTORS[mechanism](epsilon=epsilon, delta=delta, certification=cert, gamma=gamma, variant=variant)
+    return selector.select(StepCounts(np.asarray(c0, float), np.asarray(c1, float), n0, n1, n_hat), rng)

@@ -54,7 +54,7 @@ class Rule:
         label = classes[self.prediction] if classes is not None else self.prediction
         word = "noisy counts" if self.noisy else "counts"
         c0, c1 = self.counts
-        fmt = (lambda v: f"{v:.1f}") if self.noisy else (lambda v: f"{v:.0f}")
+        fmt = lambda v: f"{v:.0f}"  # noqa: E731  (noisy counts are integers: discrete Laplace)
         head = classes[0] if classes is not None else 0
         tail = classes[1] if classes is not None else 1
         return f"{label}", f"({word} {head}: {fmt(c0)}, {tail}: {fmt(c1)})"

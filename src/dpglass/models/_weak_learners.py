@@ -1,13 +1,13 @@
 """Weak learners of smooth boosting: DP 1-Rules (stumps) and DP TopDown trees.
 
-Both learners receive the records, the labels and a normalised weighting ``p``
-of the records produced by :func:`dpglass.models.boosting.smooth_boost` (a
-sub-probability vector whose every entry is at most ``1/(kappa n)``), select
-their hypothesis with a mechanism of :mod:`dpglass.privacy.mechanisms`, and
-return the hypothesis together with the ledger entries that describe the
-releases.  The privacy argument (sensitivities under the smooth weighting) is
-in ``docs/privacy.md``, section "Smooth boosting"; it is summarised in each
-function's docstring.
+Both learners receive the records, the labels and the smooth measure ``mu``
+of the records produced by :func:`dpglass.models.boosting.smooth_boost` (every
+entry in [0, 1], unnormalised), select their hypothesis with a mechanism of
+:mod:`dpglass.privacy.mechanisms`, and return the hypothesis together with the
+ledger entries that describe the releases.  Working with the unnormalised
+measure keeps the number of records out of every calibration: the
+sensitivities below are constants, proven for add/remove neighbours with n
+private (``docs/privacy.md``, section "Smooth boosting").
 
 Hypotheses predict in ``{-1, +1}``: ``+1`` is the second class (``classes_[1]``).
 """
@@ -32,19 +32,21 @@ __all__ = [
     "STUMP_SENSITIVITY_FACTOR",
     "SPLIT_SENSITIVITY_FACTOR",
     "LEAF_SENSITIVITY_FACTOR",
+    "PAPER_STUMP_SENSITIVITY_FACTOR",
+    "PAPER_SPLIT_SENSITIVITY_FACTOR",
 ]
 
-#: Sensitivity of a literal's weighted error, in units of ``zeta = 1/(kappa n)``,
-#: as paper 002 calibrates it (Observation 8, Theorem 11: ``2 zeta``).  The
-#: smallest bound dpglass proves is ``zeta`` (docs/privacy.md); the paper's
-#: larger constant is kept so the noise matches Theorem 7 (``eta = eps kappa n / 4 tau``).
-STUMP_SENSITIVITY_FACTOR = 2.0
-#: Sensitivity of a split's Gini-bound improvement in units of ``zeta``.  Paper
-#: 002 (Lemma 15) claims ``4 zeta``; its proof is wrong and ``8 zeta`` is what
-#: dpglass proves (and nearly attained: see docs/privacy.md and the tests).
+#: Sensitivity of a literal's mu-weighted error sum_i mu_i [h(x_i) != y_i] for
+#: add/remove neighbours (Lemma S' in docs/privacy.md): 1.
+STUMP_SENSITIVITY_FACTOR = 1.0
+#: Paper 002's calibration (Observation 8, Theorem 7: eta = eps kappa n / (4 tau)),
+#: which is sensitivity 2 in these units: ``variant="paper"``.
+PAPER_STUMP_SENSITIVITY_FACTOR = 2.0
+#: Sensitivity of a split's Gini-bound improvement: 4 ||mu - mu'||_1 <= 4 (2 - kappa) <= 8.
+#: Paper 002 (Lemma 15) claims half of that; its proof is wrong (docs/privacy.md).
 SPLIT_SENSITIVITY_FACTOR = 8.0
-#: l1 sensitivity of the vector of weighted leaf margins ``(a_l - b_l)_l`` in
-#: units of ``zeta``: at most ``||p - p'||_1 <= 2 zeta``.
+PAPER_SPLIT_SENSITIVITY_FACTOR = 4.0
+#: l1 sensitivity of the vector of leaf margins (a_l - b_l)_l: ||mu - mu'||_1 <= 2 - kappa <= 2.
 LEAF_SENSITIVITY_FACTOR = 2.0
 
 
@@ -196,20 +198,20 @@ def _stump_of(index: int, d: int) -> Stump:
     return Stump(-1, 1 if index == 2 * d else -1)
 
 
-def dp_one_rule(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, epsilon: float, zeta: float, rng):
+def dp_one_rule(F: FeatureMatrix, y01: np.ndarray, mu: np.ndarray, *, epsilon: float, paper: bool = False, rng):
     """DP-1R (paper 002, Algorithm 3): the exponential mechanism on -weighted error.
 
     Parameters
     ----------
     F : FeatureMatrix
     y01 : ndarray of 0/1
-    p : ndarray
-        The smooth weighting (entries at most ``zeta``).
+    mu : ndarray
+        The smooth measure (entries in [0, 1]).
     epsilon : float
         This call's budget.
-    zeta : float
-        ``1/(kappa n)``: the bound on how far the weighting moves between
-        neighbouring datasets (total variation; docs/privacy.md).
+    paper : bool
+        Calibrate to paper 002's sensitivity 2 (Theorem 7's eta) instead of
+        the proven 1 (``variant="paper"``; also proven, with half the utility).
     rng : numpy.random.Generator
 
     Returns
@@ -222,13 +224,14 @@ def dp_one_rule(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, epsilon: fl
 
     Notes
     -----
-    Utility ``-err(h)``; sensitivity ``2 zeta`` (paper's Observation 8; the
-    true bound is ``zeta``), so selection probabilities are proportional to
-    ``exp(eta * -err)`` with ``eta = epsilon / (4 zeta)``: Theorem 7's
-    ``eta = eps kappa n / (4 tau)`` when ``epsilon = eps / tau``.
+    Utility ``-sum_i mu_i [h(x_i) != y_i]``; sensitivity 1 for add/remove
+    neighbours (docs/privacy.md, Lemma S'), with n inside the measure only.
+    Selection probabilities are proportional to ``exp(epsilon * u / 2)``:
+    in the paper's normalised units (divide by ``kappa n``) that is
+    ``eta = epsilon kappa n / 2``, twice Theorem 7's ``eps kappa n / (4 tau)``.
     """
-    utilities = -literal_errors(F, y01, p)
-    sensitivity = STUMP_SENSITIVITY_FACTOR * zeta
+    utilities = -literal_errors(F, y01, mu)
+    sensitivity = PAPER_STUMP_SENSITIVITY_FACTOR if paper else STUMP_SENSITIVITY_FACTOR
     mech = ExponentialMechanism(epsilon, sensitivity)
     index = int(mech.select(utilities, rng))
     entry = dict(
@@ -237,9 +240,9 @@ def dp_one_rule(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, epsilon: fl
         epsilon=epsilon,
         sensitivity=sensitivity,
         note=(
-            f"DP-1R over {utilities.size} literals and constants; utility -weighted error under a "
-            f"kappa-dense measure; eta = epsilon/(2*sensitivity) = {epsilon / (2 * sensitivity):.6g} "
-            "(paper 002, Thm 7)"
+            f"DP-1R over {utilities.size} literals and constants; utility -mu-weighted error under a "
+            f"kappa-dense measure, sensitivity {sensitivity:g}"
+            + (" (paper 002's calibration, Thm 7)" if paper else " (proven, n private)")
         ),
     )
     stump = _stump_of(index, F.n_features)
@@ -283,7 +286,7 @@ def _improvements(masses):
 
 
 def dp_top_down(
-    F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, epsilon: float, zeta: float, n_nodes: int, rng
+    F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, epsilon: float, n_nodes: int, paper: bool = False, rng
 ):
     """DP-TopDown (paper 002, Algorithm 2) on a smooth weighting.
 
@@ -297,13 +300,15 @@ def dp_top_down(
     composition, ``epsilon / (2 n_nodes)`` each), half for the leaf labels, as
     in the paper's Theorem 9.
 
-    Sensitivities (``zeta = 1/(kappa n)``, proofs in docs/privacy.md): a split's
-    improvement changes by at most ``8 zeta`` (every partial derivative of the
-    improvement in the weights lies in ``[-4, 4]`` and ``||p - p'||_1 <= 2 zeta``;
-    the paper's ``4 zeta`` does not hold); the vector of leaf margins has l1
-    sensitivity ``2 zeta``, so one Laplace draw of scale ``2 zeta / (epsilon/2)``
-    per leaf labels all leaves at once (the leaves partition the records, but
-    the weighting couples them, so parallel composition alone would not do).
+    ``p`` is the smooth measure ``mu`` (entries in [0, 1], unnormalised).
+    Sensitivities (proofs in docs/privacy.md, n private): a split's
+    improvement changes by at most 8 (every partial derivative of the
+    improvement in the masses lies in ``[-4, 4]`` and ``||mu - mu'||_1 <= 2``;
+    the paper's halved constant does not hold, ``paper=True`` uses it and is a
+    paper-claim); the vector of leaf margins has l1 sensitivity 2, so one
+    grid Laplace draw of scale ``2 / (epsilon/2)`` per leaf labels all leaves
+    at once (the leaves partition the records, but the measure couples them,
+    so parallel composition alone would not do).
 
     Returns
     -------
@@ -315,8 +320,9 @@ def dp_top_down(
     n, d = F.n_samples, F.n_features
     eps_split = epsilon / (2.0 * n_nodes)
     eps_leaf = epsilon / 2.0
-    split_sens = SPLIT_SENSITIVITY_FACTOR * zeta
-    leaf_sens = LEAF_SENSITIVITY_FACTOR * zeta
+    split_sens = PAPER_SPLIT_SENSITIVITY_FACTOR if paper else SPLIT_SENSITIVITY_FACTOR
+    leaf_sens = LEAF_SENSITIVITY_FACTOR
+    split_guarantee = "paper-claim" if paper else "proven"
 
     feature = [-1]
     left = [-1]
@@ -356,13 +362,14 @@ def dp_top_down(
                 mechanism="exponential",
                 epsilon=eps_split,
                 sensitivity=split_sens,
+                guarantee=split_guarantee,
                 note=(
                     f"DP-TopDown split {step + 1}/{n_nodes} among {utilities.size} (leaf, feature) pairs; "
                     "utility: improvement of the Gini bound sum_l w_l 4q_l(1-q_l)"
                 ),
             )
         )
-    # leaf labels: noisy weighted margins, one Laplace draw per leaf (l1 sensitivity 2 zeta)
+    # leaf labels: noisy weighted margins, one Laplace draw per leaf (l1 sensitivity 2)
     margins = np.bincount(leaf_of, weights=p * (2.0 * y01 - 1.0), minlength=len(feature))[leaves]
     laplace = LaplaceMechanism(eps_leaf, leaf_sens)
     noisy = np.atleast_1d(np.asarray(laplace.randomise(margins, rng), dtype=np.float64))
@@ -375,10 +382,10 @@ def dp_top_down(
             mechanism="laplace",
             epsilon=eps_leaf,
             sensitivity=leaf_sens,
-            scale=leaf_sens / eps_leaf,
+            scale=laplace.scale_for(len(leaves)),
             note=(
-                f"sign of each of the {len(leaves)} leaf margins a_l - b_l plus Laplace noise; the vector of "
-                "margins has l1 sensitivity 2*zeta"
+                f"sign of each of the {len(leaves)} leaf margins a_l - b_l plus Laplace noise on a public "
+                "grid; the vector of margins has l1 sensitivity 2"
             ),
         )
     )

@@ -13,11 +13,13 @@ exponential mechanism over all literals and the two constants) and DP-TopDown
 trees (Algorithm 2).
 
 Privacy in one paragraph (the proof is in ``docs/privacy.md``, section "Smooth
-boosting"): given the hypotheses released so far, the projected measure of a
-record depends only on that record, and the normalised weighting of the records
-moves by at most ``zeta = 1/(kappa n)`` in total variation when one record is
-added or removed.  Every weak learner is calibrated to that, so each round is
-``epsilon_round``-DP given the past, and the rounds compose: basically
+boosting"): given the hypotheses released so far, the projected measure mu
+(entries in [0, 1], total mass at least ``kappa n``) moves by at most 2 in l1,
+and any mu-weighted error by at most 1, when one record is added or removed,
+with n itself private (it is used only inside the projection).  The weak
+learners work on the unnormalised measure, so every calibration is a constant
+and nothing published depends on n.  Each round is ``epsilon_round``-DP given
+the past, and the rounds compose: basically
 (``epsilon_round = epsilon / n_rounds``, pure epsilon) or, when ``delta > 0``
 and it gives more per round, by the advanced composition theorem of Dwork,
 Rothblum and Vadhan (2010).
@@ -37,7 +39,7 @@ from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
 from dpglass.models._weak_learners import FeatureMatrix, Stump, Tree, dp_one_rule, dp_top_down
 from dpglass.privacy.ledger import PrivacyLedger
-from dpglass.privacy.rng import check_random_state
+from dpglass.privacy.rng import check_random_state, is_replayable
 
 __all__ = [
     "SmoothBoostClassifier",
@@ -138,13 +140,15 @@ def bregman_projection(mu_tilde, target: float, counts=None) -> np.ndarray:
 
 
 def smooth_weighting(margin, t: int, *, density: float, learning_rate: float, target: float) -> np.ndarray:
-    """The normalised kappa-dense weighting LazyBB gives the weak learner in round ``t + 1``.
+    """The kappa-dense measure LazyBB gives the weak learner in round ``t + 1``.
 
     ``mu~(i) = kappa * exp(-lambda * margin[i])`` projected by
     :func:`bregman_projection` onto the measures of mass at least ``target``
-    (``kappa * n``), then divided by ``max(mass, target)``.  The measure takes
-    one value per distinct margin (at most ``2t + 1`` after ``t`` rounds), so the
-    projection runs on those values with their counts.
+    (``kappa * n``).  Not normalised: the weak learners' utilities are
+    mu-weighted sums, whose sensitivity is a constant (docs/privacy.md); the
+    paper's normalised weighting is this divided by its mass.  The measure
+    takes one value per distinct margin (at most ``2t + 1`` after ``t``
+    rounds), so the projection runs on those values with their counts.
 
     Parameters
     ----------
@@ -156,12 +160,12 @@ def smooth_weighting(margin, t: int, *, density: float, learning_rate: float, ta
     Returns
     -------
     numpy.ndarray
-        ``p``, with ``sum(p) <= 1`` and ``p[i] <= 1/target``.
+        ``mu``, entries in [0, 1], total at least ``target`` when feasible.
 
     Examples
     --------
     >>> smooth_weighting(np.array([0, 0, 0, 0]), 0, density=0.5, learning_rate=0.5, target=2.0).tolist()
-    [0.25, 0.25, 0.25, 0.25]
+    [0.5, 0.5, 0.5, 0.5]
     """
     margin = np.asarray(margin, dtype=np.int64)
     counts = np.bincount(margin + t, minlength=2 * t + 1).astype(np.float64)
@@ -169,9 +173,9 @@ def smooth_weighting(margin, t: int, *, density: float, learning_rate: float, ta
     levels = np.arange(-t, t + 1)
     log_w = math.log(density) - learning_rate * levels[present]
     mu_levels = np.zeros(levels.size)
-    mu_levels[present] = _project_log(log_w, float(target), counts[present])
-    mass = float(np.dot(counts, mu_levels))
-    return (mu_levels / max(mass, target))[margin + t]
+    if target > 0:
+        mu_levels[present] = _project_log(log_w, float(target), counts[present])
+    return mu_levels[margin + t]
 
 
 # ----------------------------------------------------------------- composition
@@ -253,11 +257,13 @@ def smooth_boost(
     density: float,
     tree_nodes: int,
     rng: np.random.Generator,
+    variant: str = "corrected",
 ) -> SmoothBoostRelease:
     """LazyBB (paper 002, Algorithm 1) with a DP weak learner: the private computation.
 
     A pure function of the data, the parameters and ``rng``.  ``n = len(X01)``
-    is treated as public (docs/privacy.md, threat model).
+    is private: it is used only inside the projection's mass target
+    ``kappa n``, which the proof covers (docs/privacy.md, Lemma S').
 
     Parameters
     ----------
@@ -275,6 +281,10 @@ def smooth_boost(
     tree_nodes : int
         Internal nodes of each tree (``weak_learner="tree"``).
     rng : numpy.random.Generator
+    variant : {"corrected", "paper"}
+        ``"paper"``: paper 002's calibrations (stumps: Theorem 7's eta,
+        proven but with half the utility; trees: Lemma 15's split
+        sensitivity, a paper-claim).
 
     Returns
     -------
@@ -283,8 +293,8 @@ def smooth_boost(
     X01 = np.asarray(X01, dtype=np.uint8)
     y01 = np.asarray(y01, dtype=np.uint8)
     n = X01.shape[0]
-    target = density * n
-    zeta = 1.0 / target
+    target = density * n  # private: used only inside the projection (Lemma S')
+    paper = variant == "paper"
     y_sign = 2 * y01.astype(np.int64) - 1
     F = FeatureMatrix(X01)
 
@@ -296,9 +306,9 @@ def smooth_boost(
     for t in range(n_rounds):
         p = smooth_weighting(margin, t, density=density, learning_rate=learning_rate, target=target)
         if weak_learner == "stump":
-            h, entries, pred = dp_one_rule(F, y01, p, epsilon=eps_round, zeta=zeta, rng=rng)
+            h, entries, pred = dp_one_rule(F, y01, p, epsilon=eps_round, paper=paper, rng=rng)
         else:
-            h, entries, pred = dp_top_down(F, y01, p, epsilon=eps_round, zeta=zeta, n_nodes=tree_nodes, rng=rng)
+            h, entries, pred = dp_top_down(F, y01, p, epsilon=eps_round, n_nodes=tree_nodes, paper=paper, rng=rng)
         hypotheses.append(h)
         margin += y_sign * pred.astype(np.int64)
         for e in entries:
@@ -319,6 +329,7 @@ def smooth_boost(
             mechanism="advanced-composition(" + ", ".join(f"{k} x{v}" for k, v in sorted(kinds.items())) + ")",
             epsilon=total,
             delta=delta,
+            guarantee="paper-claim" if any(e.get("guarantee") == "paper-claim" for e in round_entries) else "proven",
             note=(
                 f"advanced composition (Dwork-Rothblum-Vadhan 2010, Dwork-Roth Thm 3.20) of {n_rounds} "
                 f"rounds, each a pure epsilon_round={eps_round:.6g}-DP weak learner (basic composition "
@@ -358,6 +369,10 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         more than ``1/(kappa n)`` of the weight.
     tree_nodes : int, default=3
         Internal nodes per tree (``weak_learner="tree"`` only), >= 1.
+    variant : {"corrected", "paper"}, default="corrected"
+        ``"paper"`` reproduces paper 002's calibrations: stumps at Theorem 7's
+        eta (proven, but half the utility of the corrected calibration), trees
+        at Lemma 15's split sensitivity (not proven: ``paper-claim``).
     random_state : None, int, SeedSequence or Generator, default=None
         See :mod:`dpglass.privacy.rng`.
 
@@ -406,6 +421,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         "learning_rate": [Interval(numbers.Real, 0, 1, closed="right")],
         "density": [Interval(numbers.Real, 0, 1, closed="neither")],
         "tree_nodes": [Interval(numbers.Integral, 1, None, closed="left")],
+        "variant": [["corrected", "paper"]],
         "random_state": RANDOM_STATE,
     }
 
@@ -419,6 +435,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         learning_rate=0.5,
         density=0.35,
         tree_nodes=3,
+        variant="corrected",
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -428,6 +445,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         self.learning_rate = learning_rate
         self.density = density
         self.tree_nodes = tree_nodes
+        self.variant = variant
         self.random_state = random_state
 
     def fit(self, X, y):
@@ -446,7 +464,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         rng = check_random_state(self.random_state)
         X01, y01 = self._check_fit_data(X, y)
         n = X01.shape[0]
-        delta = self._resolve_delta(n, self.delta)
+        delta = self._resolve_delta(self.delta)
         release = smooth_boost(
             X01,
             y01,
@@ -458,9 +476,11 @@ class SmoothBoostClassifier(BinaryClassifierBase):
             density=float(self.density),
             tree_nodes=int(self.tree_nodes),
             rng=rng,
+            variant=self.variant,
         )
         self.estimators_ = release.hypotheses
         self.privacy_ledger_ = release.ledger
+        self.privacy_ledger_.replayable = is_replayable(rng)
         self.round_epsilon_ = release.round_epsilon
         self.composition_ = release.composition
         self.delta_ = delta

@@ -28,11 +28,13 @@ from dpglass._validation import InstanceOf, Interval
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
 from dpglass.models._candidates import CandidateSet, CountCache, SufficientStats, build_candidates
-from dpglass.models._rule_selection import MECHANISMS, PURE_MECHANISMS, certification_margin, select
+from dpglass.models._rule_selection import (
+    MECHANISMS, PURE_MECHANISMS, SELECTORS, Certification, StepCounts, certification_margin,
+)
 from dpglass.models._rules import Condition, Rule, format_rule_list
 from dpglass.privacy.ledger import PrivacyLedger
-from dpglass.privacy.mechanisms import LaplaceMechanism
-from dpglass.privacy.rng import check_random_state
+from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+from dpglass.privacy.rng import check_random_state, is_replayable
 from dpglass.privacy.sensitivity import weighted_gini
 
 __all__ = [
@@ -154,7 +156,10 @@ def fit_dp_rule_list(
     selection and the selected rule's noisy class counts, then the default
     rule's noisy class counts: ``3K + 1`` releases of ``epsilon / (3K + 1)``
     each (sequential composition).  Delta is split evenly over the steps'
-    selections and minimum-support certifications that use it.
+    selections and minimum-support certifications that use it.  Counts are
+    integers (discrete Laplace).  The number of records is private: the
+    minimum support is ``Lambda = max(1, floor(min_support * n_hat_1))`` with
+    ``n_hat_1`` the first released count, never the true n.
 
     ``cache`` (optional) is a :class:`CountCache` built on the statistics of
     this same ``(X, y)`` and ``candidates``; runs that share it (an epsilon
@@ -167,59 +172,49 @@ def fit_dp_rule_list(
         The selected candidates with their noisy counts, the default rule's
         noisy counts, why it stopped, and the ledger of every release.
     """
-    n = len(y)
     K = max_length
     eps_node = epsilon / (3 * K + 1)
-    support = max(1, math.floor(min_support * n))
     plan = delta_plan(mechanism, confidence, variant)
-    heuristic_stop, uses_sel_delta = confidence is not None, plan.selection
-    uses_cert, charged_cert = plan.certification, plan.charged_certification
-    sens_support = support if plan.smooth_support else 1
-    n_delta_parts = K * (int(uses_sel_delta) + int(charged_cert))
+    heuristic_stop = confidence is not None
+    n_delta_parts = K * (int(plan.selection) + int(plan.charged_certification))
     delta_part = delta / n_delta_parts if n_delta_parts else 0.0
     if heuristic_stop:
         margin = math.floor(-(math.log(2) + math.log(1 - confidence)) / eps_node) + 1
-    elif uses_cert:
+    elif plan.certification:
         margin = certification_margin(eps_node, delta_part)
     else:
         margin = 0.0
 
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta)
-    count_mech = LaplaceMechanism(eps_node, 1.0)
+    count_mech = DiscreteLaplaceMechanism(eps_node)
     if cache is None:
         cache = CountCache(SufficientStats(X, y, candidates))
     removed: list[int] = []
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
-    count_kw = dict(mechanism="laplace", epsilon=eps_node, sensitivity=1.0, scale=count_mech.scale)
+    count_kw = dict(mechanism="discrete laplace", epsilon=eps_node, sensitivity=1.0, scale=count_mech.scale)
+    selector = support = None
 
     for step in range(1, K + 1):
         n0, n1 = cache.remaining(tuple(removed))
-        n_hat = float(count_mech.randomise(n0 + n1, rng))
+        n_hat = float(count_mech.randomise(int(n0 + n1), rng))
         ledger.spend(f"rule {step}: remaining count", **count_kw)
+        if step == 1:
+            # Lambda from the first noisy count (a noisy n): n itself is private
+            support = max(1, math.floor(min_support * max(n_hat, 0.0)))
+            cert = Certification(margin=margin, support=support if plan.smooth_support else 1,
+                                 delta=delta_part if plan.charged_certification else 0.0,
+                                 heuristic_confidence=confidence)
+            selector = SELECTORS[mechanism](epsilon=eps_node, delta=delta_part, certification=cert,
+                                            gamma=gamma, variant=variant)
         if n_hat < support + margin:
             out.stop_reason = "minimum support"
             break
         n0, n1, c0, c1 = cache.counts(tuple(removed))
         idx = np.flatnonzero(~used)
-        c0s, c1s = np.append(c0[idx], 0.0), np.append(c1[idx], 0.0)  # last: no rule
-        choice, info = select(
-            mechanism, c0=c0s, c1=c1s, n0=n0, n1=n1, n_hat=n_hat, margin=margin, epsilon=eps_node,
-            delta=delta_part if uses_sel_delta else 0.0, min_support=sens_support, gamma=gamma,
-            variant=variant, rng=rng,
-        )
-        sel_delta = (delta_part if uses_sel_delta else 0.0) + (delta_part if charged_cert else 0.0)
-        if uses_cert:
-            cert = (
-                f"minimum-support stop with confidence {confidence} (paper 001 Alg. 3): fails with "
-                f"probability up to {1 - confidence:.3g} per step, NOT charged to delta"
-                if heuristic_stop
-                else f"certification margin T={margin:.4g} fails with probability {delta_part:.3g} (charged)"
-            )
-            info["note"] = "; ".join(s for s in (info.get("note", ""), cert) if s)
-            if heuristic_stop:
-                info["guarantee"] = "paper-claim"
-        ledger.spend(f"rule {step}: selection", epsilon=eps_node, delta=sel_delta, **info)
+        counts = StepCounts(np.append(c0[idx], 0.0), np.append(c1[idx], 0.0), n0, n1, n_hat)  # last: no rule
+        choice, entry = selector.select(counts, rng)
+        ledger.spend(f"rule {step}: selection", **entry)
         if choice == len(idx):
             out.stop_reason = "no improvement"
             break
@@ -376,8 +371,10 @@ class DPRuleListClassifier(_RuleListBase):
     ----------
     epsilon : float > 0, default=1.0
     delta : float in [0, 1) or None, default=None
-        None means ``1 / n**2`` (n, the number of training records, is treated
-        as public).  Pure mechanisms (``local-pf``, ``smooth-cauchy``,
+        None means ``dpglass.models._base.DEFAULT_DELTA`` (1e-8), a public
+        constant: the number of training records n is private, so the
+        default cannot be 1/n**2.  Pass a smaller delta for tables of more
+        than a million records.  Pure mechanisms (``local-pf``, ``smooth-cauchy``,
         ``global-laplace``, ``exponential``, ``noisy-counts``) spend none of
         it, except ``smooth-cauchy`` with ``variant="paper"``, whose
         minimum-support certification is charged to delta.
@@ -399,8 +396,9 @@ class DPRuleListClassifier(_RuleListBase):
         by their support on the training data (that would leak).
     min_support : float in [0, 1), default=0.05
         lambda: stop when the noisy remaining count falls below
-        ``Lambda = max(1, floor(lambda * n))`` plus a margin.  The margin is
-        ``ln(1/(2 delta_T)) / epsilon_node`` for mechanisms whose sensitivity
+        ``Lambda = max(1, floor(lambda * n_hat))`` plus a margin, where
+        ``n_hat`` is the first released (noisy) count of the records.  The margin is
+        ``ln(1/delta_T) / epsilon_node + 1`` for mechanisms whose sensitivity
         relies on at least Lambda records (its failure probability delta_T is
         charged to delta) and 0 for the others.
     confidence : float in (0.5, 1) or None, default=None
@@ -483,11 +481,11 @@ class DPRuleListClassifier(_RuleListBase):
         self._validate_params()
         rng = check_random_state(self.random_state)
         X, y = self._check_fit_data(X, y)
-        delta = self._resolve_delta(X.shape[0], self.delta)
+        delta = self._resolve_delta(self.delta)
         if delta_plan(self.mechanism, self.confidence, self.variant).spends_delta and delta == 0:
             raise InvalidParameterError(
                 f"mechanism={self.mechanism!r} (variant={self.variant!r}) is (epsilon, delta)-DP and needs "
-                "delta > 0; got delta=0. Pass delta=None (1/n^2) or a small positive delta, or choose a "
+                "delta > 0; got delta=0. Pass delta=None (1e-8) or a small positive delta, or choose a "
                 f"pure mechanism ({', '.join(PURE_MECHANISMS)})."
             )
         if self.gamma is not None and self.mechanism != "smooth-cauchy":
@@ -503,6 +501,7 @@ class DPRuleListClassifier(_RuleListBase):
         )
         self._store(release, candidates)
         self.privacy_ledger_ = release.ledger
+        self.privacy_ledger_.replayable = is_replayable(rng)
         return self
 
 

@@ -50,7 +50,7 @@ from dpglass._validation import Interval
 from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
 from dpglass.models._base import EPSILON, RANDOM_STATE, BinaryClassifierBase
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE, PrivacyLedger
-from dpglass.privacy.mechanisms import LaplaceMechanism
+from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 from dpglass.privacy.rng import check_random_state, spawn
 
 __all__ = [
@@ -431,7 +431,7 @@ class PrivateGridSearch(BinaryClassifierBase):
         y_tr, y_va = labels[tr], labels[va]
 
         k = sample_repetitions(eta, gamma, count_rng)
-        scorer = LaplaceMechanism(eps_run, sensitivity=1.0)
+        scorer = DiscreteLaplaceMechanism(eps_run)
         expected_val = f * n
 
         run_params, noisy, guarantees = [], np.empty(k), set()
@@ -440,18 +440,14 @@ class PrivateGridSearch(BinaryClassifierBase):
             params = candidates[int(run_rng.integers(len(candidates)))]
             train_rng, noise_rng = spawn(run_rng, 2)
             model = clone(self.estimator).set_params(**params, epsilon=eps_run, random_state=train_rng)
-            try:
-                model.fit(X_tr, y_tr)
-            except DataValidationError as exc:
-                raise DataValidationError(
-                    f"Training a candidate on the training part of the split failed ({exc}). The training "
-                    f"part holds about (1 - validation_fraction) = {1 - f:g} of the records; use more data "
-                    "or a smaller validation_fraction."
-                ) from exc
+            # the label set is the search's (public schema): a training part that
+            # happens to hold one class must fit, not fail (its failure would leak)
+            model._schema_classes = self.classes_
+            model.fit(X_tr, y_tr)
             self._check_run_ledger(model, eps_run)
             guarantees.add(model.privacy_ledger_.guarantee)
             correct = float(np.count_nonzero(model.predict(X_va) == y_va)) if va.size else 0.0
-            noisy[i] = scorer.randomise(correct, noise_rng)
+            noisy[i] = scorer.randomise(int(correct), noise_rng)
             run_params.append(params)
             if best < 0 or noisy[i] > noisy[best]:  # ties (probability 0) keep the earlier run
                 best, best_model = i, model

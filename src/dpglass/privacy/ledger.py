@@ -116,6 +116,10 @@ class PrivacyLedger:
     ----------
     epsilon, delta : float or None
         The budget.  ``epsilon=None`` means no limit (the ledger still records).
+    replayable : bool or None
+        Whether the noise came from a seeded (replayable) generator
+        (:func:`dpglass.privacy.rng.is_replayable`): such a model is for
+        research, not for release.  ``None``: not recorded.
 
     Examples
     --------
@@ -133,6 +137,7 @@ class PrivacyLedger:
 
     epsilon: float | None = None
     delta: float = 0.0
+    replayable: bool | None = None
     _entries: list = field(default_factory=list, repr=False)
 
     # ------------------------------------------------------------------ state
@@ -201,6 +206,7 @@ class PrivacyLedger:
             "budget": {"epsilon": self.epsilon, "delta": self.delta},
             "total": {"epsilon": eps, "delta": delta},
             "guarantee": self.guarantee,
+            "replayable": self.replayable,
             "entries": [asdict(e) for e in self._entries],
         }
 
@@ -208,7 +214,7 @@ class PrivacyLedger:
     def from_dict(cls, data: dict) -> "PrivacyLedger":
         """Rebuild a ledger written by :meth:`to_dict`."""
         budget = data.get("budget", {})
-        ledger = cls(epsilon=budget.get("epsilon"), delta=budget.get("delta", 0.0))
+        ledger = cls(epsilon=budget.get("epsilon"), delta=budget.get("delta", 0.0), replayable=data.get("replayable"))
         for item in data.get("entries", []):
             ledger._entries.append(LedgerEntry(**item))
         return ledger
@@ -233,6 +239,10 @@ class PrivacyLedger:
         eps, delta = self.total()
         budget = "no limit" if self.epsilon is None else f"epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"
         lines.append(f"total: epsilon={eps:.4g}, delta={delta:.3g} (budget: {budget}; guarantee: {self.guarantee})")
+        if self.replayable:
+            lines.append("noise: REPLAYABLE (seeded generator): for research, not for release")
+        elif self.replayable is False:
+            lines.append("noise: cryptographic (ChaCha20 keyed from the operating system)")
         return "\n".join(lines)
 
 

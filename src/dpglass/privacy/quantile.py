@@ -33,22 +33,23 @@ def check_bounds(bounds, owner: str, name: str = "bounds") -> tuple[float, float
     return float(bounds[0]), float(bounds[1])
 
 
-def dp_quantile(values, q, epsilon, bounds, rng) -> float:
+#: Number of cells of the public grid on [lo, hi] that dp_quantile chooses from.
+GRID_CELLS = 4096
+
+
+def dp_quantile(values, q, epsilon, bounds, rng, grid_cells: int = GRID_CELLS) -> float:
     """Release the ``q``-quantile of ``values`` with epsilon-differential privacy.
 
     The exponential mechanism of Smith (2011), "Privacy-preserving statistical
-    estimation with optimal convergence rates" (STOC), over the output range
-    ``[lo, hi]``.  A candidate threshold ``t`` has utility
-    ``u(t) = -|#{i : x_i < t} - q n|`` and density proportional to
-    ``exp(epsilon * u(t) / 2)``.  Adding or removing one record changes
-    ``u(t)`` by at most 1 for every ``t`` (sensitivity 1), so the release is
-    ``epsilon``-DP (McSherry & Talwar 2007).
-
-    Sampling: the values are **clipped to** ``bounds`` and sorted; the
-    utility is constant on each interval between consecutive clipped values,
-    so an interval is drawn with probability proportional to
-    ``length * exp(epsilon * u / 2)`` (Gumbel-max trick on
-    ``log(length) + epsilon * u / 2``), then a point uniformly inside it.
+    estimation with optimal convergence rates" (STOC), over a public grid of
+    ``grid_cells + 1`` points ``t_k = lo + k (hi - lo) / grid_cells`` (a
+    finite output set, so the released float is one of a data-independent
+    list: no floating-point leak).  A candidate ``t`` has utility
+    ``u(t) = -|#{i : x_i < t} - q n|``; adding or removing one record changes
+    it by at most ``max(q, 1 - q) <= 1`` for every ``t`` (sensitivity 1, n
+    private), so the release is ``epsilon``-DP (McSherry & Talwar 2007).
+    Sampling is exact (:class:`~dpglass.privacy.mechanisms.ExponentialMechanism`).
+    The values are **clipped to** ``bounds`` first (a per-record map).
 
     Parameters
     ----------
@@ -99,13 +100,11 @@ def dp_quantile(values, q, epsilon, bounds, rng) -> float:
         raise DataValidationError(
             "dp_quantile got NaN values; impute first (with a public fill value) or drop them."
         )
+    from dpglass.privacy.mechanisms import ExponentialMechanism
+
     z = np.sort(np.clip(x, lo, hi))
-    n = z.size
-    edges = np.concatenate(([lo], z, [hi]))
-    lengths = np.diff(edges)  # interval i = [edges[i], edges[i+1]) has i values below it
-    utility = -np.abs(np.arange(n + 1, dtype=float) - q * n)
-    with np.errstate(divide="ignore"):
-        scores = np.log(lengths) + (epsilon / 2.0) * utility
-    scores = scores + rng.gumbel(size=n + 1)
-    i = int(np.argmax(scores))
-    return float(rng.uniform(edges[i], edges[i + 1]))
+    grid = lo + (hi - lo) * (np.arange(grid_cells + 1) / grid_cells)
+    below = np.searchsorted(z, grid, side="left")  # #{i : z_i < t}
+    utility = -np.abs(below - q * z.size)
+    k = ExponentialMechanism(float(epsilon), 1.0).select(utility, rng)
+    return float(grid[k])

@@ -1,0 +1,50 @@
+"""Differentially private mechanisms: the only place dpglass draws privacy noise.
+
+One module per family, as in diffprivlib's ``mechanisms/``:
+
+``laplace``
+    :class:`DiscreteLaplaceMechanism` (counts, integers out) and
+    :class:`LaplaceMechanism` (real values, released on a public grid),
+    both sampled exactly; ``sample_laplace`` (NumPy's float sampler, for the
+    audit's reference cases only).
+``gaussian``
+    :class:`GaussianMechanism` (Dwork & Roth 2014, Thm A.1; Balle & Wang 2018).
+``smooth``
+    :class:`SmoothLaplaceMechanism`, :class:`SmoothCauchyMechanism`
+    (Nissim, Raskhodnikova & Smith 2007, "NRS").
+``selection``
+    :class:`ExponentialMechanism` (McSherry & Talwar 2007),
+    :class:`PermuteAndFlip` (McKenna & Sheldon 2020),
+    :class:`ReportNoisyMax` (Dwork & Roth 2014, Claim 3.9), sampled exactly.
+
+Every mechanism is a small immutable object whose parameters are validated at
+construction.  Randomness comes only from the :class:`numpy.random.Generator`
+passed as ``rng`` (:mod:`dpglass.privacy.rng`); exact samplers live in
+:mod:`dpglass.privacy.samplers`.  ``docs/privacy.md`` (section "Mechanisms")
+gives, for each mechanism, what it releases, its guarantee, the proof or
+reference and the assumptions.
+"""
+
+from dpglass.privacy.mechanisms.gaussian import GaussianMechanism
+from dpglass.privacy.mechanisms.laplace import DiscreteLaplaceMechanism, LaplaceMechanism, sample_laplace
+from dpglass.privacy.mechanisms.selection import ExponentialMechanism, PermuteAndFlip, ReportNoisyMax
+from dpglass.privacy.mechanisms.smooth import (
+    SmoothCauchyMechanism,
+    SmoothLaplaceMechanism,
+    cauchy_like_cdf,
+    sample_cauchy_like,
+)
+
+__all__ = [
+    "DiscreteLaplaceMechanism",
+    "ExponentialMechanism",
+    "GaussianMechanism",
+    "LaplaceMechanism",
+    "PermuteAndFlip",
+    "ReportNoisyMax",
+    "SmoothCauchyMechanism",
+    "SmoothLaplaceMechanism",
+    "cauchy_like_cdf",
+    "sample_cauchy_like",
+    "sample_laplace",
+]
