@@ -1,0 +1,705 @@
+"""Check a saved model file before it is trusted.
+
+A model file is the JSON written by ``model.save(path)`` / ``to_dict()``.
+:func:`verify_model_dict` refuses, with a :class:`~dpglass.exceptions.ModelFileError`
+that names the field, a file that
+
+* lacks a key, holds a value of the wrong type, or is internally inconsistent
+  (``feature_names`` of the wrong length, a feature index out of range, a
+  condition whose name is not that feature's, a tree with a cycle, ...);
+* carries parameters the class does not accept or does not allow;
+* is a private model whose privacy ledger is missing, emptied, edited or
+  inconsistent with the parameters: the ledger's budget must be the model's
+  ``epsilon``, its recorded total and guarantee must be what the entries
+  compose to, the total must fit the budget, and the entries must be the
+  releases the learner makes for those parameters (number, names,
+  mechanisms, per-release epsilon and delta, guarantee).
+
+Model-specific checks are one function per model class in
+:data:`MODEL_CHECKS` (keyed by class name); the mechanism names each learner
+writes are in :data:`KNOWN_MECHANISMS`.  A class without an entry gets the
+generic checks only, and a trial restore of its state turns a missing key into
+a ``ModelFileError`` instead of a ``KeyError``.
+
+:func:`read_model_file` and :func:`format_model_report` serve ``dpglass inspect``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpglass.exceptions import InvalidParameterError, ModelFileError
+from dpglass.privacy.ledger import GUARANTEES, RELATIVE_TOLERANCE, PrivacyLedger, _within
+
+__all__ = [
+    "KNOWN_MECHANISMS",
+    "MODEL_CHECKS",
+    "format_model_report",
+    "read_model_file",
+    "verify_model_dict",
+]
+
+ADVICE = "Re-save the model with dpglass; do not edit model files by hand."
+
+#: Mechanism names each private model writes into its ledger (a name ending in
+#: "(" is a prefix).  Both the float-Laplace names of earlier versions and the
+#: discrete-Laplace names of the current ones are accepted.  PrivateGridSearch's
+#: entry is accepted on files that carry ``selected_by``.
+RULE_LIST_COUNT_NAMES = ("laplace", "discrete laplace")
+RULE_LIST_SELECTION_NAMES = {
+    "local-pf": ("permute-and-flip (local scale)",),
+    "certified-pf": ("permute-and-flip",),
+    "smooth-laplace": ("smooth-laplace",),
+    "smooth-cauchy": ("smooth-cauchy",),
+    "global-laplace": ("report-noisy-min (laplace)", "report-noisy-min (discrete laplace)"),
+    "global-gaussian": ("gaussian",),
+    "exponential": ("exponential",),
+    "noisy-counts": ("laplace counts", "discrete laplace counts"),
+}
+KNOWN_MECHANISMS = {
+    "DPRuleListClassifier": (*RULE_LIST_COUNT_NAMES, *(n for v in RULE_LIST_SELECTION_NAMES.values() for n in v)),
+    "SmoothBoostClassifier": ("exponential", "laplace", "advanced-composition("),
+    "DPLogisticRegression": ("objective-perturbation",),
+}
+SELECTION_MECHANISM = "private-selection("
+SELECTION_METHODS = ("liu-talwar", "papernot-steinke")
+
+_TOP_KEYS = (
+    ("model", str, "the model's class name"),
+    ("params", dict, "the model's parameters"),
+    ("classes", list, "the two class labels"),
+    ("n_features_in", numbers.Integral, "the number of features (an int)"),
+    ("feature_names", list, "the feature names"),
+)
+_LEDGER_KEYS = (
+    ("budget", dict, "the budget {epsilon, delta}"),
+    ("total", dict, "the total spent {epsilon, delta}"),
+    ("guarantee", str, f"one of {GUARANTEES}"),
+    ("entries", list, "the list of releases"),
+)
+_GUARANTEE_RANK = {g: i for i, g in enumerate(GUARANTEES)}  # proven < paper-claim < none
+_STOP_REASONS = ("max_length", "minimum support", "no improvement")
+_DEFAULT_RELEASE = "default rule: class counts of remaining records"
+
+
+# ------------------------------------------------------------------ helpers
+def _fail(field: str, problem: str, expected: str | None = None):
+    exp = f"; expected {expected}" if expected else ""
+    raise ModelFileError(f"Model file field {field!r} {problem}{exp}. {ADVICE}")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _close(a, b) -> bool:
+    return math.isclose(float(a), float(b), rel_tol=RELATIVE_TOLERANCE, abs_tol=0.0)
+
+
+def _need(mapping: dict, key: str, field: str, kind, what: str):
+    """``mapping[key]``, refused when missing or not of ``kind``."""
+    if key not in mapping:
+        _fail(field, "is missing", what)
+    value = mapping[key]
+    bad = isinstance(value, bool) and kind is not bool and kind is not object
+    if bad or not isinstance(value, kind):
+        _fail(field, f"is {value!r} ({type(value).__name__})", what)
+    return value
+
+
+def _need_num(mapping: dict, key: str, field: str, what: str = "a finite number") -> float:
+    value = _need(mapping, key, field, numbers.Real, what)
+    if not _is_num(value):
+        _fail(field, f"is {value!r}", what)
+    return float(value)
+
+
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.6g}"
+
+
+@dataclass
+class _Context:
+    """What the model-specific checks need."""
+
+    cls: type
+    params: dict  # as written in the file (validated)
+    d: int
+    names: list
+    ledger: PrivacyLedger | None  # the model's own ledger: None if non-private or written by a selection
+    entries: list  # the ledger's raw entry dicts ([] without an own ledger)
+
+
+# ------------------------------------------------------------- entry point
+def verify_model_dict(data: dict, cls) -> None:
+    """Refuse a model dict that ``cls.from_dict`` must not trust.
+
+    Raises
+    ------
+    ModelFileError
+        Naming the key or field at fault, what was expected, and what to do.
+    """
+    d, names = _check_top_level(data, cls)
+    params = _check_params(data["params"], cls)
+    ledger = _check_ledger(data, cls, params)
+    selected = "selected_by" in data
+    if selected:
+        _check_selection(data, params, ledger)
+    own = None if selected else ledger
+    ctx = _Context(cls, params, d, names, own, data["privacy_ledger"]["entries"] if own is not None else [])
+    check = MODEL_CHECKS.get(cls.__name__)
+    if check is not None:
+        check(data, ctx)
+    _trial_restore(data, cls, params)
+
+
+def _check_top_level(data, cls) -> tuple[int, list]:
+    if not isinstance(data, dict):
+        raise ModelFileError(f"A model file holds a JSON object; got {type(data).__name__}. {ADVICE}")
+    for key, kind, what in _TOP_KEYS:
+        _need(data, key, key, kind, what)
+    if data["model"] != cls.__name__:
+        _fail("model", f"is {data['model']!r}", f"{cls.__name__!r} (load the file with dpglass.models.load_model)")
+    d = int(data["n_features_in"])
+    if d < 1:
+        _fail("n_features_in", f"is {d}", "an int >= 1")
+    classes = data["classes"]
+    if len(classes) != 2 or len({json.dumps(c) for c in classes}) != 2:
+        _fail("classes", f"is {classes!r}", "two distinct class labels")
+    if not all(isinstance(c, (str, numbers.Real)) for c in classes):
+        _fail("classes", f"is {classes!r}", "labels that are strings or numbers")
+    names = data["feature_names"]
+    if len(names) != d or not all(isinstance(n, str) for n in names):
+        _fail("feature_names", f"has {len(names)} entries", f"{d} strings (n_features_in)")
+    if "has_feature_names" in data and not isinstance(data["has_feature_names"], bool):
+        _fail("has_feature_names", f"is {data['has_feature_names']!r}", "true or false")
+    return d, names
+
+
+def _check_params(raw: dict, cls) -> dict:
+    accepted = set(cls().get_params(deep=False))
+    unknown, missing = sorted(set(raw) - accepted), sorted(accepted - set(raw))
+    if unknown:
+        _fail(f"params.{unknown[0]}", f"is not a parameter of {cls.__name__}", f"only {sorted(accepted)}")
+    if missing:
+        _fail(f"params.{missing[0]}", "is missing", f"every parameter of {cls.__name__}: {sorted(accepted)}")
+    try:
+        cls(**cls._params_from_dict(dict(raw)))._validate_params()
+    except (InvalidParameterError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"Model file field 'params' is invalid: {exc} {ADVICE}") from None
+    return raw
+
+
+def _trial_restore(data: dict, cls, params: dict) -> None:
+    """Restore the state on a scratch instance: a key the checks missed becomes a ModelFileError."""
+    model = cls(**cls._params_from_dict(dict(params)))
+    model.n_features_in_ = int(data["n_features_in"])
+    model.classes_ = np.array(data["classes"])
+    try:
+        model._state_from_dict(data)
+    except KeyError as exc:
+        _fail(str(exc.args[0]) if exc.args else "?", "is missing", f"the state {cls.__name__} saves")
+    except (IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise ModelFileError(f"The state of this {cls.__name__} file cannot be read ({exc}). {ADVICE}") from None
+
+
+# ----------------------------------------------------------- the ledger
+def _check_ledger(data: dict, cls, params: dict) -> PrivacyLedger | None:
+    """Generic checks of a private model's ledger; returns the rebuilt ledger."""
+    if not getattr(cls, "_private", False):
+        for key in ("privacy_ledger", "selected_by"):
+            if key in data:
+                _fail(key, f"is present on the non-private {cls.__name__}", "no privacy ledger")
+        return None
+    raw = _need(data, "privacy_ledger", "privacy_ledger", dict,
+                "the ledger of every release (a private model's file always carries one)")
+    _check_ledger_shape(raw)
+    try:
+        ledger = PrivacyLedger.from_dict(raw)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise ModelFileError(f"Model file field 'privacy_ledger' cannot be rebuilt: {exc}. {ADVICE}") from None
+    _check_ledger_totals(raw, ledger)
+    _check_mechanisms(raw["entries"], cls.__name__, selected="selected_by" in data)
+    if "selected_by" not in data:
+        if "epsilon" in params and not _close(ledger.epsilon, params["epsilon"]):
+            _fail("privacy_ledger.budget.epsilon", f"is {ledger.epsilon!r}", f"params.epsilon = {params['epsilon']!r}")
+        want = _resolved_delta(params)
+        if want is not None and not (_close(ledger.delta, want) or ledger.delta == want):
+            _fail("privacy_ledger.budget.delta", f"is {ledger.delta!r}", f"the resolved params.delta = {want!r}")
+    return ledger
+
+
+def _resolved_delta(params: dict):
+    """The delta ``fit`` uses: params.delta, or the library's public default for null (None if unknown)."""
+    if "delta" not in params:
+        return None
+    if params["delta"] is not None:
+        return float(params["delta"])
+    from dpglass.models import _base
+
+    default = getattr(_base, "DEFAULT_DELTA", None)  # older versions resolved null to 1/n^2 (n unknown here)
+    return None if default is None else float(default)
+
+
+def _check_ledger_shape(raw: dict) -> None:
+    for key, kind, what in _LEDGER_KEYS:
+        _need(raw, key, f"privacy_ledger.{key}", kind, what)
+    if raw.get("replayable") is not None and not isinstance(raw["replayable"], bool):
+        _fail("privacy_ledger.replayable", f"is {raw['replayable']!r}", "true, false or null (not recorded)")
+    if not raw["entries"]:
+        _fail("privacy_ledger.entries", "is empty", "every release the model made (a fitted model made some)")
+    for i, entry in enumerate(raw["entries"]):
+        field = f"privacy_ledger.entries[{i}]"
+        if not isinstance(entry, dict):
+            _fail(field, f"is {entry!r}", "an object describing one release")
+        _need(entry, "release", f"{field}.release", str, "what was released")
+        _need(entry, "mechanism", f"{field}.mechanism", str, "the mechanism's name")
+        _need_num(entry, "epsilon", f"{field}.epsilon")
+        for key in ("sensitivity", "scale"):
+            if entry.get(key) is not None and not _is_num(entry[key]):
+                _fail(f"{field}.{key}", f"is {entry[key]!r}", "a finite number or null")
+    budget = raw["budget"]
+    eps = _need(budget, "epsilon", "privacy_ledger.budget.epsilon", numbers.Real, "the model's epsilon")
+    if not (_is_num(eps) and eps > 0):
+        _fail("privacy_ledger.budget.epsilon", f"is {eps!r}", "a finite number > 0")
+    delta = _need_num(budget, "delta", "privacy_ledger.budget.delta", "a number in [0, 1)")
+    if not 0 <= delta < 1:
+        _fail("privacy_ledger.budget.delta", f"is {delta!r}", "a number in [0, 1)")
+    for key in ("epsilon", "delta"):
+        _need_num(raw["total"], key, f"privacy_ledger.total.{key}")
+
+
+def _check_ledger_totals(raw: dict, ledger: PrivacyLedger) -> None:
+    eps, delta = ledger.total()
+    rec = raw["total"]
+    for key, got, want in (("epsilon", rec["epsilon"], eps), ("delta", rec["delta"], delta)):
+        if not _close(got, want):
+            _fail(f"privacy_ledger.total.{key}", f"is {got!r}", f"{want!r}, what the entries compose to")
+    if not _within(eps, ledger.epsilon):
+        _fail("privacy_ledger.entries", f"spend epsilon={eps!r}", f"at most the budget epsilon={ledger.epsilon!r}")
+    if not _within(delta, ledger.delta):
+        _fail("privacy_ledger.entries", f"spend delta={delta!r}", f"at most the budget delta={ledger.delta!r}")
+    if raw["guarantee"] != ledger.guarantee:
+        _fail("privacy_ledger.guarantee", f"is {raw['guarantee']!r}",
+              f"{ledger.guarantee!r}, the weakest guarantee among the entries")
+
+
+def _known_mechanisms(model: str):
+    """KNOWN_MECHANISMS[model], plus the name a learner module declares as ``MECHANISM`` (logistic)."""
+    known = KNOWN_MECHANISMS.get(model)
+    if model == "DPLogisticRegression":
+        from dpglass.models import logistic
+
+        declared = getattr(logistic, "MECHANISM", None)
+        known = known + ((declared,) if isinstance(declared, str) else ())
+    return known
+
+
+def _check_mechanisms(entries: list, model: str, selected: bool) -> None:
+    known = (SELECTION_MECHANISM,) if selected else _known_mechanisms(model)
+    if known is None:  # a model without a declared list
+        return
+    for i, e in enumerate(entries):
+        name = e["mechanism"]
+        if not any(name == k or (k.endswith("(") and name.startswith(k)) for k in known):
+            _fail(f"privacy_ledger.entries[{i}].mechanism", f"is {name!r}",
+                  f"one of the mechanisms {model} uses: {', '.join(known)}")
+
+
+def _check_selection(data: dict, params: dict, ledger: PrivacyLedger) -> None:
+    """A file written by PrivateGridSearch: the ledger is the selection's one entry."""
+    sel = _need(data, "selected_by", "selected_by", dict, "the selection's method and parameters")
+    method = _need(sel, "method", "selected_by.method", str, f"one of {SELECTION_METHODS}")
+    if method not in SELECTION_METHODS:
+        _fail("selected_by.method", f"is {method!r}", f"one of {SELECTION_METHODS}")
+    best = _need(sel, "best_params", "selected_by.best_params", dict, "the selected grid point")
+    for key, value in best.items():
+        if key not in params or params[key] != value:
+            _fail(f"params.{key}", f"is {params.get(key)!r}", f"{value!r}, the selected selected_by.best_params")
+    _need_num(sel, "noisy_validation_accuracy", "selected_by.noisy_validation_accuracy")
+    entries = data["privacy_ledger"]["entries"]
+    if len(entries) != 1:
+        _fail("privacy_ledger.entries", f"has {len(entries)} entries", "1 (the whole selection)")
+    eps, run = float(entries[0]["epsilon"]), float(params["epsilon"])
+    if not _close(eps, ledger.epsilon) or ledger.delta != 0 or entries[0].get("delta", 0.0) != 0:
+        _fail("privacy_ledger.entries[0]", f"spends ({eps!r}, {entries[0].get('delta')!r})",
+              f"the whole pure budget ({ledger.epsilon!r}, 0)")
+    factor = 3.0 if method == "liu-talwar" else None
+    if (factor is not None and not _close(eps, factor * run)) or not _within(2.0 * run, eps):
+        _fail("params.epsilon", f"is {run!r}", f"the run budget epsilon/(2 + eta) of the selection ({eps!r})")
+    if params.get("delta", 0.0) not in (0, 0.0):
+        _fail("params.delta", f"is {params.get('delta')!r}", "0 (the selection needs pure candidates)")
+
+
+def _check_noise_scale(entry: dict, field: str, sensitivity: float, epsilon: float) -> None:
+    """A recorded noise scale must be at least sensitivity / epsilon (less noise would void the entry)."""
+    scale = entry.get("scale")
+    if scale is None or not _is_num(scale) or scale < sensitivity / epsilon * (1.0 - RELATIVE_TOLERANCE):
+        _fail(f"{field}.scale", f"is {scale!r}", f"at least sensitivity / epsilon = {sensitivity / epsilon!r}")
+
+
+# ------------------------------------------------------------- rule lists
+def _check_rule_list(data: dict, ctx: _Context) -> None:
+    rules = _need(data, "rules", "rules", list, "the list of rules")
+    default = _need(data, "default_rule", "default_rule", dict, "the default rule")
+    stop = _need(data, "stop_reason", "stop_reason", str, f"one of {_STOP_REASONS}")
+    if stop not in _STOP_REASONS:
+        _fail("stop_reason", f"is {stop!r}", f"one of {_STOP_REASONS}")
+    if len(rules) > ctx.params["max_length"]:
+        _fail("rules", f"has {len(rules)} rules", f"at most params.max_length = {ctx.params['max_length']}")
+    noisy = bool(getattr(ctx.cls, "_noisy", False))
+    for i, rule in enumerate(rules):
+        _check_rule(rule, f"rules[{i}]", ctx, noisy, is_default=False)
+    _check_rule(default, "default_rule", ctx, noisy, is_default=True)
+    if ctx.ledger is not None:
+        _check_rule_list_ledger(data, ctx)
+
+
+def _check_rule(rule, field: str, ctx: _Context, noisy: bool, is_default: bool) -> None:
+    if not isinstance(rule, dict):
+        _fail(field, f"is {rule!r}", "an object with conditions, prediction, counts, noisy")
+    conds = _need(rule, "conditions", f"{field}.conditions", list, "the rule's conditions")
+    max_card = ctx.params["max_card"]
+    if is_default and conds:
+        _fail(f"{field}.conditions", f"has {len(conds)} conditions", "none (the default rule)")
+    if not is_default and not 1 <= len(conds) <= max_card:
+        _fail(f"{field}.conditions", f"has {len(conds)} conditions", f"1 to params.max_card = {max_card}")
+    for j, cond in enumerate(conds):
+        _check_condition(cond, f"{field}.conditions[{j}]", ctx)
+    counts = _need(rule, "counts", f"{field}.counts", list, "two class counts")
+    if len(counts) != 2 or not all(_is_num(c) for c in counts):
+        _fail(f"{field}.counts", f"is {counts!r}", "two finite numbers")
+    if _need(rule, "noisy", f"{field}.noisy", bool, "true or false") != noisy:
+        _fail(f"{field}.noisy", f"is {rule['noisy']!r}", f"{noisy} for a {ctx.cls.__name__}")
+    pred = _need(rule, "prediction", f"{field}.prediction", numbers.Integral, "0 or 1")
+    c0, c1 = counts
+    want = int(c1 >= c0) if noisy else int(c1 > c0)
+    if pred != want:
+        _fail(f"{field}.prediction", f"is {pred!r}", f"{want}, the majority of its counts {counts}")
+
+
+def _check_condition(cond, field: str, ctx: _Context) -> None:
+    if not isinstance(cond, dict):
+        _fail(field, f"is {cond!r}", "an object with feature, name, value")
+    feature = _need(cond, "feature", f"{field}.feature", numbers.Integral, "a feature index (int)")
+    if not 0 <= feature < ctx.d:
+        _fail(f"{field}.feature", f"is {feature}", f"a feature index in [0, {ctx.d})")
+    name = _need(cond, "name", f"{field}.name", str, "the feature's name")
+    if name != ctx.names[feature]:
+        _fail(f"{field}.name", f"is {name!r}", f"{ctx.names[feature]!r}, feature_names[{feature}]")
+    _need(cond, "value", f"{field}.value", bool, "true (x = 1) or false (x = 0)")
+
+
+def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
+    """The releases fit_dp_rule_list makes: 3 per step, then the default rule, epsilon/(3K+1) each."""
+    from dpglass.models.rule_list import delta_plan
+
+    p, entries = ctx.params, ctx.entries
+    K = p["max_length"]
+    eps_node = float(p["epsilon"]) / (3 * K + 1)
+    if len(entries) > 3 * K + 1:
+        _fail("privacy_ledger.entries", f"has {len(entries)} releases", f"at most 3 * max_length + 1 = {3 * K + 1}")
+    names = RULE_LIST_SELECTION_NAMES.get(p["mechanism"])
+    if names is None:  # a selector added to rule_list without its name here
+        raise ModelFileError(f"dpglass cannot verify mechanism={p['mechanism']!r}: add its ledger name to "
+                             "dpglass.models._verify.RULE_LIST_SELECTION_NAMES.")
+    n_rules, stop = _rule_list_sequence(entries, K, names)
+    if n_rules != len(data["rules"]):
+        _fail("rules", f"has {len(data['rules'])} rules", f"{n_rules}, as many as the ledger's released rules")
+    if stop != data["stop_reason"]:
+        _fail("stop_reason", f"is {data['stop_reason']!r}", f"{stop!r}, where the ledger's releases stop")
+    plan = delta_plan(p["mechanism"], p["confidence"], p["variant"])
+    if plan.spends_delta and ctx.ledger.delta <= 0:
+        _fail("privacy_ledger.budget.delta", "is 0", f"> 0: mechanism={p['mechanism']!r} spends delta")
+    sel_delta = ctx.ledger.delta / K if plan.spends_delta else 0.0
+    paper = p["mechanism"] in ("smooth-laplace", "smooth-cauchy") or (
+        p["variant"] == "paper" and p["mechanism"] in ("global-laplace", "global-gaussian")
+    ) or (p["confidence"] is not None and plan.certification)
+    sel_guarantee = "paper-claim" if paper else "proven"
+    for i, e in enumerate(entries):
+        field = f"privacy_ledger.entries[{i}]"
+        if not _close(e["epsilon"], eps_node):
+            _fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"epsilon / (3 * max_length + 1) = {eps_node!r}")
+        selection = e["release"].endswith(": selection")
+        want_delta = sel_delta if selection else 0.0
+        if not (_close(e.get("delta", 0.0), want_delta) or e.get("delta", 0.0) == want_delta):
+            _fail(f"{field}.delta", f"is {e.get('delta')!r}", repr(want_delta))
+        want_g = sel_guarantee if selection else "proven"
+        if _GUARANTEE_RANK.get(e.get("guarantee", "proven"), 0) < _GUARANTEE_RANK[want_g]:
+            _fail(f"{field}.guarantee", f"is {e.get('guarantee')!r}", f"{want_g!r} for these parameters")
+        if not selection:
+            _check_noise_scale(e, field, 1.0, eps_node)
+
+
+def _rule_list_sequence(entries: list, K: int, selection: tuple) -> tuple[int, str]:
+    """Walk the releases in the order fit_dp_rule_list makes them; (rules released, stop reason)."""
+    pos = 0
+
+    def expect(release: str, mechanisms: tuple) -> None:
+        nonlocal pos
+        if pos >= len(entries):
+            _fail("privacy_ledger.entries", f"end after {pos} releases", f"{release!r} next")
+        e = entries[pos]
+        if e["release"] != release:
+            _fail(f"privacy_ledger.entries[{pos}].release", f"is {e['release']!r}", repr(release))
+        if e["mechanism"] not in mechanisms:
+            _fail(f"privacy_ledger.entries[{pos}].mechanism", f"is {e['mechanism']!r}", " or ".join(map(repr, mechanisms)))
+        pos += 1
+
+    def at_default() -> bool:
+        return pos < len(entries) and entries[pos]["release"] == _DEFAULT_RELEASE
+
+    n_rules, stop = 0, "max_length"
+    for step in range(1, K + 1):
+        expect(f"rule {step}: remaining count", RULE_LIST_COUNT_NAMES)
+        if at_default():
+            stop = "minimum support"
+            break
+        expect(f"rule {step}: selection", selection)
+        if at_default():
+            stop = "no improvement"
+            break
+        expect(f"rule {step}: class counts of caught records", RULE_LIST_COUNT_NAMES)
+        n_rules += 1
+    expect(_DEFAULT_RELEASE, RULE_LIST_COUNT_NAMES)
+    if pos != len(entries):
+        _fail("privacy_ledger.entries", f"has {len(entries) - pos} releases after the default rule's", "none")
+    return n_rules, stop
+
+
+# ----------------------------------------------------------- boosting
+def _check_boosting(data: dict, ctx: _Context) -> None:
+    from dpglass.models.boosting import per_round_epsilon
+
+    p = ctx.params
+    hyps = _need(data, "estimators", "estimators", list, f"the {p['n_rounds']} hypotheses")
+    if len(hyps) != p["n_rounds"]:
+        _fail("estimators", f"has {len(hyps)} hypotheses", f"params.n_rounds = {p['n_rounds']}")
+    for i, h in enumerate(hyps):
+        if p["weak_learner"] == "stump":
+            _check_stump(h, f"estimators[{i}]", ctx.d)
+        else:
+            _check_tree(h, f"estimators[{i}]", ctx.d, p["tree_nodes"])
+    delta = _need_num(data, "delta", "delta", "the resolved delta, a number in [0, 1)")
+    want = _resolved_delta(p)
+    if not 0 <= delta < 1 or (want is not None and not _close(delta, want) and delta != want):
+        _fail("delta", f"is {delta!r}", f"the resolved params.delta = {want!r}, in [0, 1)")
+    eps_round, composition = per_round_epsilon(float(p["epsilon"]), delta, int(p["n_rounds"]))
+    if not _close(_need_num(data, "round_epsilon", "round_epsilon"), eps_round):
+        _fail("round_epsilon", f"is {data['round_epsilon']!r}", f"{eps_round!r} for these epsilon, delta, n_rounds")
+    if _need(data, "composition", "composition", str, "'basic' or 'advanced'") != composition:
+        _fail("composition", f"is {data['composition']!r}", f"{composition!r} for these epsilon, delta, n_rounds")
+    if ctx.ledger is not None:
+        if not (_close(ctx.ledger.delta, delta) or ctx.ledger.delta == delta):
+            _fail("privacy_ledger.budget.delta", f"is {ctx.ledger.delta!r}", f"the model's delta = {delta!r}")
+        _check_boosting_ledger(ctx, eps_round, composition, delta)
+
+
+def _check_stump(h, field: str, d: int) -> None:
+    if not (isinstance(h, list) and len(h) == 2 and all(_is_int(v) for v in h)):
+        _fail(field, f"is {h!r}", "a stump [feature, sign] of two ints")
+    if not -1 <= h[0] < d:
+        _fail(field, f"has feature {h[0]}", f"a feature index in [-1, {d}) (-1: constant)")
+    if h[1] not in (-1, 1):
+        _fail(field, f"has sign {h[1]}", "+1 or -1")
+
+
+def _check_tree(t, field: str, d: int, n_internal: int) -> None:
+    keys = ("feature", "left", "right", "value")
+    if not isinstance(t, dict):
+        _fail(field, f"is {t!r}", "a tree {feature, left, right, value}")
+    arrays = [_need(t, k, f"{field}.{k}", list, "a list of ints") for k in keys]
+    m = len(arrays[0])
+    if m == 0 or any(len(a) != m for a in arrays) or not all(_is_int(v) for a in arrays for v in a):
+        _fail(field, "has arrays " + ", ".join(f"{k}[{len(a)}]" for k, a in zip(keys, arrays)),
+              "four non-empty lists of ints of equal length")
+    feature, left, right, value = arrays
+    for k in range(m):
+        if not -1 <= feature[k] < d:
+            _fail(f"{field}.feature[{k}]", f"is {feature[k]}", f"a feature index in [-1, {d}) (-1: leaf)")
+        if feature[k] < 0 and (value[k] not in (-1, 1) or left[k] != -1 or right[k] != -1):
+            _fail(f"{field}[{k}]", f"is a leaf with value {value[k]}, children {left[k]}, {right[k]}",
+                  "value +1 or -1 and children -1")
+        if feature[k] >= 0 and not (0 <= left[k] < m and 0 <= right[k] < m):
+            _fail(f"{field}[{k}]", f"has children {left[k]}, {right[k]}", f"node indices in [0, {m})")
+    seen, stack = [False] * m, [0]
+    seen[0] = True
+    while stack:
+        k = stack.pop()
+        for child in ((left[k], right[k]) if feature[k] >= 0 else ()):
+            if seen[child]:
+                _fail(f"{field}.left/right", f"reach node {child} twice (a cycle or a shared node)",
+                      "a tree rooted at node 0")
+            seen[child] = True
+            stack.append(child)
+    if not all(seen):
+        _fail(field, f"has node {seen.index(False)} unreachable from the root", "a tree rooted at node 0")
+    internal = sum(1 for f in feature if f >= 0)
+    if internal != n_internal:
+        _fail(field, f"has {internal} internal nodes", f"params.tree_nodes = {n_internal}")
+
+
+def _boosting_round_releases(p: dict, eps_round: float) -> list[tuple[str, str, float, str]]:
+    """(release, mechanism, epsilon, guarantee) of every entry smooth_boost writes under basic composition.
+
+    ``variant="paper"`` (where the class has it) calibrates tree splits to paper 002's
+    unproven Lemma 15: those entries must say ``paper-claim``.
+    """
+    out = []
+    nodes = int(p["tree_nodes"])
+    split_guarantee = "paper-claim" if p.get("variant") == "paper" else "proven"
+    for t in range(1, int(p["n_rounds"]) + 1):
+        if p["weak_learner"] == "stump":
+            out.append((f"round {t}: stump", "exponential", eps_round, "proven"))
+            continue
+        split = (f"round {t}: tree split (leaf, feature)", "exponential", eps_round / (2.0 * nodes), split_guarantee)
+        out += [split] * nodes
+        out.append((f"round {t}: tree leaf labels", "laplace", eps_round / 2.0, "proven"))
+    return out
+
+
+def _check_boosting_ledger(ctx: _Context, eps_round: float, composition: str, delta: float) -> None:
+    from dpglass.models.boosting import advanced_composition_epsilon
+
+    p, entries = ctx.params, ctx.entries
+    expected = _boosting_round_releases(p, eps_round)
+    if composition == "advanced":
+        kinds = {}
+        for _, mech, *_ in expected:
+            kinds[mech] = kinds.get(mech, 0) + 1
+        mech = "advanced-composition(" + ", ".join(f"{k} x{v}" for k, v in sorted(kinds.items())) + ")"
+        release = f"{p['n_rounds']} boosting rounds ({p['weak_learner']} weak learner)"
+        weakest = max((g for *_, g in expected), key=_GUARANTEE_RANK.get)
+        expected = [(release, mech, advanced_composition_epsilon(eps_round, int(p["n_rounds"]), delta), weakest)]
+    if len(entries) != len(expected):
+        _fail("privacy_ledger.entries", f"has {len(entries)} releases",
+              f"{len(expected)} for {composition} composition of these n_rounds/weak_learner/tree_nodes")
+    for i, (e, (release, mech, eps, guarantee)) in enumerate(zip(entries, expected)):
+        field = f"privacy_ledger.entries[{i}]"
+        if e["release"] != release or e["mechanism"] != mech:
+            _fail(field, f"is {e['release']!r} by {e['mechanism']!r}", f"{release!r} by {mech!r}")
+        if not _close(e["epsilon"], eps):
+            _fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"{eps!r} ({composition} composition split)")
+        want_delta = delta if composition == "advanced" else 0.0
+        if not (e.get("delta", 0.0) == want_delta or _close(e.get("delta", 0.0), want_delta)):
+            _fail(f"{field}.delta", f"is {e.get('delta')!r}", repr(want_delta))
+        if mech == "laplace" and e.get("sensitivity") is not None:
+            _check_noise_scale(e, field, e["sensitivity"], e["epsilon"])
+        if _GUARANTEE_RANK.get(e.get("guarantee", "proven"), 0) < _GUARANTEE_RANK[guarantee]:
+            _fail(f"{field}.guarantee", f"is {e.get('guarantee')!r}", f"{guarantee!r} for these parameters")
+
+
+# ------------------------------------------------------------- logistic
+def _check_logistic(data: dict, ctx: _Context) -> None:
+    """Shape and finiteness of whatever coefficient fields the file holds (names read defensively)."""
+    coef_keys = [k for k in data if "coef" in k.lower()]
+    vectors = [k for k in coef_keys if isinstance(data[k], list)]
+    if not vectors:
+        _fail("coef", "is missing", f"the {ctx.d} coefficients of the model")
+    for key in coef_keys:
+        value = data[key]
+        if isinstance(value, list):
+            if len(value) != ctx.d or not all(_is_num(v) for v in value):
+                _fail(key, f"has {len(value)} entries", f"{ctx.d} finite numbers (n_features_in)")
+        elif not _is_num(value):
+            _fail(key, f"is {value!r}", "a finite number")
+    for key in (k for k in data if "intercept" in k.lower()):
+        value = data[key]
+        values = value if isinstance(value, list) else [value]
+        if not all(_is_num(v) for v in values):
+            _fail(key, f"is {value!r}", "a finite number")
+    if ctx.ledger is not None:  # objective perturbation spends the whole budget epsilon at once
+        eps = ctx.ledger.total()[0]
+        if not _close(eps, ctx.ledger.epsilon):
+            _fail("privacy_ledger.entries", f"spend epsilon={eps!r}",
+                  f"the whole budget epsilon={ctx.ledger.epsilon!r} (objective perturbation)")
+
+
+#: Model-specific checks by class name: state (and, given the model's own
+#: ledger, the ledger's consistency with the parameters).  A new model adds one.
+MODEL_CHECKS = {
+    "GreedyRuleListClassifier": _check_rule_list,
+    "DPRuleListClassifier": _check_rule_list,
+    "SmoothBoostClassifier": _check_boosting,
+    "DPLogisticRegression": _check_logistic,
+}
+
+
+# ------------------------------------------------------ dpglass inspect
+def read_model_file(path):
+    """Read, identify and verify a model file: ``(data, cls, registry names)``.
+
+    Raises
+    ------
+    ModelFileError
+        If the file is unreadable, names no registered model, or fails
+        :func:`verify_model_dict` (the message starts with the path).
+    """
+    from dpglass.registry import list_estimators
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ModelFileError(f"{path}: could not read a dpglass model file ({exc}).") from None
+    model = data.get("model") if isinstance(data, dict) else None
+    specs = [s for s in list_estimators() if s.cls.__name__ == model]
+    if not specs:
+        raise ModelFileError(f"{path}: 'model' is {model!r}, not a registered dpglass model. {ADVICE}")
+    cls = specs[0].cls
+    try:
+        verify_model_dict(data, cls)
+        cls.from_dict(data)
+    except ModelFileError as exc:
+        raise ModelFileError(f"{path}: {exc}") from None
+    params = data["params"]
+    names = [s.name for s in specs
+             if all(params.get(k) == v for k, v in s.test_params.items() if isinstance(v, str))]
+    return data, cls, names or [s.name for s in specs]
+
+
+def format_model_report(data: dict, cls, registry_names=()) -> str:
+    """What an auditor reads about a verified model file (``dpglass inspect``)."""
+    names = f" (registry: {', '.join(registry_names)})" if registry_names else ""
+    lines = [f"model: {cls.__name__}{names}",
+             f"features: {data['n_features_in']}; classes: {', '.join(map(str, data['classes']))}"]
+    raw = data.get("privacy_ledger")
+    if raw is None:
+        lines.append("privacy: none (non-private model, no ledger)")
+        return "\n".join(lines)
+    ledger = PrivacyLedger.from_dict(raw)
+    lines += [f"guarantee: {ledger.guarantee}",
+              f"budget: epsilon={_fmt(ledger.epsilon)}, delta={_fmt(ledger.delta)}"]
+    if "selected_by" in data:
+        sel = data["selected_by"]
+        lines.append(f"selected by: private selection ({sel['method']}), best_params={sel['best_params']}")
+    lines.append(f"releases ({len(ledger)}):")
+    lines += ["  " + row for row in _release_table(ledger)]
+    eps, delta = ledger.total()
+    lines.append(f"total (recomputed): epsilon={_fmt(eps)}, delta={_fmt(delta)} "
+                 f"<= budget epsilon={_fmt(ledger.epsilon)}, delta={_fmt(ledger.delta)} "
+                 f"(recorded total: epsilon={_fmt(raw['total']['epsilon'])}, delta={_fmt(raw['total']['delta'])})")
+    flag = raw.get("replayable")
+    replay = "unknown (file predates the flag)" if flag is None else ("yes" if flag else "no")
+    lines.append(f"replayable noise: {replay}")
+    return "\n".join(lines)
+
+
+def _release_table(ledger: PrivacyLedger) -> list[str]:
+    head = ("#", "release", "mechanism", "epsilon", "delta", "sensitivity", "scale", "guarantee", "records")
+    rows = [head]
+    for i, e in enumerate(ledger, 1):
+        records = "all" if e.partition is None else f"{e.partition}: {e.part}"
+        rows.append((str(i), e.release, e.mechanism, _fmt(e.epsilon), _fmt(e.delta), _fmt(e.sensitivity),
+                     _fmt(e.scale), e.guarantee, records))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
