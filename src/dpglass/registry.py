@@ -104,8 +104,8 @@ _register(
         name="dp-logistic-regression",
         target="dpglass.models.logistic:DPLogisticRegression",
         private=True,
-        guarantee="pure epsilon-DP (objective perturbation)",
-        description="DP logistic regression by objective perturbation (Chaudhuri et al. 2011, Algorithm 2).",
+        guarantee="pure epsilon-DP (output perturbation, discrete Laplace on a public grid)",
+        description="DP logistic regression: n-free regularised objective, output perturbation with exact noise.",
         test_params={"epsilon": 1.0},
     )
 )

@@ -26,7 +26,7 @@ import json
 import math
 import numbers
 
-__all__ = ["artifact_fields", "deterministic_leaks", "model_artifact", "non_grid_numbers"]
+__all__ = ["artifact_fields", "deterministic_leaks", "model_artifact", "neighbour_artifact_check", "non_grid_numbers"]
 
 
 def artifact_fields(obj, prefix: str = "") -> dict:
@@ -117,3 +117,19 @@ def non_grid_numbers(artifact, fields: tuple = ("counts",), grid: float = 1.0) -
         if not math.isfinite(value) or value / grid != round(value / grid):
             bad.append((key, value))
     return bad
+
+
+def neighbour_artifact_check(make, X, y, *, drop: int = 0, seeds=range(10)) -> list:
+    """:func:`deterministic_leaks` of ``make(seed).fit`` on ``(X, y)`` and on it without row ``drop``.
+
+    ``make(seed)`` returns an unfitted estimator.  Returns the leaks (empty
+    when none): run it on data the model's own tests do not use.
+    """
+    import numpy as np
+
+    keep = np.arange(len(y)) != drop
+    X2 = X.iloc[keep] if hasattr(X, "iloc") else np.asarray(X)[keep]
+    y2 = y.iloc[keep] if hasattr(y, "iloc") else np.asarray(y)[keep]
+    side_a = [model_artifact(make(s).fit(X, y)) for s in seeds]
+    side_b = [model_artifact(make(s).fit(X2, y2)) for s in seeds]
+    return deterministic_leaks(side_a, side_b)

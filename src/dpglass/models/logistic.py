@@ -1,10 +1,13 @@
-"""Differentially private logistic regression by objective perturbation.
+"""Differentially private logistic regression by output perturbation on a public grid.
 
-:class:`DPLogisticRegression` is Chaudhuri, Monteleoni and Sarwate (2011),
-Algorithm 2 ("ERM with objective perturbation") for the logistic loss, the
-DP-LR baseline of paper 002.  Rows are scaled to norm at most 1 by a public
-bound (``data_norm``); a row whose norm exceeds it is shrunk to it (a
-per-record operation, no privacy cost).  The argument is in ``docs/privacy.md``.
+:class:`DPLogisticRegression` minimises the *unnormalised* regularised logistic
+loss ``sum_i log(1 + exp(-y_i f.x_i)) + (alpha/2)||f||^2`` (no number of records
+anywhere: under add/remove neighbours ``n`` is private), certifies the solver's
+accuracy, rounds the solution to a public power-of-two grid and adds exact
+discrete Laplace noise in grid units (:mod:`dpglass.privacy.objective_perturbation`).
+Rows (with the constant 1 for the intercept) are scaled by a public bound
+``data_norm`` and rows above it are shrunk (a per-record map, no privacy cost).
+The argument is in ``docs/privacy.md`` (section "DP logistic regression").
 """
 
 from __future__ import annotations
@@ -14,147 +17,265 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, log_expit
+from scipy.special import expit
 
 from dpglass._validation import Interval
+from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import EPSILON, RANDOM_STATE, BinaryClassifierBase
 from dpglass.privacy.ledger import PrivacyLedger
-from dpglass.privacy.objective_perturbation import objective_perturbation_calibration, sample_objective_noise
+from dpglass.privacy.objective_perturbation import (
+    OutputPerturbationCalibration,
+    output_perturbation_calibration,
+    release_on_grid,
+    snap_to_grid,
+)
 from dpglass.privacy.rng import check_random_state
 
-__all__ = ["DPLogisticRegression", "DPLogisticRelease", "dp_logistic_regression"]
+__all__ = [
+    "DEFAULT_ALPHA",
+    "DPLogisticRegression",
+    "DPLogisticRelease",
+    "MECHANISM",
+    "SolverNotCertifiedError",
+    "dp_logistic_regression",
+]
 
-#: Bound on the logistic loss's second derivative.
-LOGISTIC_CURVATURE = 0.25
+#: Default regularisation weight on the unnormalised sum (see docs/privacy.md for the experiment behind it).
+DEFAULT_ALPHA = 10.0
+#: Default certified gradient-norm tolerance (in the scaled-row coordinates).
+DEFAULT_TOL = 1e-4
+#: Newton iterations before giving up (never reached in practice; see docs).
+MAX_ITER = 500
+MECHANISM = "output-perturbation (discrete laplace)"
+
+_U = 2.0**-53  # unit roundoff of float64
+_EXPIT_ULPS = 8.0  # assumed relative error of scipy.special.expit, in units of _U
+_SHRINK = 1.0 - 2.0**-30  # rows are kept at norm <= data_norm * _SHRINK (margin for the float norm)
+
+
+class SolverNotCertifiedError(RuntimeError):
+    """The solver did not reach a certified gradient norm: nothing is released."""
 
 
 @dataclass(frozen=True)
 class DPLogisticRelease:
-    """What :func:`dp_logistic_regression` releases (coefficients in the original feature scale)."""
+    """What :func:`dp_logistic_regression` releases (coefficients in the original feature scale).
+
+    Every field is a multiple of ``grid_step`` or a public constant; none is a
+    function of the data except through the noise.
+    """
 
     coef: np.ndarray
     intercept: float
     ledger: PrivacyLedger
-    gradient_norm: float
-    regularization: float
+    grid_step: float
 
 
-def _augment(X01, fit_intercept: bool, data_norm: float) -> np.ndarray:
+def default_data_norm(n_coef: int) -> float:
+    """``sqrt(n_coef)`` rounded up: the largest norm of a 0/1 row (with the intercept's 1)."""
+    return math.nextafter(math.sqrt(n_coef), math.inf)
+
+
+def _rows(X01, fit_intercept: bool, c: float) -> np.ndarray:
+    """The rows ``x_i`` (original scale, intercept column 1), shrunk so that ``||x_i|| <= c``.
+
+    A row whose float norm exceeds ``c * (1 - 2**-30)`` is multiplied by
+    ``c (1 - 2**-30) / norm``; the margin ``2**-30`` covers the rounding of the
+    norm (relative error below ``p * 2**-53``), so every returned row has exact
+    Euclidean norm ``<= c``.  Per-record and data-independent in form.
+    """
     X = np.asarray(X01, dtype=np.float64)
     if fit_intercept:
         X = np.column_stack([X, np.ones(X.shape[0])])
-    norms = np.linalg.norm(X, axis=1)
-    shrink = np.where(norms > data_norm, data_norm / np.where(norms > 0, norms, 1.0), 1.0)
-    return X * (shrink / data_norm)[:, None]
+    if X.shape[0]:
+        norms = np.linalg.norm(X, axis=1)
+        limit = c * _SHRINK
+        big = norms > limit
+        if big.any():
+            X = X.copy()
+            X[big] *= (limit / norms[big])[:, None]
+    return X
+
+
+def _objective(YA, beta, mu):
+    return float(np.logaddexp(0.0, -(YA @ beta)).sum()) + 0.5 * mu * float(beta @ beta)
+
+
+def _certified_gradient_bound(A, beta, s, g, mu) -> float:
+    """A rigorous upper bound on ``||grad F(beta)||`` from its float evaluation ``g``.
+
+    ``g = mu beta - YA.T @ s`` with ``s = expit(-YA @ beta)`` evaluated in
+    float64.  Standard error bounds (Higham 2002, Section 3.1), valid for any
+    summation order (BLAS): ``|fl(a.b) - a.b| <= gamma_k |a|.|b|``,
+    ``gamma_k = k u/(1 - k u)``; ``expit`` within ``_EXPIT_ULPS`` units of
+    roundoff (relative); ``sigma`` is 1/4-Lipschitz.  The bound is evaluated in
+    float itself, then inflated by 1%, far more than its own rounding.
+    """
+    n, p = A.shape
+    gam = lambda k: k * _U / (1.0 - k * _U)  # noqa: E731
+    absA = np.abs(A)
+    err_m = gam(p) * (absA @ np.abs(beta))  # |m^ - m|
+    err_s = _EXPIT_ULPS * _U * s + 0.25 * err_m + 1e-300  # |s^ - sigma(-m)|
+    err_v = gam(n) * (absA.T @ s) + absA.T @ err_s  # |v^ - sum_i y_i x_i sigma(-m_i)|
+    err = err_v + 2.0 * _U * (mu * np.abs(beta) + np.abs(g))  # the product mu*beta and the subtraction
+    return 1.01 * (float(np.linalg.norm(g)) + float(np.linalg.norm(err)))
+
+
+def _minimise(A, ys, mu: float, tol: float, max_iter: int = MAX_ITER) -> np.ndarray:
+    """Damped Newton for ``F(beta) = sum_i log(1 + exp(-y_i beta.x_i)) + (mu/2)||beta||^2``.
+
+    Returns a point whose gradient norm is *certified* ``<= tol``
+    (:func:`_certified_gradient_bound`), so it is within ``tol/mu`` of the
+    minimiser.  ``F`` is ``mu``-strongly convex and smooth: Newton with Armijo
+    backtracking converges globally and quadratically near the minimiser.  With
+    no rows, ``F = (mu/2)||beta||^2`` and ``beta = 0`` is returned at once.
+
+    Raises
+    ------
+    SolverNotCertifiedError
+        If no certified point is found in ``max_iter`` iterations.
+    """
+    p = A.shape[1]
+    YA = A * ys[:, None]
+    beta = np.zeros(p)
+    value = _objective(YA, beta, mu)
+    for _ in range(max_iter + 1):
+        s = expit(-(YA @ beta))  # sigma(-m_i)
+        g = mu * beta - YA.T @ s
+        if float(np.linalg.norm(g)) <= 0.5 * tol and _certified_gradient_bound(A, beta, s, g, mu) <= tol:
+            return beta
+        w = s * (1.0 - s)
+        H = A.T @ (A * w[:, None])
+        H[np.diag_indices_from(H)] += mu
+        step = np.linalg.solve(H, g)  # H is symmetric positive definite (>= mu I)
+        decrement = float(g @ step)
+        t = 1.0
+        while True:
+            candidate = beta - t * step
+            new_value = _objective(YA, candidate, mu)
+            if new_value <= value - 0.25 * t * decrement:
+                break
+            t *= 0.5
+            if t < 1e-12:  # no float decrease left: keep the best point found
+                candidate, new_value = beta, value
+                break
+        if candidate is beta:
+            s = expit(-(YA @ beta))
+            g = mu * beta - YA.T @ s
+            if _certified_gradient_bound(A, beta, s, g, mu) <= tol:
+                return beta
+            break
+        beta, value = candidate, new_value
+    raise SolverNotCertifiedError(
+        "The Newton solver did not reach a certified gradient norm <= tol; nothing was released. "
+        "Use a larger tol (the sensitivity grows only by 2*tol/alpha)."
+    )
 
 
 def dp_logistic_regression(
-    X01, y01, *, epsilon: float, alpha: float, fit_intercept: bool, data_norm, tol: float, rng, max_iter: int = 100
+    X01, y01, *, epsilon: float, alpha: float, fit_intercept: bool, data_norm, tol: float, rng
 ) -> DPLogisticRelease:
-    """CMS 2011 Algorithm 2 for the logistic loss: the private computation.
+    """Epsilon-DP logistic regression: output perturbation on a public grid (the private computation).
 
-    Minimises ``(1/n) sum log(1 + exp(-y_i f.x_i)) + ((alpha + Delta)/2)||f||^2
-    + (1/n) b.f`` over the scaled rows ``x_i`` (norm <= 1), with ``b`` from
-    :func:`~dpglass.privacy.objective_perturbation.sample_objective_noise` and
-    ``Delta`` from
-    :func:`~dpglass.privacy.objective_perturbation.objective_perturbation_calibration`.
-    ``n = len(X01)`` is public.
+    1. Rows ``x_i`` (0/1 features, then 1 for the intercept) with ``||x_i|| <= c``
+       (``c = data_norm``, default ``sqrt(p)``; larger rows shrunk).
+    2. ``beta~`` with certified ``||grad F(beta~)|| <= c*tol`` for
+       ``F(beta) = sum_i log(1 + exp(-y_i beta.x_i)) + (alpha c^2 / 2)||beta||^2``
+       (the objective ``sum loss + (alpha/2)||f||^2`` on the scaled rows
+       ``x_i/c``, with ``f = c beta``).
+    3. ``k = round(beta~/gamma)``; release ``gamma (k + Z)``, ``Z`` discrete
+       Laplace of scale ``S_1/epsilon``
+       (:func:`~dpglass.privacy.objective_perturbation.output_perturbation_calibration`).
+
+    ``y01`` may hold one class only and ``X01`` may have no rows: the sum over
+    an empty set is 0 and ``beta~ = 0``.
 
     Returns
     -------
     DPLogisticRelease
     """
     X01 = np.asarray(X01)
+    if X01.ndim != 2:
+        raise InvalidParameterError(f"X01 must be a 2-d array; got shape {X01.shape}.")
     n, d = X01.shape
-    norm = math.sqrt(d + int(fit_intercept)) if data_norm is None else float(data_norm)
-    Z = _augment(X01, fit_intercept, norm)
-    ys = 2.0 * np.asarray(y01, dtype=np.float64) - 1.0
-    eps_noise, extra = objective_perturbation_calibration(epsilon, n, alpha, LOGISTIC_CURVATURE)
-    b = sample_objective_noise(Z.shape[1], eps_noise, rng)
-    reg = alpha + extra
-    YZ = Z * ys[:, None]
+    p = d + int(bool(fit_intercept))
+    if p == 0:
+        raise InvalidParameterError("There is nothing to fit: no features and no intercept.")
+    c = default_data_norm(p) if data_norm is None else float(data_norm)
+    mu = float(alpha) * c * c  # the exact regulariser weight the solver uses
+    tol_beta = c * float(tol)
+    cal: OutputPerturbationCalibration = output_perturbation_calibration(
+        epsilon=float(epsilon), regularization=mu, row_norm=c, n_coef=p, tol=tol_beta
+    )
+    A = _rows(X01, bool(fit_intercept), c)
+    ys = 2.0 * np.asarray(y01, dtype=np.float64).reshape(-1) - 1.0
+    if ys.shape[0] != n:
+        raise InvalidParameterError(f"X01 has {n} rows but y01 has {ys.shape[0]} labels.")
+    beta = _minimise(A, ys, mu, tol_beta)
+    k = snap_to_grid(beta, cal.grid_step)
+    theta = release_on_grid(k, cal, rng)
 
-    def objective(f):
-        return -float(np.mean(log_expit(YZ @ f))) + 0.5 * reg * float(f @ f) + float(b @ f) / n
-
-    def gradient(f):
-        return -(YZ.T @ expit(-(YZ @ f))) / n + reg * f + b / n
-
-    # damped Newton (Armijo backtracking): the objective is reg-strongly convex and smooth, so
-    # this converges globally and quadratically near the minimiser
-    f = np.zeros(Z.shape[1])
-    eye = np.eye(Z.shape[1])
-    value, grad = objective(f), gradient(f)
-    for _ in range(max_iter):
-        if float(np.linalg.norm(grad)) <= tol:
-            break
-        s = expit(YZ @ f)
-        H = (Z.T * (s * (1.0 - s) / n)) @ Z + reg * eye
-        step = np.linalg.solve(H, grad)
-        decrement = float(grad @ step)
-        t = 1.0
-        while True:
-            candidate = f - t * step
-            new_value = objective(candidate)
-            if new_value <= value - 0.25 * t * decrement or t < 1e-10:
-                break
-            t *= 0.5
-        f, value = candidate, new_value
-        grad = gradient(f)
-    gnorm = float(np.linalg.norm(grad))
-
-    ledger = PrivacyLedger(epsilon=epsilon, delta=0.0)
+    ledger = PrivacyLedger(epsilon=float(epsilon), delta=0.0)
     ledger.spend(
-        release="logistic regression coefficients",
-        mechanism="objective-perturbation",
-        epsilon=epsilon,
-        sensitivity=1.0,
-        scale=2.0 / eps_noise,
+        release="logistic regression coefficients and intercept",
+        mechanism=MECHANISM,
+        epsilon=float(epsilon),
+        sensitivity=float(cal.l1_sensitivity),
+        scale=cal.scale,
+        guarantee="proven",
         note=(
-            f"CMS 2011 Algorithm 2: b ~ exp(-eps'||b||/2) with eps'={eps_noise:.6g}, Lambda={alpha:g}, "
-            f"Delta={extra:.6g}, c=1/4, rows scaled by public norm bound {norm:.6g}; guarantee for the exact "
-            f"minimiser (solved to a gradient norm below the solver tolerance)"
+            "discrete Laplace mechanism (Ghosh, Roughgarden & Sundararajan 2009) on the grid indices of the "
+            "certified minimiser of sum loss + (alpha/2)||f||^2 (no n); l1 sensitivity "
+            "S1 = floor(sqrt(p) Delta2/gamma + p) with Delta2 = (1 + 2 tol)/alpha by strong convexity "
+            f"(docs/privacy.md, DP logistic regression); alpha={float(alpha):g}, data_norm={c:.17g}, "
+            f"tol={float(tol):g}, p={p}, grid step gamma=2**{int(math.log2(cal.grid_step))}"
         ),
     )
-    coef = f[:d] / norm
-    intercept = float(f[d] / norm) if fit_intercept else 0.0
-    return DPLogisticRelease(coef, intercept, ledger, gnorm, reg)
+    coef = theta[:d].copy()
+    intercept = float(theta[d]) if fit_intercept else 0.0
+    return DPLogisticRelease(coef, intercept, ledger, cal.grid_step)
 
 
 class DPLogisticRegression(BinaryClassifierBase):
-    """Epsilon-DP logistic regression by objective perturbation (CMS 2011, Algorithm 2).
+    """Epsilon-DP logistic regression: output perturbation with exact discrete Laplace noise.
+
+    Minimises ``sum_i log(1 + exp(-y_i f.x_i)) + (alpha/2)||f||^2`` over rows
+    scaled to norm at most 1 by the public ``data_norm`` (no ``n`` in the
+    objective), certifies the solver's accuracy, rounds the coefficients to a
+    public power-of-two grid and adds discrete Laplace noise in grid units.
+    Pure epsilon-DP for add/remove neighbours at every ``n`` (including 0);
+    the released coefficients are exact multiples of ``grid_step_``.
 
     Parameters
     ----------
     epsilon : float, default=1.0
         Privacy budget (> 0); pure epsilon-DP.
-    alpha : float, default=1e-3
-        L2 regularisation Lambda of the averaged objective
-        ``(1/n) sum loss + (Lambda/2)||f||^2`` (> 0), on the scaled rows.
+    alpha : float, default=10.0
+        L2 weight on the *unnormalised* loss sum (> 0), on the scaled rows.
+        Public.  The coefficient noise has Laplace scale about ``1/(alpha eps)``
+        (original feature scale, default ``data_norm``); larger ``alpha`` means
+        less noise and more shrinkage.
     fit_intercept : bool, default=True
         Append a constant feature 1 (regularised like the others).
     data_norm : float or None, default=None
         Public bound on the Euclidean norm of a row (with the intercept
         feature).  ``None``: ``sqrt(n_features + fit_intercept)``, the largest
-        norm a 0/1 row can have.  A smaller bound (for one-hot data, the
-        square root of the number of original attributes, plus one) gives
-        less relative noise; rows above it are shrunk to it.
-    tol : float, default=1e-10
-        Gradient-norm tolerance of the solver (the guarantee assumes the exact
-        minimiser).
+        norm a 0/1 row can have.  Rows above it are shrunk to it.
+    tol : float, default=1e-4
+        Certified bound on the solver's gradient norm (scaled coordinates); the
+        sensitivity is ``(1 + 2 tol)/alpha``.
     random_state : None, int, SeedSequence or Generator, default=None
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_features_in_,)
     intercept_ : float
+    grid_step_ : float
+        The public grid (a power of two) the coefficients lie on.
     privacy_ledger_ : PrivacyLedger
+        One entry, ``output-perturbation (discrete laplace)``.
     n_features_used_ : int
-        Features with a non-zero coefficient (all of them, in practice).
-    optimality_ : float
-        Gradient norm of the perturbed objective at the solution. Curator-side
-        only: an exact statistic of the private data, so it is not written by
-        ``to_dict``/``save`` and must not be published.
+        Features with a non-zero coefficient.
     classes_, n_features_in_, feature_names_in_
 
     Examples
@@ -168,6 +289,8 @@ class DPLogisticRegression(BinaryClassifierBase):
     (1.0, 0.0)
     >>> float(clf.score(X, y)) > 0.7
     True
+    >>> bool(np.all(clf.coef_ / clf.grid_step_ == np.round(clf.coef_ / clf.grid_step_)))
+    True
     """
 
     _private = True
@@ -180,7 +303,10 @@ class DPLogisticRegression(BinaryClassifierBase):
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, *, epsilon=1.0, alpha=1e-3, fit_intercept=True, data_norm=None, tol=1e-10, random_state=None):
+    def __init__(
+        self, *, epsilon=1.0, alpha=DEFAULT_ALPHA, fit_intercept=True, data_norm=None, tol=DEFAULT_TOL,
+        random_state=None,
+    ):
         self.epsilon = epsilon
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -210,8 +336,8 @@ class DPLogisticRegression(BinaryClassifierBase):
         )
         self.coef_ = release.coef
         self.intercept_ = release.intercept
+        self.grid_step_ = release.grid_step
         self.privacy_ledger_ = release.ledger
-        self.optimality_ = release.gradient_norm
         self.n_features_used_ = int(np.count_nonzero(self.coef_))
         return self
 
@@ -232,7 +358,7 @@ class DPLogisticRegression(BinaryClassifierBase):
         if top is not None:
             order = order[:top]
         eps, _ = self.privacy_ledger_.total()
-        lines = [f"DPLogisticRegression (objective perturbation): {eps:.4g}-DP", "coef  feature"]
+        lines = [f"DPLogisticRegression (output perturbation, discrete Laplace): {eps:.4g}-DP", "coef  feature"]
         width = max(len(f"{c:+.3f}") for c in np.append(self.coef_, self.intercept_))
         lines += [f"{self.coef_[j]:>+{width}.3f}  {names[j]}" for j in order]
         lines.append(f"{self.intercept_:>+{width}.3f}  (intercept)")
@@ -242,12 +368,16 @@ class DPLogisticRegression(BinaryClassifierBase):
 
     # ------------------------------------------------------------ serialising
     def _state_to_dict(self) -> dict:
+        # floats that are multiples of a power of two: JSON (repr) round trips them exactly
         return {
             "coef": [float(c) for c in self.coef_],
             "intercept": float(self.intercept_),
+            "grid_step": float(self.grid_step_),
         }
 
     def _state_from_dict(self, data: dict) -> None:
         self.coef_ = np.array(data["coef"], dtype=np.float64)
         self.intercept_ = float(data["intercept"])
+        # files written before the grid release carry no grid step
+        self.grid_step_ = float(data["grid_step"]) if "grid_step" in data else None
         self.n_features_used_ = int(np.count_nonzero(self.coef_))
