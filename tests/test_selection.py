@@ -174,7 +174,8 @@ def test_selects_the_clearly_best_candidate_at_large_epsilon(feature_data):
         if 0 in tried:
             seen_best += 1
             assert search.best_params_ == {"feature": 0}
-            assert search.best_score_ == pytest.approx(1.0, abs=0.1)
+            n_val = search.results_["noisy_correct"].size and len(y) * search.validation_fraction
+            assert search.best_score_ == pytest.approx(n_val, rel=0.3)  # a noisy count, about the validation size
             assert search.score(X, y) == 1.0
         assert search.results_["selected"].sum() == 1
         assert search.results_["selected"][search.best_index_]

@@ -325,7 +325,7 @@ def _check_selection(data: dict, params: dict, ledger: PrivacyLedger) -> None:
     for key, value in best.items():
         if key not in params or params[key] != value:
             _fail(f"params.{key}", f"is {params.get(key)!r}", f"{value!r}, the selected selected_by.best_params")
-    _need_num(sel, "noisy_validation_accuracy", "selected_by.noisy_validation_accuracy")
+    _need_num(sel, "noisy_correct_count", "selected_by.noisy_correct_count")
     entries = data["privacy_ledger"]["entries"]
     if len(entries) != 1:
         _fail("privacy_ledger.entries", f"has {len(entries)} entries", "1 (the whole selection)")

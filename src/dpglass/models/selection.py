@@ -234,10 +234,11 @@ class PrivateGridSearch(BinaryClassifierBase):
     best_estimator_ : estimator
         The selected run's model, trained on the training part with
         ``epsilon=run_epsilon_`` (released; **not** refit on all the data).
-    best_score_ : float
-        The selected run's noisy correct count divided by the expected
-        validation size ``validation_fraction * n`` (released; ``n`` is
-        public, see docs/privacy.md).
+    best_score_ : int
+        The selected run's noisy count of correct validation predictions
+        (released, an integer).  It is not divided by the validation size:
+        that would need n, which is private, and its float bits would give
+        n away.
     privacy_ledger_ : PrivacyLedger
         One entry: the whole selection at ``(2 + eta) * run_epsilon_``.
     run_epsilon_ : float
@@ -449,7 +450,11 @@ class PrivateGridSearch(BinaryClassifierBase):
             correct = float(np.count_nonzero(model.predict(X_va) == y_va)) if va.size else 0.0
             noisy[i] = scorer.randomise(int(correct), noise_rng)
             run_params.append(params)
-            if best < 0 or noisy[i] > noisy[best]:  # ties (probability 0) keep the earlier run
+            # integer scores tie with positive probability: keeping the earlier
+            # run picks a uniformly random one of the tied runs (the runs are
+            # i.i.d.), i.e. the maximum under a random tie-breaking tag, which
+            # keeps the theorem's total order (docs/privacy.md)
+            if best < 0 or noisy[i] > noisy[best]:
                 best, best_model = i, model
 
         guarantee = next((g for g in ("none", "paper-claim") if g in guarantees), "proven")
@@ -482,7 +487,7 @@ class PrivateGridSearch(BinaryClassifierBase):
         self.best_params_ = dict(run_params[best])
         self.best_estimator_ = best_model
         self.best_index_ = int(best)
-        self.best_score_ = float(noisy[best] / expected_val)
+        self.best_score_ = int(noisy[best])
         self.privacy_ledger_ = ledger
         self.run_epsilon_ = eps_run
         self.eta_ = eta
@@ -542,7 +547,7 @@ class PrivateGridSearch(BinaryClassifierBase):
         lines = [
             f"PrivateGridSearch ({self.method}): ({eps:.4g}, {delta:.3g})-DP selection, "
             f"each run {self.run_epsilon_:.4g}-DP",
-            f"selected: {params}; noisy validation accuracy {self.best_score_:.3f}",
+            f"selected: {params}; noisy count of correct validation predictions {self.best_score_}",
         ]
         text = self.best_estimator_.to_text() if hasattr(self.best_estimator_, "to_text") else str(self.best_estimator_)
         return "\n".join(lines + [text])
@@ -561,6 +566,6 @@ class PrivateGridSearch(BinaryClassifierBase):
         data["selected_by"] = {
             "method": self.method,
             "best_params": self.best_params_,
-            "noisy_validation_accuracy": float(self.best_score_),
+            "noisy_correct_count": int(self.best_score_),
         }
         return data
