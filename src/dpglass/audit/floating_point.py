@@ -258,9 +258,8 @@ def integer_or_grid_valued(values, grid=None) -> bool:
     False
     """
     if grid is not None:
-        grid = _check_scale(grid) if not isinstance(grid, numbers.Integral) or isinstance(grid, bool) else grid
-        if isinstance(grid, numbers.Integral) and grid <= 0:
-            raise InvalidParameterError(f"The 'grid' must be > 0. Got {grid!r} instead.")
+        if isinstance(grid, bool) or not isinstance(grid, numbers.Real) or not (0.0 < float(grid) < math.inf):
+            raise InvalidParameterError(f"The 'grid' must be a finite real > 0 or None. Got {grid!r} instead.")
     arr = np.asarray(values)
     if arr.dtype == bool:
         arr = arr.astype(np.int64)

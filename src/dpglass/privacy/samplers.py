@@ -45,10 +45,13 @@ What each function samples
         ``P(r)`` proportional to ``exp(-gamma_r)`` (McSherry & Talwar 2007), by
         rejection from uniform proposals.
 
-    For both selectors ``gamma_r = rate * (max(u) - u_r)`` is computed *exactly*
-    (error-free transformations, no floating-point error) and rounded **up** to
-    the grid: ``gamma~_r = ceil(2**40 * min(gamma_r, 2**21)) / 2**40``
-    (:func:`selection_gaps_to_grid`).
+    For both selectors ``gamma_r = rate * (max(u) - u_r)`` is rounded **up** to
+    the grid, ``gamma~_r = ceil(2**40 * min(gamma_r, 2**21)) / 2**40``
+    (:func:`selection_gaps_to_grid`), and this ceiling is computed *exactly*
+    from the doubles ``u`` and ``rate``, not from a rounded float product:
+    with Python integers for few candidates, otherwise with error-free
+    transformations (Knuth's TwoSum, Dekker's TwoProduct, Shewchuk's
+    expansions).
 
 Rounding and what it means for privacy
     * ``1/scale`` rounded **down** (discrete Laplace): the effective scale
@@ -75,11 +78,15 @@ Exactness caveats
     need ``K > 2**23`` (probability ``< 1 / (2**23)!``) before the integer
     bound ``K * 2**40`` stops fitting in int64, at which point numpy raises
     rather than returning a wrong answer.  Draws are made in blocks (several
-    CKS rounds, proposals or geometric trials at once); draws that the
-    sequential algorithm would not have made are discarded without being
-    looked at, which leaves every law unchanged.  Randomness quality is that of
-    the generator (PCG64 by default, not a CSPRNG; see
-    :mod:`dpglass.privacy.rng`).
+    CKS rounds, proposals or geometric trials at once).  A block draw that the
+    sequential algorithm would not have made is discarded unused, and an
+    attempt is only ever thrown away on an event independent of the parts
+    thrown away with it (e.g. a discrete-Laplace attempt whose magnitude
+    remainder found no accepted proposal), so every law is unchanged.
+    Workloads of at most 32 lanes run the same algorithms in pure Python over
+    such blocks (numpy bookkeeping would dominate); larger ones are vectorised.
+    Randomness quality is that of the generator (PCG64 by default, not a
+    CSPRNG; see :mod:`dpglass.privacy.rng`).
 
 Examples
 --------
@@ -136,10 +143,7 @@ _BLOCK_HIGH = 840 * GRID  # lcm(1..8) * 2**40 < 2**50
 _BLOCK_MODULI = np.arange(1, _BLOCK_COLS + 1, dtype=np.int64) * GRID
 _BLOCK_MAX_LANES = 256
 
-# Bernoulli(exp(-1)): one uniform W on [0, 20!) gives the independent mixed-radix
-# digits d_K uniform on {0..K-1} (K = 2..20) of CKS with x = 1, where
-# A_K = [d_K == 0] and "A_2 .. A_j all true" <=> W % j! == 0.
-_FACT = [math.factorial(j) for j in range(21)]  # 20! < 2**63
+_FACT = [math.factorial(j) for j in range(21)]
 
 _SPLITTER = 134217729.0  # 2**27 + 1 (Dekker)
 _TINY = 2.0**-900
@@ -280,29 +284,35 @@ def _cks(k: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
-def _bern_exp_minus_one(n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` independent Bernoulli(exp(-1)), CKS Algorithm 1 with x = 1.
+def _exp_minus_one_table() -> np.ndarray:
+    """Outcome of CKS with x = 1 for each ``w`` in ``[0, 8!)``: 0 False, 1 True, 2 undecided.
 
-    ``W`` uniform on ``[0, 20!)`` has independent mixed-radix digits ``d_K``
-    uniform on ``{0..K-1}`` (``W = d_2 + 2 (d_3 + 3 (d_4 + ...))``);
-    ``A_K = [d_K == 0]`` is Bernoulli(1/K), ``A_1`` is always true.
+    ``w = d_2 + 2 (d_3 + 3 (d_4 + ... ))`` has independent digits ``d_K`` uniform
+    on ``{0..K-1}``; ``A_K = [d_K == 0]`` is Bernoulli(1/K) (``A_1`` is always
+    true); the first failing ``K`` decides (``K`` odd -> True).  ``w = 0``
+    (``A_2 .. A_8`` all true) is undecided.
     """
-    w = rng.integers(0, _FACT[20], size=n, dtype=np.int64)
-    out = np.zeros(n, dtype=bool)
-    s = (w & 1) == 0  # A_2; a failure here (K* = 2) gives False
-    idx = np.flatnonzero(s)
-    w = w[idx] >> 1
-    K = 3
+    w = np.arange(_FACT[_BLOCK_COLS], dtype=np.int64)
+    out = np.full(w.size, 2, dtype=np.int8)
+    for K in range(_BLOCK_COLS, 1, -1):  # the smallest failing K wins
+        digit = (w // _FACT[K - 1]) % K
+        out[digit != 0] = K & 1
+    return out
+
+
+_EXP_MINUS_ONE = _exp_minus_one_table()
+
+
+def _bern_exp_minus_one(n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` independent Bernoulli(exp(-1)): CKS Algorithm 1 with x = 1, by table lookup."""
+    code = _EXP_MINUS_ONE[rng.integers(0, _FACT[_BLOCK_COLS], size=n, dtype=np.int64)]
+    out = code == 1
+    idx = np.flatnonzero(code == 2)  # probability 1/8!: continue with K = 9, 10, ...
+    K = _BLOCK_COLS + 1
     while idx.size:
-        if K <= 20:
-            quo = w // K
-            s = quo * K == w  # d_K == 0
-            w = quo[s]
-        else:  # probability 1/20!: fresh digits
-            s = rng.integers(0, K, size=idx.size, dtype=np.int64) == 0
-        if K & 1:  # first failure at K* = K, odd
-            out[idx[~s]] = True
-        idx = idx[s]
+        a = rng.integers(0, K, size=idx.size, dtype=np.int64) == 0
+        out[idx[~a]] = bool(K & 1)
+        idx = idx[a]
         K += 1
     return out
 
@@ -403,7 +413,8 @@ class _UniformStream:
 
 
 _SMALL_LANES = 32
-_CHUNK = 8192
+_CHUNK = 8192  # lanes per chunk of the exact-gap arithmetic
+_BEXP_CHUNK = 1 << 16
 
 
 def _bexp(k: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -412,11 +423,11 @@ def _bexp(k: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     if n <= _SMALL_LANES:
         cs = _CoinStream(rng, n)
         return np.array([kk == 0 or cs.bexp(kk) for kk in k.tolist()], dtype=bool)
-    if n <= _CHUNK:
+    if n <= _BEXP_CHUNK:
         return _bexp_bulk(k, rng)
     out = np.empty(n, dtype=bool)
-    for start in range(0, n, _CHUNK):
-        out[start : start + _CHUNK] = _bexp_bulk(k[start : start + _CHUNK], rng)
+    for start in range(0, n, _BEXP_CHUNK):
+        out[start : start + _BEXP_CHUNK] = _bexp_bulk(k[start : start + _BEXP_CHUNK], rng)
     return out
 
 
@@ -674,9 +685,9 @@ def _ceil_scaled_product(rate: float, s: np.ndarray, e: np.ndarray) -> np.ndarra
     return acc
 
 
-def _gaps_grid(u: np.ndarray, rate: float) -> np.ndarray:
-    """``min(ceil(2**40 * rate * (max u - u_r)), 2**61)``, exactly, as int64."""
-    M = u.max()
+def _gaps_grid(u: np.ndarray, rate: float, top: float | None = None) -> np.ndarray:
+    """``min(ceil(2**40 * rate * (top - u_r)), 2**61)``, exactly, as int64 (``top`` defaults to ``max u``)."""
+    M = u.max() if top is None else np.float64(top)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         s, e = _two_sum(M, -u)  # s + e == M - u exactly, s = fl(M - u) >= 0
         overflow = np.flatnonzero(~np.isfinite(s))
@@ -768,6 +779,24 @@ def _em_indices(gk: np.ndarray, rng: np.random.Generator, n: int, batch: int | N
     return out
 
 
+def _em_one(u: np.ndarray, rate: float, rng: np.random.Generator) -> int:
+    """One exponential-mechanism draw; gaps are computed only for the proposals.
+
+    Proposals come in batches of 64, 128, ... up to ``max(64, 2 m)``; the result
+    is the first accepted proposal of an i.i.d. sequence whatever the batch
+    sizes, so the law is exact.
+    """
+    m = u.size
+    top = u.max()
+    b, b_max = 64, max(64, 2 * m)
+    while True:
+        r = rng.integers(0, m, size=b, dtype=np.int64)
+        heads = np.flatnonzero(_bexp(_gaps_grid(u[r], rate, top), rng))
+        if heads.size:
+            return int(r[heads[0]])
+        b = min(2 * b, b_max)
+
+
 def permute_and_flip(utilities, rate: float, rng: np.random.Generator) -> int:
     """Exact permute-and-flip: candidate ``r`` passes with ``exp(-rate (max u - u_r))``.
 
@@ -816,9 +845,13 @@ def exponential_mechanism(utilities, rate: float, rng: np.random.Generator) -> i
     ``rate = epsilon / (2 Delta)`` it is ``epsilon``-DP for sensitivity
     ``Delta`` (calibrate with ``Delta + 2**-40 / rate``).  Sampling is by
     rejection: proposals uniform on the candidates (``rng.integers``), each
-    accepted with ``bernoulli_exp(k_r)``, in batches of ``max(64, 2 m)``; the
-    first accepted proposal of the first batch with one is returned, which is
-    exactly the first accepted proposal of an i.i.d. sequence.
+    accepted with ``bernoulli_exp(k_r)``; the first accepted proposal of the
+    i.i.d. sequence is returned, which has exactly the law above.  Proposals
+    are drawn in batches (``max(64, 2 m)`` for ``m <= 32`` candidates, evaluated
+    lazily; otherwise 64, 128, ... doubling up to ``max(64, 2 m)``, with gaps
+    computed only for the proposals); how the sequence is cut into batches
+    does not change which proposal is first accepted.  The expected number of
+    proposals is ``m / sum_r exp(-gamma~_r)`` (at most ``m``).
 
     Returns
     -------
@@ -843,4 +876,4 @@ def exponential_mechanism(utilities, rate: float, rng: np.random.Generator) -> i
             j = proposals.next()
             if gk[j] == 0 or coins.bexp(gk[j]):
                 return j
-    return int(_em_indices(_gaps_grid(u, r), rng, 1)[0])
+    return _em_one(u, r, rng)
