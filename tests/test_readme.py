@@ -14,7 +14,7 @@ def test_readme_python_example_runs(capsys):
     code = re.search(r"## In Python\n\n```python\n(.*?)```", text, re.S).group(1)
     exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out
-    assert "total: epsilon=1" in out and out.startswith("if ")
+    assert "budget: epsilon=1," in out and out.startswith("if ")
 
 
 def test_readme_states_the_two_commands():
