@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpglass.exceptions import InvalidParameterError
+
 from dpglass.models._base import DEFAULT_DELTA
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -64,7 +66,7 @@ _EXPECTED: dict[str, str] = {}
 def _estimators():
     out = []
     for spec in list_estimators():
-        params = dict(spec.test_params)
+        params = {**spec.params, **spec.test_params}
         if "random_state" in spec.cls().get_params():
             params["random_state"] = 0
         out.append(_thresholded(spec.cls)(**params))
@@ -118,3 +120,17 @@ def test_saved_private_model_carries_no_seed(spec, binary_data):
     params["random_state"] = 1234
     data = spec.make(**params).fit(X, y).to_dict()
     assert data["params"]["random_state"] is None
+
+
+@pytest.mark.parametrize("spec", list_estimators(), ids=lambda s: s.name)
+def test_each_registry_name_builds_what_it_says(spec):
+    """One construction path: the CLI, the experiments and the audit all call spec.make."""
+    est = spec.make()
+    for key, value in spec.params.items():
+        assert est.get_params()[key] == value
+    # a caller's parameters never undo the name's own
+    for key, value in spec.params.items():
+        with pytest.raises(InvalidParameterError, match="contradicts"):
+            spec.make(**{key: "something else"})
+    if spec.name == "smooth-boost-trees":
+        assert est.weak_learner == "tree"

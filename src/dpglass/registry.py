@@ -31,6 +31,10 @@ class EstimatorSpec:
         The guarantee in words, for tables and ``--help``.
     description : str
         One line for humans.
+    params : dict
+        What makes this name what it says (e.g. ``weak_learner="tree"``):
+        applied by :meth:`make` under any parameters the caller passes, so the
+        CLI, the experiments and the audit build the same thing.
     test_params : dict
         Small, fast parameters for the test-suite (tiny data, few rounds).
     """
@@ -41,6 +45,7 @@ class EstimatorSpec:
     guarantee: str
     description: str
     test_params: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
 
     @property
     def cls(self):
@@ -48,8 +53,14 @@ class EstimatorSpec:
         return getattr(importlib.import_module(module), attr)
 
     def make(self, **params):
-        """Instantiate with ``params``."""
-        return self.cls(**params)
+        """Instantiate with the name's own ``params`` plus ``params`` (which may not contradict them)."""
+        clash = {k: v for k, v in params.items() if k in self.params and v != self.params[k]}
+        if clash:
+            raise InvalidParameterError(
+                f"Model {self.name!r} is {self.cls.__name__} with {self.params!r}; {clash!r} contradicts that. "
+                "Choose the registered name that builds what you want (see `dpglass models`)."
+            )
+        return self.cls(**{**self.params, **params})
 
 
 REGISTRY: dict[str, EstimatorSpec] = {}
@@ -86,7 +97,8 @@ _register(
         private=True,
         guarantee="pure epsilon-DP; (epsilon, delta)-DP by advanced composition when delta > 0",
         description="LazyBB smooth boosting of DP 1-Rules (paper 002, Algorithms 1 and 3).",
-        test_params={"weak_learner": "stump", "n_rounds": 5, "epsilon": 1.0},
+        test_params={"n_rounds": 5, "epsilon": 1.0},
+        params={"weak_learner": "stump"},
     )
 )
 _register(
@@ -96,7 +108,8 @@ _register(
         private=True,
         guarantee="pure epsilon-DP; (epsilon, delta)-DP by advanced composition when delta > 0",
         description="LazyBB smooth boosting of DP-TopDown trees (paper 002, Algorithms 1 and 2).",
-        test_params={"weak_learner": "tree", "n_rounds": 3, "tree_nodes": 2, "epsilon": 1.0},
+        test_params={"n_rounds": 3, "tree_nodes": 2, "epsilon": 1.0},
+        params={"weak_learner": "tree"},
     )
 )
 _register(

@@ -5,10 +5,14 @@ import json
 from dpglass.exceptions import DataValidationError
 from dpglass.models.boosting import SmoothBoostClassifier
 from dpglass.models.logistic import DPLogisticRegression
+from dpglass.models.pipeline import DPPipeline
 from dpglass.models.rule_list import DPRuleListClassifier, GreedyRuleListClassifier
+from dpglass.models.selection import PrivateGridSearch
 
 __all__ = [
     "DPLogisticRegression",
+    "DPPipeline",
+    "PrivateGridSearch",
     "DPRuleListClassifier",
     "GreedyRuleListClassifier",
     "SmoothBoostClassifier",
@@ -28,6 +32,8 @@ def load_model(path):
             data = json.load(fh)
     except (OSError, ValueError) as exc:
         raise DataValidationError(f"Could not read a dpglass model from {path}: {exc}") from exc
+    if data.get("model") == "DPPipeline":
+        return DPPipeline.from_dict(data)
     for spec in list_estimators():
         cls = spec.cls
         if cls.__name__ == data.get("model") and hasattr(cls, "from_dict"):

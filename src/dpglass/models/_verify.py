@@ -148,6 +148,11 @@ def verify_model_dict(data: dict, cls) -> None:
     ModelFileError
         Naming the key or field at fault, what was expected, and what to do.
     """
+    if getattr(cls, "__name__", "") == "DPPipeline":
+        from dpglass.models._verify_pipeline import verify_pipeline_dict
+
+        verify_pipeline_dict(data, cls, _check_top_level, _check_ledger_shape, _check_ledger_totals, _close, _fail)
+        return
     d, names = _check_top_level(data, cls)
     params = _check_params(data["params"], cls)
     ledger = _check_ledger(data, cls, params)
@@ -663,7 +668,7 @@ def read_model_file(path):
         raise ModelFileError(f"{path}: {exc}") from None
     params = data["params"]
     names = [s.name for s in specs
-             if all(params.get(k) == v for k, v in s.test_params.items() if isinstance(v, str))]
+             if all(params.get(k) == v for k, v in s.params.items())]
     return data, cls, names or [s.name for s in specs]
 
 

@@ -1,0 +1,73 @@
+"""Verification of a saved :class:`~dpglass.models.DPPipeline`: encoding, inner model, one ledger.
+
+The inner model is verified as a file of its own (``verify_model_dict``); the
+pipeline's ledger must be the encoder's releases followed by exactly the
+inner model's releases (prefixed ``model: ``), within the pipeline's budget,
+with the encoder spending what the shares and the schema imply.
+"""
+
+from __future__ import annotations
+
+from dpglass.exceptions import ModelFileError
+from dpglass.privacy.ledger import PrivacyLedger
+
+__all__ = ["verify_pipeline_dict"]
+
+_PARAMS = {"epsilon", "delta", "quantile_share", "clip_share", "random_state"}
+_ENCODER_MECHANISMS = ("exponential-quantile", "discrete laplace")
+
+
+def verify_pipeline_dict(data: dict, cls, check_top_level, check_ledger_shape, check_ledger_totals, close, fail):
+    """Refuse an inconsistent pipeline file (helpers come from ``_verify`` to avoid an import cycle)."""
+    from dpglass.models.pipeline import _model_class
+    from dpglass.schema import Encoding
+
+    check_top_level(data, cls)
+    for key in ("params", "encoding", "inner_model", "privacy_ledger"):
+        if not isinstance(data.get(key), dict):
+            fail(key, "is missing or not an object", "what DPPipeline.to_dict writes")
+    params = data["params"]
+    if set(params) != _PARAMS:
+        fail("params", f"has keys {sorted(params)!r}", f"exactly {sorted(_PARAMS)!r}")
+    try:
+        encoding = Encoding.from_dict(data["encoding"])
+    except Exception as exc:  # noqa: BLE001 - any malformed encoding is a bad file
+        raise ModelFileError(f"Model file field 'encoding' is not a valid encoding: {exc}.") from None
+    if [c.name for c in encoding.schema.features] != data["feature_names"]:
+        fail("feature_names", "differ from the schema's feature columns", "the schema's feature column names")
+    inner = data["inner_model"]
+    inner_cls = _model_class(inner.get("model"))
+    from dpglass.models._verify import verify_model_dict
+
+    verify_model_dict(inner, inner_cls)
+    if inner["feature_names"] != encoding.feature_names():
+        fail("inner_model.feature_names", "differ from the encoding's columns", "the encoded feature names")
+    raw = data["privacy_ledger"]
+    check_ledger_shape(raw)
+    ledger = PrivacyLedger.from_dict(raw)
+    check_ledger_totals(raw, ledger)
+    if not close(ledger.epsilon, params["epsilon"]):
+        fail("privacy_ledger.budget.epsilon", f"is {ledger.epsilon!r}", f"params.epsilon = {params['epsilon']!r}")
+    _check_entries(raw["entries"], inner["privacy_ledger"]["entries"], encoding, params, close, fail)
+
+
+def _check_entries(entries, inner_entries, encoding, params, close, fail):
+    n_enc = len(entries) - len(inner_entries)
+    if n_enc < 0:
+        fail("privacy_ledger.entries", "are fewer than the inner model's", "the encoder's then the model's")
+    for i, (outer, own) in enumerate(zip(entries[n_enc:], inner_entries)):
+        if {**outer, "release": outer["release"].removeprefix("model: ")} != own or not outer["release"].startswith("model: "):
+            fail(f"privacy_ledger.entries[{n_enc + i}]", "differs from the inner model's release",
+                 "the inner model's entry, prefixed 'model: '")
+    spent = 0.0
+    for i, e in enumerate(entries[:n_enc]):
+        if not e["release"].startswith("encoder: ") or e["mechanism"] not in _ENCODER_MECHANISMS:
+            fail(f"privacy_ledger.entries[{i}]", f"is {e['release']!r} ({e['mechanism']!r})",
+                 "an encoder release (DP quantile or the noisy clipped count)")
+        spent += float(e["epsilon"])
+    feats = encoding.schema.features
+    eps = float(params["epsilon"])
+    want = eps * params["quantile_share"] * any(c.kind == "numeric" and c.thresholds == "dp-quantiles" for c in feats)
+    want += eps * params["clip_share"] * any(c.kind == "numeric" for c in feats)
+    if not close(spent, want) and not (spent == 0 and want == 0):
+        fail("privacy_ledger.entries", f"spend epsilon={spent!r} on the encoder", f"{want!r} (the shares)")

@@ -1,0 +1,224 @@
+"""One private estimator over raw columns: a public schema, its encoder, a DP model, one ledger.
+
+:class:`DPPipeline` is what a practitioner fits on a table as it arrives
+(numeric, categorical and id columns): the schema turns it into named 0/1
+features (spending budget only where it asks for DP quantiles, plus one noisy
+count of out-of-bounds records), the model is fitted on them with the rest of
+the budget, and ``privacy_ledger_`` holds the encoder's releases and the
+model's, never more than the budget given.  The saved JSON carries the
+encoding, so ``predict`` and ``dpglass predict`` take raw records and the
+printout speaks in the table's own terms ("age>37 and
+occupation=Exec-managerial then >50K").
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import asdict
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
+
+from dpglass._validation import InstanceOf, Interval
+from dpglass.exceptions import DataValidationError, InvalidParameterError
+from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.privacy.ledger import PrivacyLedger
+from dpglass.privacy.rng import check_random_state, is_replayable, spawn
+from dpglass.schema import Encoding, Schema, fit_encoding, load_schema
+
+__all__ = ["DPPipeline"]
+
+_SHARE = [Interval(numbers.Real, 0, 1, closed="left")]
+
+
+class DPPipeline(BinaryClassifierBase):
+    """A DP model fitted on raw columns through a public schema, with one ledger.
+
+    Parameters
+    ----------
+    schema : Schema, dict or path
+        The public description of the table (:mod:`dpglass.schema`).
+    model : estimator
+        An unfitted dpglass DP estimator (``DPRuleListClassifier()``,
+        ``SmoothBoostClassifier(...)``, ...); its ``epsilon``, ``delta`` and
+        ``random_state`` are set by the pipeline.
+    epsilon : float > 0, default=1.0
+        The whole budget: encoder and model together.
+    delta : float in [0, 1) or None, default=None
+        Passed to the model when it has a ``delta`` (None: its public default).
+    quantile_share : float in [0, 1), default=0.1
+        Share of epsilon for the DP quantiles, spent only if the schema asks
+        for ``"dp-quantiles"`` thresholds.
+    clip_share : float in [0, 1), default=0.02
+        Share of epsilon for one noisy count of the records with values
+        outside the bounds (spent only if the schema has numeric columns; 0
+        turns the count and its warning off).
+    random_state : None, int, SeedSequence or Generator
+
+    Attributes
+    ----------
+    encoding_ : Encoding
+        The public cut points and categories.
+    model_ : estimator
+        The fitted model (on the encoded columns).
+    privacy_ledger_ : PrivacyLedger
+        The encoder's releases followed by the model's (``model: ...``).
+    clipped_records_noisy_ : int or None
+        The released noisy count of records with clipped values.
+    """
+
+    _private = True
+    _parameter_constraints = {
+        "schema": [InstanceOf((Schema, dict, str)), InstanceOf(type(None))],
+        "model": [InstanceOf(BinaryClassifierBase, "an unfitted dpglass estimator")],
+        "epsilon": EPSILON,
+        "delta": DELTA_OR_NONE,
+        "quantile_share": _SHARE,
+        "clip_share": _SHARE,
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(self, *, schema=None, model=None, epsilon=1.0, delta=None, quantile_share=0.1, clip_share=0.02,
+                 random_state=None):
+        self.schema = schema
+        self.model = model
+        self.epsilon = epsilon
+        self.delta = delta
+        self.quantile_share = quantile_share
+        self.clip_share = clip_share
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+    def _schema(self) -> Schema:
+        if isinstance(self.schema, Schema):
+            return self.schema
+        if isinstance(self.schema, dict):
+            return Schema.from_dict(self.schema)
+        if isinstance(self.schema, str):
+            return load_schema(self.schema)
+        raise InvalidParameterError("DPPipeline needs a schema: a Schema, its dict, or a schema file's path.")
+
+    def _budget(self, schema: Schema) -> tuple[float, float, float]:
+        eps = float(self.epsilon)
+        numeric = [c for c in schema.features if c.kind == "numeric"]
+        eps_q = eps * self.quantile_share if any(c.thresholds == "dp-quantiles" for c in numeric) else 0.0
+        eps_clip = eps * self.clip_share if numeric else 0.0
+        if eps_q + eps_clip >= eps:
+            raise InvalidParameterError(
+                f"quantile_share + clip_share = {self.quantile_share + self.clip_share:g} leaves no budget for the "
+                "model; keep their sum below 1."
+            )
+        return eps_q, eps_clip, eps - eps_q - eps_clip
+
+    def fit(self, X, y):
+        """Encode the raw table with the schema and fit the model; one ledger for both."""
+        self._validate_params()
+        schema = self._schema()
+        if not hasattr(self.model, "privacy_ledger_") and not getattr(self.model, "_private", False):
+            raise InvalidParameterError("DPPipeline's model must be a differentially private dpglass estimator.")
+        rng = check_random_state(self.random_state)
+        enc_rng, model_rng = spawn(rng, 2)
+        eps_q, eps_clip, eps_model = self._budget(schema)
+        y = self._check_labels(X, y, schema)
+        encoding, entries, noisy = fit_encoding(X, schema, quantile_epsilon=eps_q, clip_epsilon=eps_clip, rng=enc_rng)
+        Xenc = pd.DataFrame(encoding.transform(X), columns=encoding.feature_names(), index=X.index)
+        params = {"epsilon": eps_model, "random_state": model_rng}
+        if "delta" in self.model.get_params():
+            params["delta"] = self.delta
+        model = clone(self.model).set_params(**params).fit(Xenc, y)
+        inner = model.privacy_ledger_
+        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=inner.delta, replayable=is_replayable(rng))
+        for e in entries:
+            ledger.spend(**e)
+        for e in inner:
+            d = asdict(e)
+            d["release"] = f"model: {d['release']}"
+            ledger.spend(**d)
+        self.encoding_, self.model_, self.privacy_ledger_ = encoding, model, ledger
+        self.clipped_records_noisy_ = noisy
+        self.classes_ = model.classes_
+        self.feature_names_in_ = np.array([c.name for c in schema.features], dtype=object)
+        self.n_features_in_ = len(self.feature_names_in_)
+        return self
+
+    def _check_labels(self, X, y, schema):
+        if not isinstance(X, pd.DataFrame):
+            raise DataValidationError("DPPipeline reads a table with named columns: pass a pandas DataFrame.")
+        if y is None:
+            raise DataValidationError(f"Pass the labels y (the schema's target is {schema.target!r}).")
+        y = np.asarray(y)
+        if y.shape[0] != len(X):
+            raise DataValidationError(f"X has {len(X)} rows but y has {y.shape[0]} labels; they must match.")
+        if y.dtype.kind == "f" and np.isnan(y).any():
+            raise DataValidationError(
+                f"The target {schema.target or 'y'!r} has missing values; drop or label those records first."
+            )
+        return y
+
+    # -------------------------------------------------------------- predict
+    def _encode(self, X):
+        check_is_fitted(self, "model_")
+        if not isinstance(X, pd.DataFrame):
+            raise DataValidationError("DPPipeline reads a table with named columns: pass a pandas DataFrame.")
+        return pd.DataFrame(self.encoding_.transform(X), columns=self.encoding_.feature_names(), index=X.index)
+
+    def predict_proba(self, X):
+        """Class probabilities of the model on the encoded raw records."""
+        return self.model_.predict_proba(self._encode(X))
+
+    def predict(self, X):
+        """Predictions of the model on the encoded raw records (columns matched by name)."""
+        return self.model_.predict(self._encode(X))
+
+    def feature_names(self) -> list[str]:
+        return self.encoding_.feature_names()
+
+    def to_text(self) -> str:
+        eps, delta = self.privacy_ledger_.total()
+        head = (f"DPPipeline: {type(self.model_).__name__} on {len(self.feature_names())} encoded features of "
+                f"{self.n_features_in_} columns; ({eps:.4g}, {delta:.3g})-DP in all")
+        return head + "\n" + self.model_.to_text()
+
+    # ----------------------------------------------------------- serialising
+    def to_dict(self) -> dict:
+        check_is_fitted(self, "model_")
+        return {
+            "model": "DPPipeline",
+            "params": {"epsilon": float(self.epsilon), "delta": self.delta, "quantile_share": self.quantile_share,
+                       "clip_share": self.clip_share, "random_state": None},
+            "classes": [c.item() if hasattr(c, "item") else c for c in self.classes_],
+            "n_features_in": int(self.n_features_in_),
+            "feature_names": [str(c) for c in self.feature_names_in_],
+            "encoding": self.encoding_.to_dict(),
+            "clipped_records_noisy": self.clipped_records_noisy_,
+            "inner_model": self.model_.to_dict(),
+            "privacy_ledger": self.privacy_ledger_.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        from dpglass.models._verify import verify_model_dict
+
+        verify_model_dict(data, cls)
+        inner_cls = _model_class(data["inner_model"]["model"])
+        inner = inner_cls.from_dict(data["inner_model"])
+        encoding = Encoding.from_dict(data["encoding"])
+        model = cls(schema=encoding.schema, model=clone(inner), **{k: v for k, v in data["params"].items()})
+        model.encoding_, model.model_ = encoding, inner
+        model.privacy_ledger_ = PrivacyLedger.from_dict(data["privacy_ledger"])
+        model.clipped_records_noisy_ = data.get("clipped_records_noisy")
+        model.classes_ = np.array(data["classes"])
+        model.feature_names_in_ = np.array(data["feature_names"], dtype=object)
+        model.n_features_in_ = int(data["n_features_in"])
+        return model
+
+
+def _model_class(name: str):
+    from dpglass.registry import list_estimators
+
+    for spec in list_estimators():
+        if spec.cls.__name__ == name:
+            return spec.cls
+    raise DataValidationError(f"The pipeline's inner model {name!r} is not a dpglass model.")

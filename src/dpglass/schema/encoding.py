@@ -1,0 +1,220 @@
+"""The encoding of a table by its schema: public cut points and categories, and their cost.
+
+:func:`fit_encoding` turns a :class:`~dpglass.schema.Schema` into an
+:class:`Encoding` — the cut points of every numeric column and the categories
+of every categorical one — spending budget only where the schema asks for DP
+quantiles, plus (optionally) one noisy count of the records whose values fall
+outside the declared bounds, so that the warning about clipping reveals
+nothing beyond a DP release.  :meth:`Encoding.transform` maps raw records to
+named 0/1 columns (``"age>37"``, ``"occupation=Exec-managerial"``), record by
+record, so it is the same function at fit and at predict time.
+
+Missing values: a missing numeric value sets none of its column's ``>``
+indicators, a missing or unknown category none of its ``=`` indicators, a
+missing binary value reads as 0.  This is a per-record rule fixed in advance,
+so it costs nothing and never fails on the data.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dpglass.exceptions import DataValidationError
+from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+from dpglass.privacy.quantile import dp_quantile
+from dpglass.schema.columns import Schema
+
+__all__ = ["ClippingWarning", "Encoding", "check_columns", "fit_encoding"]
+
+
+class ClippingWarning(UserWarning):
+    """Some values fell outside the schema's bounds (reported by a DP count only)."""
+
+
+def _nice(t: float, digits: int = 6) -> float:
+    return float(f"{t:.{digits}g}")
+
+
+def _name(t: float) -> str:
+    return str(int(t)) if float(t).is_integer() and abs(t) < 1e15 else f"{t:.6g}"
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """Public cut points (numeric) and categories (categorical) of a schema's feature columns."""
+
+    schema: Schema
+    cuts: tuple  # one tuple of cut points per feature column (empty for non-numeric)
+
+    def feature_names(self) -> list:
+        names = []
+        for col, cuts in zip(self.schema.features, self.cuts):
+            if col.kind == "numeric":
+                names += [f"{col.name}>{_name(t)}" for t in cuts]
+            elif col.kind == "categorical":
+                names += [f"{col.name}={v}" for v in col.categories]
+            else:
+                names.append(col.name)
+        return names
+
+    def transform(self, frame: pd.DataFrame) -> np.ndarray:
+        """The 0/1 matrix (uint8) of a table with the schema's columns, in any order."""
+        check_columns(frame, self.schema, fitting=False)
+        blocks = []
+        for col, cuts in zip(self.schema.features, self.cuts):
+            s = frame[col.name]
+            if col.kind == "numeric":
+                v = _numeric(s, col.name)
+                blocks.append(np.stack([v > t for t in cuts], axis=1) if cuts else np.zeros((len(s), 0), bool))
+            elif col.kind == "categorical":
+                values = s.to_numpy(dtype=object)
+                blocks.append(np.stack([values == c for c in col.categories], axis=1))
+            else:
+                blocks.append(_binary(s, col.name)[:, None])
+        return np.concatenate(blocks, axis=1).astype(np.uint8)
+
+    def to_dict(self) -> dict:
+        return {"schema": self.schema.to_dict(), "cuts": [list(c) for c in self.cuts]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Encoding":
+        schema = Schema.from_dict(data["schema"])
+        cuts = tuple(tuple(float(t) for t in c) for c in data["cuts"])
+        if len(cuts) != len(schema.features):
+            raise DataValidationError("The encoding's cut points do not match its schema's feature columns.")
+        return cls(schema, cuts)
+
+
+def check_columns(frame, schema: Schema, *, fitting: bool) -> None:
+    """The table has every schema column; at fit time, no column the schema does not know."""
+    if not isinstance(frame, pd.DataFrame):
+        raise DataValidationError(
+            "A model with a schema reads a table with named columns: pass a pandas DataFrame (or a CSV)."
+        )
+    names = [c.name for c in schema.columns]
+    missing = [n for n in (c.name for c in schema.features) if n not in frame.columns]
+    if missing:
+        raise DataValidationError(
+            f"The table lacks the column(s) {missing!r} that the schema declares; its columns are "
+            f"{[str(c) for c in frame.columns]!r}."
+        )
+    if fitting:
+        unknown = [str(c) for c in frame.columns if c not in names and c != schema.target]
+        if unknown:
+            raise DataValidationError(
+                f"The table has column(s) {unknown!r} that the schema does not declare. Add them to the "
+                'schema (as "ignore" if the model must not read them, e.g. an id) so nothing is dropped silently.'
+            )
+
+
+def _numeric(s: pd.Series, name: str) -> np.ndarray:
+    try:
+        return pd.to_numeric(s, errors="raise").to_numpy(dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(
+            f"Column {name!r} is numeric in the schema but holds non-numeric values (e.g. "
+            f"{_first_bad(s)!r}). Fix the data or declare the column categorical."
+        ) from exc
+
+
+def _first_bad(s: pd.Series):
+    for v in s:
+        try:
+            float(v)
+        except (TypeError, ValueError):
+            return v
+    return None
+
+
+def _binary(s: pd.Series, name: str) -> np.ndarray:
+    v = s.to_numpy()
+    if v.dtype == bool:
+        return v
+    filled = pd.Series(v).fillna(0).to_numpy()
+    ok = np.isin(filled, [0, 1, True, False])
+    if not ok.all():
+        raise DataValidationError(
+            f"Column {name!r} is binary in the schema but holds values other than 0 and 1 (e.g. "
+            f"{filled[~ok][0]!r}). Declare it numeric or categorical instead."
+        )
+    return filled.astype(bool)
+
+
+def _clipped_records(frame, schema) -> int:
+    out = np.zeros(len(frame), dtype=bool)
+    for col in schema.features:
+        if col.kind == "numeric":
+            v = _numeric(frame[col.name], col.name)
+            lo, hi = col.bounds
+            with np.errstate(invalid="ignore"):
+                out |= (v < lo) | (v > hi)
+    return int(out.sum())
+
+
+def fit_encoding(frame, schema: Schema, *, quantile_epsilon: float, clip_epsilon: float, rng):
+    """Fix the encoding; return ``(encoding, ledger entries, noisy clipped count or None)``.
+
+    ``quantile_epsilon`` is split evenly over every DP quantile the schema asks
+    for (each is pure DP, sensitivity 1 with n private: docs/privacy.md);
+    ``clip_epsilon`` (if > 0) buys one discrete-Laplace count of the records
+    with a value outside the bounds (sensitivity 1), and a
+    :class:`ClippingWarning` when that noisy count is positive.
+    """
+    check_columns(frame, schema, fitting=True)
+    feats = schema.features
+    q_cols = [c for c in feats if c.kind == "numeric" and c.thresholds == "dp-quantiles"]
+    n_releases = sum(c.n_thresholds for c in q_cols)
+    eps_each = quantile_epsilon / n_releases if n_releases else 0.0
+    entries, cuts = [], []
+    for col in feats:
+        if col.kind != "numeric":
+            _validate_values(frame, col)
+            cuts.append(())
+        elif isinstance(col.thresholds, tuple):
+            _numeric(frame[col.name], col.name)
+            cuts.append(tuple(sorted(col.thresholds)))
+        elif col.thresholds == "grid":
+            _numeric(frame[col.name], col.name)
+            lo, hi = col.bounds
+            k = col.n_thresholds
+            # public grid, rounded to 4 significant digits so names stay readable
+            cuts.append(tuple(sorted({_nice(lo + (hi - lo) * j / (k + 1), 4) for j in range(1, k + 1)})))
+        else:
+            cuts.append(_dp_cuts(frame, col, eps_each, rng, entries))
+    noisy = None
+    if clip_epsilon > 0 and any(c.kind == "numeric" for c in feats):
+        mech = DiscreteLaplaceMechanism(clip_epsilon)
+        noisy = int(mech.randomise(_clipped_records(frame, schema), rng))
+        entries.append(dict(release="encoder: noisy count of records with values outside the bounds",
+                            mechanism="discrete laplace", epsilon=clip_epsilon, sensitivity=1.0, scale=mech.scale,
+                            note="one record changes the count by at most 1; released only as this noisy count"))
+        if noisy > 0:
+            warnings.warn(
+                f"About {noisy} records (a differentially private count, epsilon={clip_epsilon:.3g}) had values "
+                "outside the schema's bounds; they were clipped to the bounds.",
+                ClippingWarning, stacklevel=3)
+    return Encoding(schema, tuple(cuts)), entries, noisy
+
+
+def _validate_values(frame, col) -> None:
+    if col.kind == "binary":
+        _binary(frame[col.name], col.name)
+
+
+def _dp_cuts(frame, col, eps_each, rng, entries) -> tuple:
+    values = _numeric(frame[col.name], col.name)
+    values = values[~np.isnan(values)]  # a missing value is a per-record rule: not counted
+    lo, hi = col.bounds
+    k = col.n_thresholds
+    released = []
+    for j in range(1, k + 1):
+        released.append(dp_quantile(values, j / (k + 1), eps_each, (lo, hi), rng))
+        entries.append(dict(release=f"encoder: {col.name} quantile {j}/{k + 1}", mechanism="exponential-quantile",
+                            epsilon=eps_each, sensitivity=1.0,
+                            note="exponential mechanism over a public grid of the bounds (Smith 2011)"))
+    # cut points strictly inside the bounds; ties and end points carry no split
+    return tuple(sorted({_nice(t) for t in released if lo < _nice(t) < hi}))
