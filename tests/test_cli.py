@@ -23,7 +23,7 @@ def test_readme_main_command(capsys, tmp_path, monkeypatch):
     assert main(["fit", "--dataset", "breast-cancer", "--epsilon", "1", "--seed", "0"]) == 0
     out = capsys.readouterr().out
     assert out.count("\nelse ") >= 1 or "\nelse" in out
-    assert "held-out accuracy:" in out
+    assert "held-out accuracy (DP estimate):" in out
     assert "privacy ledger:" in out and "(budget: epsilon=1," in out
     assert "noisy counts" in out
 
@@ -61,7 +61,7 @@ def test_greedy_model_and_param_passthrough(capsys):
         (["fit", "--model", "nope"], "Unknown model 'nope'"),
         (["fit", "--param", "colour=red"], "has no parameter colour"),
         (["fit", "--dataset", "no-such-data"], "no-such-data"),
-        (["fit", "--data", "/nonexistent.csv", "--target", "y"], "Could not read"),
+        (["fit", "--data", "/nonexistent.csv", "--target", "y"], "does not exist"),
     ],
 )
 def test_clear_errors(argv, match, capsys):

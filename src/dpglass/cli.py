@@ -33,10 +33,13 @@ def _parse_value(text: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from dpglass import __version__
+
     parser = argparse.ArgumentParser(
         prog="dpglass",
         description="Differentially private glass-box classifiers.",
     )
+    parser.add_argument("--version", action="version", version=f"dpglass {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -48,8 +51,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fit", help="train a model, print it, its held-out accuracy and its ledger")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--dataset", help="a built-in dataset (see `dpglass datasets`); default breast-cancer")
-    src.add_argument("--data", help="a CSV file of 0/1 feature columns and a target column")
+    src.add_argument("--data", help="a CSV file: raw columns with --schema (or the inline options), else 0/1 columns")
     p.add_argument("--target", help="the target column of --data")
+    p.add_argument("--schema", help="a schema file (JSON or TOML) describing the columns of --data")
+    p.add_argument("--bounds", action="append", default=[], metavar="NAME=LO:HI",
+                   help="inline schema: a numeric column and its public bounds (grid thresholds)")
+    p.add_argument("--dp-quantiles", action="append", default=[], metavar="NAME",
+                   help="inline schema: cut this --bounds column at DP quantiles (paid from epsilon)")
+    p.add_argument("--categorical", action="append", default=[], metavar="NAME=A,B,...",
+                   help="inline schema: a categorical column and its public categories")
+    p.add_argument("--binary", action="append", default=[], metavar="NAME", help="inline schema: a 0/1 column")
+    p.add_argument("--drop", action="append", default=[], metavar="NAME",
+                   help="inline schema: a column the model must not read (e.g. an id)")
     p.add_argument("--data-home", help="data folder for --dataset")
     p.add_argument("--model", default="dp-rule-list", help="a registered model (see `dpglass models`)")
     p.add_argument("--epsilon", type=float, help="privacy budget epsilon (private models)")
@@ -60,12 +73,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="any other model parameter")
     p.add_argument("--test-size", type=float, default=0.3, help="held-out fraction (default 0.3; 0 trains on all)")
     p.add_argument("--seed", type=int, default=None, help="seed for the split and the model (default: unpredictable)")
+    p.add_argument("--classes", help="the two class labels, negative first (e.g. '<=50K,>50K'): the public label set")
+    p.add_argument("--exact-accuracy", action="store_true",
+                   help="also print the exact held-out accuracy to stderr (NOT private: for the curator only)")
     p.add_argument("--out", help="write the fitted model here as JSON")
 
     p = sub.add_parser("predict", help="predict with a saved model")
     p.add_argument("--model", required=True, help="model JSON written by `dpglass fit --out`")
-    p.add_argument("--data", required=True, help="CSV with the model's feature columns")
+    p.add_argument("--data", required=True, help="CSV with the model's columns, by name, in any order")
+    p.add_argument("--target", help="a label column to ignore (a schema model knows its own)")
+    p.add_argument("--id", help="a column to copy to the output beside each prediction")
+    p.add_argument("--proba", action="store_true", help="also write the probability of each class")
     p.add_argument("--out", help="write predictions here (CSV); default: standard output")
+
+    p = sub.add_parser("schema", help="write a schema template for a CSV: names and kinds, bounds left to fill")
+    p.add_argument("--data", required=True, help="the CSV file")
+    p.add_argument("--target", help="the label column")
+    p.add_argument("--out", help="write the template here (JSON); default: standard output")
+    p.add_argument("--fill-bounds-from-data", action="store_true",
+                   help="fill bounds and categories from the data: NOT private (warns)")
 
     p = sub.add_parser("inspect", help="verify a saved model file; print its guarantee, budget and every release")
     p.add_argument("model", metavar="MODEL.json", help="model JSON written by `dpglass fit --out` or save()")
@@ -85,22 +111,6 @@ def _extra_commands():
             continue
         found.append(getattr(mod, attr))
     return found
-
-
-def _read_csv(path, target=None):
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise DataValidationError(f"Could not read {path} as CSV: {exc}") from exc
-    if target is None:
-        return frame, None
-    if target not in frame.columns:
-        raise DataValidationError(
-            f"{path} has no column {target!r}; its columns are: {', '.join(map(str, frame.columns))}."
-        )
-    return frame.drop(columns=[target]), frame[target].to_numpy()
 
 
 def _rows(X, index):
@@ -127,22 +137,7 @@ def _cmd_models(args) -> int:
     return 0
 
 
-def _cmd_fit(args) -> int:
-    from dpglass.privacy.rng import check_random_state, spawn
-    from dpglass.registry import get_spec
-
-    if args.data is not None:
-        if args.target is None:
-            raise InvalidParameterError("--data needs --target, the name of the label column.")
-        X, y = _read_csv(args.data, args.target)
-        source = args.data
-    else:
-        from dpglass.datasets import load_dataset
-
-        source = args.dataset or "breast-cancer"
-        X, y = load_dataset(source, data_home=args.data_home)
-
-    spec = get_spec(args.model)
+def _model_params(spec, args) -> dict:
     params = {}
     for name, value in (("epsilon", args.epsilon), ("delta", args.delta), ("mechanism", args.mechanism),
                         ("max_length", args.max_length), ("min_support", args.min_support)):
@@ -159,49 +154,166 @@ def _cmd_fit(args) -> int:
         raise InvalidParameterError(
             f"Model {spec.name!r} has no parameter {', '.join(unknown)}; its parameters are: {', '.join(sorted(accepted))}."
         )
-    # one generator for the run; the split and the model get independent children
-    split_rng, model_rng = spawn(check_random_state(args.seed), 2)
-    if "random_state" in accepted and "random_state" not in params:
-        params["random_state"] = model_rng
+    return params
+
+
+def _load_fit_data(args):
+    """(X, y, source, schema or None)."""
+    from dpglass._cli_tables import inline_schema, read_csv, split_target
+
+    inline = args.bounds or args.categorical or args.binary or args.drop or args.dp_quantiles
+    if args.data is None:
+        if args.schema or inline:
+            raise InvalidParameterError("--schema and the inline column options describe --data; pass --data FILE.")
+        from dpglass.datasets import load_dataset
+
+        source = args.dataset or "breast-cancer"
+        X, y = load_dataset(source, data_home=args.data_home)
+        return X, y, source, None
+    if args.target is None:
+        raise InvalidParameterError("--data needs --target, the name of the label column.")
+    frame = read_csv(args.data)
+    X, y = split_target(frame, args.target, args.data)
+    if args.schema and inline:
+        raise InvalidParameterError("Give the columns either in --schema FILE or with the inline options, not both.")
+    if args.schema:
+        from dpglass.schema import load_schema
+
+        return X, y, args.data, load_schema(args.schema)
+    if inline:
+        return X, y, args.data, inline_schema(frame, args.target, bounds=args.bounds, categorical=args.categorical,
+                                              binary=args.binary, drop=args.drop, quantiles=args.dp_quantiles)
+    return X, y, args.data, None
+
+
+def _cmd_fit(args) -> int:
+    from dpglass._cli_tables import check_out_path
+    from dpglass.privacy.rng import check_random_state, spawn
+    from dpglass.registry import get_spec
+
+    check_out_path(args.out)  # before any training
+    X, y, source, schema = _load_fit_data(args)
+    spec = get_spec(args.model)
+    params = _model_params(spec, args)
+    if args.classes is not None:
+        labels = [_parse_value(v) for v in args.classes.split(",")]
+        if len(labels) != 2:
+            raise InvalidParameterError(f"--classes takes two labels separated by a comma; got {args.classes!r}.")
+        params["classes"] = labels
     if not 0 <= args.test_size < 1:
         raise InvalidParameterError(f"--test-size must be in [0, 1); got {args.test_size}.")
+    # one generator for the run; the split and the model get independent children
+    split_rng, model_rng = spawn(check_random_state(args.seed), 2)
+    model = _build_model(spec, params, schema, model_rng)
     if args.test_size > 0:
         order = split_rng.permutation(len(y))
-        test, train = order[: int(np.ceil(args.test_size * len(y)))], order[int(np.ceil(args.test_size * len(y))):]
+        cut = int(np.ceil(args.test_size * len(y)))
+        test, train = order[:cut], order[cut:]
         X_tr, X_te, y_tr, y_te = _rows(X, train), _rows(X, test), np.asarray(y)[train], np.asarray(y)[test]
     else:
         X_tr, X_te, y_tr, y_te = X, None, y, None
-
-    model = spec.make(**params).fit(X_tr, y_tr)
+    model.fit(X_tr, y_tr)
     # the number of records is private: it is not printed
-    print(f"{spec.name} on {source}: {X_tr.shape[1]} binary features\n")
+    what = f"{X_tr.shape[1]} raw columns through a schema" if schema is not None else f"{X_tr.shape[1]} binary features"
+    print(f"{spec.name} on {source}: {what}\n")
     print(model)
     if X_te is not None:
-        acc = float(np.mean(model.predict(X_te) == np.asarray(y_te)))
-        print(f"\nheld-out accuracy: {acc:.4f} (exact, NOT private: for you, the curator, "
-              "not for publication)")
+        _print_accuracy(model, X_te, y_te, args.exact_accuracy, split_rng)
     if hasattr(model, "privacy_ledger_"):
+        ledger = model.privacy_ledger_
+        eps, delta = ledger.total()
         print("\nprivacy ledger:")
-        print(model.privacy_ledger_)
+        print(ledger)
+        print(f"\nbudget spent: epsilon={eps:.4g} of {ledger.epsilon:.4g} given, delta={delta:.3g} of {ledger.delta:.3g}")
     if args.out:
         model.save(args.out)
         print(f"\nmodel written to {args.out}")
     return 0
 
 
+def _print_accuracy(model, X_te, y_te, exact: bool, rng) -> None:
+    """A DP estimate of the held-out accuracy (stdout); the exact one only on request, on stderr.
+
+    The held-out part is disjoint from the training part (a split by public
+    coins), so two discrete-Laplace counts on it at epsilon/2 each keep the
+    whole run within epsilon by parallel composition (docs/privacy.md, CLI).
+    """
+    correct = int(np.sum(model.predict(X_te) == np.asarray(y_te)))
+    ledger = getattr(model, "privacy_ledger_", None)
+    if ledger is None:
+        print(f"\nheld-out accuracy: {correct / len(y_te):.4f} (non-private model)")
+        return
+    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+
+    eps = float(ledger.epsilon)
+    mech = DiscreteLaplaceMechanism(eps / 2)
+    noisy_correct, noisy_size = (int(v) for v in mech.randomise(np.array([correct, len(y_te)]), rng))
+    est = min(max(noisy_correct / noisy_size, 0.0), 1.0) if noisy_size > 0 else float("nan")
+    print(f"\nheld-out accuracy (DP estimate): {est:.3f} = {noisy_correct} / {noisy_size}, noisy counts of the "
+          f"correct predictions and of the held-out records at epsilon={eps / 2:.4g} each, on records disjoint "
+          "from the training part (parallel composition: the run stays within the budget)")
+    if exact:
+        print(f"held-out accuracy (exact, NOT private, curator only): {correct / len(y_te):.4f}", file=sys.stderr)
+
+
+def _build_model(spec, params, schema, rng):
+    accepted = spec.cls().get_params()
+    if schema is None:
+        if "random_state" in accepted and "random_state" not in params:
+            params["random_state"] = rng
+        return spec.make(**params)
+    if not spec.private:
+        raise InvalidParameterError(
+            f"--schema fits a private model through DPPipeline; {spec.name!r} is not private. Binarize the "
+            "data yourself for a non-private baseline."
+        )
+    from dpglass.models import DPPipeline
+
+    outer = {k: params.pop(k) for k in ("epsilon", "delta") if k in params}
+    outer["random_state"] = params.pop("random_state", rng)
+    return DPPipeline(schema=schema, model=spec.make(**params), **outer)
+
+
 def _cmd_predict(args) -> int:
     import pandas as pd
 
+    from dpglass._cli_tables import check_out_path, prediction_frame, read_csv
     from dpglass.models import load_model
 
+    check_out_path(args.out)
     model = load_model(args.model)
-    X, _ = _read_csv(args.data)
-    pred = model.predict(X)
-    frame = pd.DataFrame({"prediction": pred})
+    X, ids = prediction_frame(model, read_csv(args.data), target=args.target, id_column=args.id)
+    out = {} if ids is None else {args.id: ids.to_numpy()}
+    out["prediction"] = model.predict(X)
+    if args.proba:
+        proba = model.predict_proba(X)
+        for j, c in enumerate(model.classes_):
+            out[f"p({c})"] = proba[:, j]
+    frame = pd.DataFrame(out)
     if args.out:
         frame.to_csv(args.out, index=False)
     else:
         frame.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def _cmd_schema(args) -> int:
+    from dpglass._cli_tables import check_out_path, read_csv
+    from dpglass.schema import schema_template
+
+    check_out_path(args.out)
+    frame = read_csv(args.data)
+    if args.target is not None and args.target not in frame.columns:
+        raise DataValidationError(f"{args.data} has no column {args.target!r}.")
+    text = json.dumps(schema_template(frame, args.target, fill_bounds_from_data=args.fill_bounds_from_data),
+                      indent=2)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+        print(f"schema template written to {args.out}: fill in every null bound and empty category list "
+              "with public values before fitting")
+    else:
+        print(text)
     return 0
 
 
@@ -221,6 +333,7 @@ _COMMANDS = {
     "fit": _cmd_fit,
     "predict": _cmd_predict,
     "inspect": _cmd_inspect,
+    "schema": _cmd_schema,
 }
 
 

@@ -16,11 +16,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dpglass._validation import Interval, check_binary_X, check_binary_y, validate_params
+from dpglass._validation import InstanceOf, Interval, check_binary_X, check_binary_y, validate_params
 from dpglass.exceptions import InvalidParameterError
 from dpglass.privacy.ledger import PrivacyLedger
 
-__all__ = ["BinaryClassifierBase", "DEFAULT_DELTA", "EPSILON", "DELTA_OR_NONE", "RANDOM_STATE"]
+__all__ = ["BinaryClassifierBase", "CLASSES", "DEFAULT_DELTA", "EPSILON", "DELTA_OR_NONE", "RANDOM_STATE"]
 
 #: The delta used when ``delta=None``: a public constant, at most 1/(100 n) for
 #: tables of up to a million records.  Pass a smaller delta for larger tables.
@@ -32,6 +32,9 @@ LARGE_DELTA = 1e-5
 EPSILON = [Interval(numbers.Real, 0, None, closed="neither")]
 DELTA_OR_NONE = [Interval(numbers.Real, 0, 1, closed="left"), None]
 RANDOM_STATE = ["random_state"]
+#: The public label set: two labels, or None to read it from y (then a y
+#: holding one class is refused, which depends on the data: declare it).
+CLASSES = [InstanceOf((list, tuple), "a list of the two class labels"), None]
 
 
 class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
@@ -79,7 +82,10 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
         data) sets ``_schema_classes``; then ``y`` may hold a single class.
         """
         X01 = check_binary_X(self, X, reset=True)
-        y01, classes = check_binary_y(y, classes=self.__dict__.get("_schema_classes"))
+        declared = self.__dict__.get("_schema_classes")
+        if declared is None:
+            declared = getattr(self, "classes", None)
+        y01, classes = check_binary_y(y, classes=declared)
         if y01.shape[0] != X01.shape[0]:
             from dpglass.exceptions import DataValidationError
 

@@ -64,7 +64,7 @@ RULE_LIST_SELECTION_NAMES = {
 KNOWN_MECHANISMS = {
     "DPRuleListClassifier": (*RULE_LIST_COUNT_NAMES, *(n for v in RULE_LIST_SELECTION_NAMES.values() for n in v)),
     "SmoothBoostClassifier": ("exponential", "laplace", "advanced-composition("),
-    "DPLogisticRegression": ("objective-perturbation",),
+    "DPLogisticRegression": (),  # plus logistic.MECHANISM; the removed objective perturbation is refused
 }
 SELECTION_MECHANISM = "private-selection("
 SELECTION_METHODS = ("liu-talwar", "papernot-steinke")
@@ -272,6 +272,11 @@ def _check_ledger_shape(raw: dict) -> None:
         for key in ("sensitivity", "scale"):
             if entry.get(key) is not None and not _is_num(entry[key]):
                 _fail(f"{field}.{key}", f"is {entry[key]!r}", "a finite number or null")
+        for key in ("partition", "part"):
+            # no dpglass learner composes in parallel inside its ledger: a partition
+            # would turn a sum into a maximum (an edited file claiming less)
+            if entry.get(key) is not None:
+                _fail(f"{field}.{key}", f"is {entry[key]!r}", "null (no dpglass model writes partitions)")
     budget = raw["budget"]
     eps = _need(budget, "epsilon", "privacy_ledger.budget.epsilon", numbers.Real, "the model's epsilon")
     if not (_is_num(eps) and eps > 0):
@@ -338,9 +343,11 @@ def _check_selection(data: dict, params: dict, ledger: PrivacyLedger) -> None:
     if not _close(eps, ledger.epsilon) or ledger.delta != 0 or entries[0].get("delta", 0.0) != 0:
         _fail("privacy_ledger.entries[0]", f"spends ({eps!r}, {entries[0].get('delta')!r})",
               f"the whole pure budget ({ledger.epsilon!r}, 0)")
-    factor = 3.0 if method == "liu-talwar" else None
-    if (factor is not None and not _close(eps, factor * run)) or not _within(2.0 * run, eps):
-        _fail("params.epsilon", f"is {run!r}", f"the run budget epsilon/(2 + eta) of the selection ({eps!r})")
+    eta = _need_num(sel, "eta", "selected_by.eta", "the selection's eta (1 for liu-talwar)")
+    if eta < 0 or (method == "liu-talwar" and eta != 1):
+        _fail("selected_by.eta", f"is {eta!r}", "1 for liu-talwar, >= 0 for papernot-steinke")
+    if not _close(eps, (2.0 + eta) * run):
+        _fail("params.epsilon", f"is {run!r}", f"the run budget epsilon/(2 + eta) = {eps / (2.0 + eta)!r}")
     if params.get("delta", 0.0) not in (0, 0.0):
         _fail("params.delta", f"is {params.get('delta')!r}", "0 (the selection needs pure candidates)")
 
@@ -381,8 +388,8 @@ def _check_rule(rule, field: str, ctx: _Context, noisy: bool, is_default: bool) 
     for j, cond in enumerate(conds):
         _check_condition(cond, f"{field}.conditions[{j}]", ctx)
     counts = _need(rule, "counts", f"{field}.counts", list, "two class counts")
-    if len(counts) != 2 or not all(_is_num(c) for c in counts):
-        _fail(f"{field}.counts", f"is {counts!r}", "two finite numbers")
+    if len(counts) != 2 or not all(_is_num(c) and float(c).is_integer() for c in counts):
+        _fail(f"{field}.counts", f"is {counts!r}", "two integers (released counts are integers)")
     if _need(rule, "noisy", f"{field}.noisy", bool, "true or false") != noisy:
         _fail(f"{field}.noisy", f"is {rule['noisy']!r}", f"{noisy} for a {ctx.cls.__name__}")
     pred = _need(rule, "prediction", f"{field}.prediction", numbers.Integral, "0 or 1")

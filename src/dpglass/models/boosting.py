@@ -36,7 +36,7 @@ import numpy as np
 
 from dpglass._validation import Interval
 from dpglass.exceptions import InvalidParameterError
-from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
 from dpglass.models._weak_learners import FeatureMatrix, Stump, Tree, dp_one_rule, dp_top_down
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable
@@ -373,6 +373,10 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         ``"paper"`` reproduces paper 002's calibrations: stumps at Theorem 7's
         eta (proven, but half the utility of the corrected calibration), trees
         at Lemma 15's split sensitivity (not proven: ``paper-claim``).
+    classes : list of two labels or None, default=None
+        The public label set ``[negative, positive]``.  None reads it from
+        ``y``; then a ``y`` holding a single class is refused, and whether
+        fit succeeds depends on the data: declare the labels for a release.
     random_state : None, int, SeedSequence or Generator, default=None
         See :mod:`dpglass.privacy.rng`.
 
@@ -422,6 +426,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         "density": [Interval(numbers.Real, 0, 1, closed="neither")],
         "tree_nodes": [Interval(numbers.Integral, 1, None, closed="left")],
         "variant": [["corrected", "paper"]],
+        "classes": CLASSES,
         "random_state": RANDOM_STATE,
     }
 
@@ -436,6 +441,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         density=0.35,
         tree_nodes=3,
         variant="corrected",
+        classes=None,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -446,6 +452,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         self.density = density
         self.tree_nodes = tree_nodes
         self.variant = variant
+        self.classes = classes
         self.random_state = random_state
 
     def fit(self, X, y):

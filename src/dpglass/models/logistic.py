@@ -21,7 +21,7 @@ from scipy.special import expit
 
 from dpglass._validation import Interval
 from dpglass.exceptions import InvalidParameterError
-from dpglass.models._base import EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._base import EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.objective_perturbation import (
     OutputPerturbationCalibration,
@@ -29,7 +29,7 @@ from dpglass.privacy.objective_perturbation import (
     release_on_grid,
     snap_to_grid,
 )
-from dpglass.privacy.rng import check_random_state
+from dpglass.privacy.rng import check_random_state, is_replayable
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -264,6 +264,10 @@ class DPLogisticRegression(BinaryClassifierBase):
     tol : float, default=1e-4
         Certified bound on the solver's gradient norm (scaled coordinates); the
         sensitivity is ``(1 + 2 tol)/alpha``.
+    classes : list of two labels or None, default=None
+        The public label set ``[negative, positive]``.  None reads it from
+        ``y``; then a ``y`` holding a single class is refused, and whether
+        fit succeeds depends on the data: declare the labels for a release.
     random_state : None, int, SeedSequence or Generator, default=None
 
     Attributes
@@ -300,11 +304,13 @@ class DPLogisticRegression(BinaryClassifierBase):
         "fit_intercept": [[True, False]],
         "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "classes": CLASSES,
         "random_state": RANDOM_STATE,
     }
 
     def __init__(
         self, *, epsilon=1.0, alpha=DEFAULT_ALPHA, fit_intercept=True, data_norm=None, tol=DEFAULT_TOL,
+        classes=None,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -312,6 +318,7 @@ class DPLogisticRegression(BinaryClassifierBase):
         self.fit_intercept = fit_intercept
         self.data_norm = data_norm
         self.tol = tol
+        self.classes = classes
         self.random_state = random_state
 
     def fit(self, X, y):
@@ -338,6 +345,7 @@ class DPLogisticRegression(BinaryClassifierBase):
         self.intercept_ = release.intercept
         self.grid_step_ = release.grid_step
         self.privacy_ledger_ = release.ledger
+        self.privacy_ledger_.replayable = is_replayable(rng)
         self.n_features_used_ = int(np.count_nonzero(self.coef_))
         return self
 

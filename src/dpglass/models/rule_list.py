@@ -26,7 +26,7 @@ import numpy as np
 
 from dpglass._validation import InstanceOf, Interval
 from dpglass.exceptions import DataValidationError, InvalidParameterError
-from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
 from dpglass.models._candidates import CandidateSet, CountCache, SufficientStats, build_candidates
 from dpglass.models._rule_selection import (
     MECHANISMS, PURE_MECHANISMS, SELECTORS, Certification, StepCounts, certification_margin,
@@ -413,6 +413,10 @@ class DPRuleListClassifier(_RuleListBase):
         ``"paper"`` reproduces the paper's formulas where they differ (its
         local sensitivity g(n), noisy-Gini scales); entries become
         ``paper-claim``.  The budget split stays the correct 3K + 1.
+    classes : list of two labels or None, default=None
+        The public label set ``[negative, positive]``.  None reads it from
+        ``y``; then a ``y`` holding a single class is refused, and whether
+        fit succeeds depends on the data: declare the labels for a release.
     random_state : None, int, SeedSequence or Generator
         None draws fresh OS entropy.
 
@@ -444,6 +448,7 @@ class DPRuleListClassifier(_RuleListBase):
         "confidence": [Interval(numbers.Real, 0.5, 1, closed="neither"), None],
         "gamma": [Interval(numbers.Real, 1, None, closed="neither"), None],
         "variant": [["corrected", "paper"]],
+        "classes": CLASSES,
         "random_state": RANDOM_STATE,
     }
 
@@ -461,6 +466,7 @@ class DPRuleListClassifier(_RuleListBase):
         gamma=None,
         variant="corrected",
         candidates=None,
+        classes=None,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -474,6 +480,7 @@ class DPRuleListClassifier(_RuleListBase):
         self.gamma = gamma
         self.variant = variant
         self.candidates = candidates
+        self.classes = classes
         self.random_state = random_state
 
     def fit(self, X, y):

@@ -51,7 +51,7 @@ from dpglass.exceptions import BudgetExceededError, DataValidationError, Invalid
 from dpglass.models._base import EPSILON, RANDOM_STATE, BinaryClassifierBase
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE, PrivacyLedger
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
-from dpglass.privacy.rng import check_random_state, spawn
+from dpglass.privacy.rng import check_random_state, is_replayable, spawn
 
 __all__ = [
     "PrivateGridSearch",
@@ -489,6 +489,7 @@ class PrivateGridSearch(BinaryClassifierBase):
         self.best_index_ = int(best)
         self.best_score_ = int(noisy[best])
         self.privacy_ledger_ = ledger
+        ledger.replayable = is_replayable(rng)
         self.run_epsilon_ = eps_run
         self.eta_ = eta
         self.expected_runs_ = expected_repetitions(eta, gamma)
@@ -567,5 +568,6 @@ class PrivateGridSearch(BinaryClassifierBase):
             "method": self.method,
             "best_params": self.best_params_,
             "noisy_correct_count": int(self.best_score_),
+            "eta": float(self.eta_),
         }
         return data

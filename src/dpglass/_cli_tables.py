@@ -1,0 +1,138 @@
+"""What the CLI does with a practitioner's CSV: read it, build a schema, check the output path.
+
+Kept apart from :mod:`dpglass.cli` so that the commands stay short.  Every
+failure is one of :mod:`dpglass.exceptions`' typed errors, named in the
+user's terms (the file, the column, the option) and saying what to do.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from dpglass.exceptions import DataValidationError, InvalidParameterError
+
+__all__ = ["check_out_path", "inline_schema", "read_csv", "split_target", "prediction_frame"]
+
+
+def read_csv(path):
+    """The CSV as a DataFrame, or a DataValidationError naming the file."""
+    import pandas as pd
+
+    if not Path(path).is_file():
+        raise DataValidationError(f"{path} does not exist (or is not a file); pass the path of a CSV file.")
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        raise DataValidationError(f"Could not read {path} as CSV: {exc}") from exc
+    if frame.shape[1] == 0 or frame.shape[0] == 0:
+        raise DataValidationError(f"{path} has no rows or no columns; a model needs a table with a header.")
+    return frame
+
+
+def split_target(frame, target, path):
+    """``(features, labels)``; the labels must be present and not missing."""
+    if target not in frame.columns:
+        raise DataValidationError(
+            f"{path} has no column {target!r}; its columns are: {', '.join(map(str, frame.columns))}."
+        )
+    y = frame[target]
+    if y.isna().any():
+        raise DataValidationError(
+            f"The target column {target!r} of {path} has missing labels; drop or label those records first."
+        )
+    return frame.drop(columns=[target]), y.to_numpy()
+
+
+def _pairs(items, option, sep="="):
+    out = {}
+    for item in items:
+        name, ok, value = item.partition(sep)
+        if not ok or not name:
+            raise InvalidParameterError(f"{option} takes NAME{sep}VALUE; got {item!r}.")
+        out[name] = value
+    return out
+
+
+def inline_schema(frame, target, *, bounds=(), categorical=(), binary=(), drop=(), quantiles=()):
+    """A Schema from ``--bounds age=17:90 --categorical sex=F,M --binary smoker --drop id``.
+
+    Every column of the file but the target must be named by one option:
+    nothing is dropped or guessed silently.
+    """
+    from dpglass.schema import Schema
+    from dpglass.schema import binary as binary_col
+    from dpglass.schema import categorical as cat_col
+    from dpglass.schema import ignore, numeric
+
+    cols = {}
+    for name, text in _pairs(bounds, "--bounds").items():
+        lo, ok, hi = text.partition(":")
+        try:
+            cols[name] = numeric(name, float(lo), float(hi),
+                                 thresholds="dp-quantiles" if name in quantiles else "grid")
+        except ValueError:
+            raise InvalidParameterError(f"--bounds {name}={text}: give LO:HI, two numbers (e.g. age=17:90).") from None
+    for name, text in _pairs(categorical, "--categorical").items():
+        cols[name] = cat_col(name, [v for v in text.split(",") if v])
+    for name in binary:
+        cols[name] = binary_col(name)
+    for name in drop:
+        cols[name] = ignore(name)
+    unknown = [n for n in cols if n not in frame.columns]
+    if unknown:
+        raise DataValidationError(f"The options name column(s) {unknown!r} that the file does not have.")
+    missing = [str(c) for c in frame.columns if c not in cols and c != target]
+    if missing:
+        raise DataValidationError(
+            f"Column(s) {missing!r} are not described: give each one --bounds NAME=LO:HI (numeric), "
+            "--categorical NAME=A,B,... (categories), --binary NAME or --drop NAME, or pass --schema FILE "
+            "(`dpglass schema --data FILE.csv` writes a template)."
+        )
+    return Schema([cols[str(c)] for c in frame.columns if c != target], target=target)
+
+
+def check_out_path(path) -> None:
+    """Refuse an output path whose folder does not exist, before any training."""
+    if path is None:
+        return
+    folder = Path(path).expanduser().resolve().parent
+    if not folder.is_dir():
+        raise InvalidParameterError(
+            f"--out {path}: the folder {folder} does not exist. Create it first (nothing was trained)."
+        )
+
+
+def prediction_frame(model, frame, *, target=None, id_column=None):
+    """The columns a saved model reads, matched by name in any order; the id column (or None)."""
+    ids = None
+    if id_column is not None:
+        if id_column not in frame.columns:
+            raise DataValidationError(f"--id {id_column!r} is not a column of the file.")
+        ids = frame[id_column]
+    schema = getattr(getattr(model, "encoding_", None), "schema", None)
+    target = target or (schema.target if schema is not None else None)
+    drop = [c for c in (target, id_column) if c is not None and c in frame.columns]
+    frame = frame.drop(columns=drop)
+    if schema is not None:
+        known = {c.name for c in schema.columns}
+        extra = [str(c) for c in frame.columns if c not in known]
+        if extra:
+            raise DataValidationError(
+                f"Column(s) {extra!r} are not in the model's schema; pass --id or --target for them, "
+                "or remove them from the file."
+            )
+        return frame, ids
+    if hasattr(model, "feature_names_in_"):
+        names = [str(n) for n in model.feature_names_in_]
+        missing = [n for n in names if n not in frame.columns]
+        if missing:
+            raise DataValidationError(f"The file lacks the model's column(s) {missing!r}.")
+        extra = [str(c) for c in frame.columns if c not in names]
+        if extra:
+            raise DataValidationError(
+                f"Column(s) {extra!r} are not model features; pass --id or --target for them, or remove them."
+            )
+        return frame[names], ids
+    return np.asarray(frame), ids

@@ -1,0 +1,169 @@
+"""Raw tables end to end: schema, DPPipeline, the CLI on a practitioner's CSV, typed errors (issue 11)."""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpglass import exceptions
+from dpglass.cli import main
+from dpglass.models import DPPipeline, DPRuleListClassifier, load_model
+from dpglass.registry import list_estimators
+from dpglass.schema import Schema, categorical, ignore, load_schema, numeric, schema_template
+
+PRIVATE = list_estimators(private=True)
+TYPED = (exceptions.InvalidParameterError, exceptions.DataValidationError, exceptions.BudgetExceededError)
+
+
+def _raw(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "id": [f"r{i}" for i in range(n)],
+        "age": rng.integers(17, 91, n),
+        "occupation": rng.choice(["Exec-managerial", "Sales", "Craft-repair"], n),
+        "hours": np.round(rng.normal(40, 12, n), 1),
+    })
+    signal = (frame.age > 37) & (frame.occupation == "Exec-managerial") | (frame.hours > 60)
+    frame["income"] = np.where(signal ^ (rng.random(n) < 0.05), ">50K", "<=50K")
+    return frame
+
+
+SCHEMA = {
+    "target": "income",
+    "columns": [
+        {"name": "id", "kind": "ignore"},
+        {"name": "age", "kind": "numeric", "bounds": [17, 90], "thresholds": "grid", "n_thresholds": 4},
+        {"name": "occupation", "kind": "categorical", "categories": ["Exec-managerial", "Sales", "Craft-repair"]},
+        {"name": "hours", "kind": "numeric", "bounds": [0, 99], "thresholds": "dp-quantiles", "n_thresholds": 2},
+    ],
+}
+
+
+@pytest.mark.parametrize("spec", PRIVATE, ids=lambda s: s.name)
+def test_every_model_fits_a_raw_csv_through_the_cli_and_predicts_raw_records(spec, tmp_path, capsys):
+    data, schema, model = tmp_path / "train.csv", tmp_path / "schema.json", tmp_path / "out" / "model.json"
+    _raw().to_csv(data, index=False)
+    schema.write_text(json.dumps(SCHEMA))
+    model.parent.mkdir()
+    params = [f"--param={k}={json.dumps(v)}" for k, v in spec.test_params.items() if k != "epsilon"]
+    argv = ["fit", "--data", str(data), "--target", "income", "--schema", str(schema), "--model", spec.name,
+            "--epsilon", "2", "--seed", "1", "--out", str(model), "--classes", "<=50K,>50K", *params]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a paper-claim or clipping warning is not what this test is about
+        assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "budget spent: epsilon=2 of 2 given" in out or "budget spent: epsilon=" in out
+    saved = load_model(model)
+    assert isinstance(saved, DPPipeline)
+    ledger = saved.privacy_ledger_
+    releases = [e.release for e in ledger]
+    assert any(r.startswith("encoder: hours quantile") for r in releases)  # the encoder's spend is in it
+    assert any(r.startswith("model: ") for r in releases)
+    assert ledger.total()[0] <= 2.0 * (1 + 1e-9) and ledger.epsilon == 2.0
+    # predict from raw records: columns in another order, target present, an id passed through
+    new = _raw(50, seed=3)[["hours", "income", "occupation", "id", "age"]]
+    new.to_csv(tmp_path / "new.csv", index=False)
+    assert main(["predict", "--model", str(model), "--data", str(tmp_path / "new.csv"), "--id", "id", "--proba",
+                 "--out", str(tmp_path / "pred.csv")]) == 0
+    pred = pd.read_csv(tmp_path / "pred.csv")
+    assert list(pred.columns[:2]) == ["id", "prediction"] and len(pred) == 50
+    assert set(pred["prediction"]) <= {"<=50K", ">50K"}
+    np.testing.assert_array_equal(pred["prediction"], saved.predict(new.drop(columns=["id", "income"])))
+
+
+def test_printout_speaks_in_the_tables_terms():
+    frame = _raw(3000)
+    model = DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(max_length=3), epsilon=8.0, random_state=0)
+    model.fit(frame.drop(columns="income"), frame["income"])
+    text = str(model)
+    assert "age>" in text or "occupation=" in text or "hours>" in text
+    assert ">50K" in text
+
+
+def test_inline_schema_and_missing_description(tmp_path, capsys):
+    data = tmp_path / "t.csv"
+    _raw().to_csv(data, index=False)
+    ok = ["fit", "--data", str(data), "--target", "income", "--bounds", "age=17:90", "--bounds", "hours=0:99",
+          "--categorical", "occupation=Exec-managerial,Sales,Craft-repair", "--drop", "id", "--seed", "0"]
+    assert main(ok) == 0
+    capsys.readouterr()
+    assert main(ok[:-4] + ["--seed", "0"]) == 2  # id not described: refused, nothing dropped silently
+    assert "'id'" in capsys.readouterr().err
+
+
+def test_out_into_a_missing_folder_is_refused_before_training(tmp_path, capsys):
+    data = tmp_path / "t.csv"
+    _raw().to_csv(data, index=False)
+    code = main(["fit", "--data", str(data), "--target", "income", "--drop", "id", "--bounds", "age=17:90",
+                 "--bounds", "hours=0:99", "--categorical", "occupation=Sales", "--out", str(tmp_path / "no" / "m.json")])
+    assert code == 2
+    captured = capsys.readouterr()
+    assert "does not exist" in captured.err and "nothing was trained" in captured.err
+    assert captured.out == ""
+
+
+def test_schema_template_leaves_bounds_to_the_user(tmp_path, capsys):
+    data = tmp_path / "t.csv"
+    _raw().to_csv(data, index=False)
+    assert main(["schema", "--data", str(data), "--target", "income", "--out", str(tmp_path / "s.json")]) == 0
+    template = json.loads((tmp_path / "s.json").read_text())
+    kinds = {c["name"]: c for c in template["columns"]}
+    assert kinds["id"]["kind"] == "ignore" and kinds["age"]["kind"] == "numeric" and kinds["age"]["bounds"] is None
+    assert kinds["occupation"]["categories"] == []  # values found would reveal them
+    with pytest.raises(exceptions.InvalidParameterError, match="bounds"):
+        load_schema(tmp_path / "s.json")
+    with pytest.warns(exceptions.PrivacyLeakWarning):
+        filled = schema_template(_raw(), "income", fill_bounds_from_data=True)
+    assert Schema.from_dict(filled).features
+
+
+def test_pipeline_ledger_never_exceeds_and_artifact_has_no_deterministic_field():
+    from dpglass.audit.artifact import deterministic_leaks, model_artifact
+
+    frame = _raw(400)
+    X, y = frame.drop(columns="income"), frame["income"]
+    make = lambda s: DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(max_length=2, classes=["<=50K", ">50K"]),
+                                epsilon=1.0, random_state=s)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = [model_artifact(make(s).fit(X, y)) for s in range(8)]
+        b = [model_artifact(make(s).fit(X.iloc[1:], y.iloc[1:])) for s in range(8)]
+    assert deterministic_leaks(a, b) == []
+    assert all(art["json"]["privacy_ledger"]["total"]["epsilon"] <= 1.0 + 1e-9 for art in a)
+
+
+def test_declared_classes_make_single_class_data_fit():
+    frame = _raw(200)
+    X = pd.DataFrame((frame[["age"]].to_numpy() > 40).astype(int), columns=["old"])
+    y = np.full(200, ">50K")
+    with pytest.raises(exceptions.DataValidationError, match="only one class"):
+        DPRuleListClassifier(random_state=0).fit(X, y)
+    model = DPRuleListClassifier(classes=["<=50K", ">50K"], random_state=0).fit(X, y)
+    assert list(model.classes_) == ["<=50K", ">50K"]
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_fuzz_cli_and_estimators_end_in_success_or_a_typed_error(seed, tmp_path, capsys):
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(0, 40)), int(rng.integers(1, 5))
+    cols = {f"c{j}": rng.choice([rng.integers(0, 2, n), rng.normal(size=n), rng.choice(["a", "b", np.nan], n)])
+            for j in range(d)}
+    frame = pd.DataFrame(cols)
+    frame["y"] = rng.choice([0, 1, 2, np.nan], n) if rng.random() < 0.3 else rng.integers(0, 2, n)
+    path = tmp_path / "f.csv"
+    frame.to_csv(path, index=False)
+    spec = PRIVATE[int(rng.integers(len(PRIVATE)))]
+    argv = ["fit", "--data", str(path), "--target", rng.choice(["y", "nope"]), "--model", spec.name,
+            "--epsilon", str(rng.choice([1.0, -1.0, 0.0, float("inf"), 1e6])), "--test-size", "0"]
+    if rng.random() < 0.5:
+        argv += ["--bounds", f"c0={rng.choice(['0:1', '1:0', 'x'])}"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = main(argv)
+    assert code in (0, 2)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    if code == 2:
+        assert err.startswith("dpglass fit: error:")
