@@ -222,9 +222,9 @@ def test_cell_seeds_are_distinct_and_stable():
     assert np.array_equal(cell_seed(5, "a", 1, "x", 1.0).generate_state(4), cell_seed(5, "a", 1, "x", 1.0).generate_state(4))
 
 
-def test_weighted_vulnerability_is_the_audit_definition_bit_for_bit():
-    membership = pytest.importorskip("dpglass.audit.membership")
-    from dpglass.experiments.sweep import _vulnerability_from_counts
+def test_weighted_vulnerability_equals_the_expanded_records_bit_for_bit():
+    """The shared rule-list fit scores V on weighted distinct rows: the same float as on the records."""
+    from dpglass.audit.membership import distributional_overfitting
 
     rng = np.random.default_rng(1)
     for _ in range(50):
@@ -237,8 +237,11 @@ def test_weighted_vulnerability_is_the_audit_definition_bit_for_bit():
         yo = np.concatenate([np.zeros(int(counts[2].sum())), np.ones(int(counts[3].sum()))])
         if len(yi) == 0 or len(yo) == 0:
             continue
-        expected = membership.distributional_overfitting(gi, yi, go, yo).vulnerability
-        assert _vulnerability_from_counts(groups, *counts) == expected
+        expected = distributional_overfitting(gi, yi, go, yo).vulnerability
+        two, labels = np.concatenate([groups, groups]), np.repeat([0, 1], m)
+        weighted = distributional_overfitting(two, labels, two, labels, weights_in=np.concatenate(counts[:2]),
+                                              weights_out=np.concatenate(counts[2:]))
+        assert weighted.vulnerability == expected
 
 
 # ----------------------------------------------------------- reproduction

@@ -18,7 +18,8 @@ from dpglass.experiments.boosting import (
     advantage_trace,
     schema_norm_bound,
 )
-from dpglass.experiments.sweep import _make_estimator, cell_key, dataset_split
+from dpglass.experiments.cells import cell_estimator as _make_estimator
+from dpglass.experiments.seeding import cell_key, dataset_split
 from dpglass.models import SmoothBoostClassifier
 
 

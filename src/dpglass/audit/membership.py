@@ -63,7 +63,8 @@ class Vulnerability:
     vulnerability: float
 
 
-def distributional_overfitting(groups_in, y_in, groups_out, y_out) -> Vulnerability:
+def distributional_overfitting(groups_in, y_in, groups_out, y_out, *, weights_in=None,
+                               weights_out=None) -> Vulnerability:
     """Distributional-overfitting vulnerability ``V`` from group labels.
 
     Parameters
@@ -75,6 +76,10 @@ def distributional_overfitting(groups_in, y_in, groups_out, y_out) -> Vulnerabil
         probability.
     y_in, y_out : array-like
         True labels.
+    weights_in, weights_out : array-like or None
+        How many records each entry stands for (e.g. the counts of the
+        distinct rows of a dataset); None: one each.  Whole numbers give the
+        same float as the expanded records (every sum is exact).
 
     Returns
     -------
@@ -90,23 +95,32 @@ def distributional_overfitting(groups_in, y_in, groups_out, y_out) -> Vulnerabil
     0.5
     >>> distributional_overfitting([0, 0], [1, 1], [1, 1], [1, 1]).vulnerability
     1.0
+    >>> distributional_overfitting([0, 1], [1, 1], [1], [1], weights_in=[3, 1], weights_out=[2]).vulnerability
+    0.875
     """
     gi, go = np.asarray(groups_in), np.asarray(groups_out)
     yi, yo = np.asarray(y_in), np.asarray(y_out)
-    if gi.shape[0] != yi.shape[0] or go.shape[0] != yo.shape[0]:
-        raise InvalidParameterError("groups and labels must have the same length.")
-    labels = np.unique(np.concatenate([yi, yo]))
-    total = len(yi) + len(yo)
+    wi = np.ones(len(gi)) if weights_in is None else np.asarray(weights_in, dtype=np.float64)
+    wo = np.ones(len(go)) if weights_out is None else np.asarray(weights_out, dtype=np.float64)
+    if not (gi.shape[0] == yi.shape[0] == wi.shape[0]) or not (go.shape[0] == yo.shape[0] == wo.shape[0]):
+        raise InvalidParameterError("groups, labels and weights must have the same length.")
+    _, codes = np.unique(np.concatenate([gi, go]), return_inverse=True)
+    codes = codes.ravel()
+    ci, co = codes[: len(gi)], codes[len(gi):]
+    n_groups = int(codes.max()) + 1 if codes.size else 1
+    total = float(np.sum(wi) + np.sum(wo))
     tau, prior = {}, {}
-    for lab in labels:
-        a, b = gi[yi == lab], go[yo == lab]
-        prior[lab.item() if hasattr(lab, "item") else lab] = float((len(a) + len(b)) / total)
-        if len(a) == 0 or len(b) == 0:
+    for lab in np.unique(np.concatenate([yi, yo])):
+        key = lab.item() if hasattr(lab, "item") else lab
+        w_in, w_out = np.where(yi == lab, wi, 0.0), np.where(yo == lab, wo, 0.0)
+        s_in, s_out = float(np.sum(w_in)), float(np.sum(w_out))
+        prior[key] = (s_in + s_out) / total
+        if s_in == 0 or s_out == 0:
             continue
-        groups = np.unique(np.concatenate([a, b]))
-        pa = np.array([np.mean(a == g) for g in groups])
-        pb = np.array([np.mean(b == g) for g in groups])
-        tau[lab.item() if hasattr(lab, "item") else lab] = float(0.5 * np.abs(pa - pb).sum())
+        c_in = np.bincount(ci, weights=w_in, minlength=n_groups)
+        c_out = np.bincount(co, weights=w_out, minlength=n_groups)
+        present = (c_in + c_out) > 0
+        tau[key] = float(0.5 * np.abs(c_in[present] / s_in - c_out[present] / s_out).sum())
     v = 0.5 + 0.5 * sum(prior[k] * t for k, t in tau.items())
     return Vulnerability(tau, prior, float(v))
 

@@ -18,16 +18,9 @@
   Figures 2-3.
 """
 
-from dpglass.experiments.sweep import (
-    DatasetSpec,
-    MethodSpec,
-    SweepConfig,
-    cell_seed,
-    load_results,
-    run_sweep,
-    split_indices,
-    summarise,
-)
+from dpglass.experiments.seeding import cell_seed, split_indices
+from dpglass.experiments.specs import DatasetSpec, MethodSpec, SweepConfig
+from dpglass.experiments.sweep import load_results, run_sweep, summarise
 
 __all__ = [
     "DatasetSpec",

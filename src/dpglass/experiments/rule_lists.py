@@ -54,16 +54,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpglass.experiments.sweep import (
-    DatasetSpec,
-    MethodSpec,
-    SweepConfig,
-    _make_estimator,
-    cell_seed,
-    split_indices,
-    summarise,
-    timed_sweep,
-)
+from dpglass.experiments.cells import cell_estimator as _make_estimator
+from dpglass.experiments.seeding import cell_key, cell_seed, dataset_split, split_indices
+from dpglass.experiments.specs import DatasetSpec, MethodSpec, SweepConfig
+from dpglass.experiments.sweep import summarise, timed_sweep
 
 __all__ = ["PAPER_DATASETS", "PAPER", "Plan", "FULL", "QUICK", "paper_methods", "reproduce", "noise_amplitude_table"]
 
