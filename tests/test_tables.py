@@ -167,3 +167,27 @@ def test_fuzz_cli_and_estimators_end_in_success_or_a_typed_error(seed, tmp_path,
     assert "Traceback" not in err
     if code == 2:
         assert err.startswith("dpglass fit: error:")
+
+
+def test_paper_claim_mechanisms_and_large_epsilon_warn_at_fit_time():
+    from dpglass.exceptions import UnprovenGuaranteeWarning, WeakGuaranteeWarning
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((300, 3)) < 0.5).astype(int)
+    y = X[:, 0]
+    with pytest.warns(UnprovenGuaranteeWarning, match="paper's claim"):
+        DPRuleListClassifier(mechanism="smooth-laplace", delta=1e-6, random_state=0).fit(X, y)
+    with pytest.warns(WeakGuaranteeWarning, match="says little"):
+        DPRuleListClassifier(epsilon=20.0, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the proven default at a moderate epsilon is silent
+        DPRuleListClassifier(epsilon=1.0, random_state=0).fit(X, y)
+
+
+def test_private_grid_search_takes_the_positional_form():
+    from dpglass.models import PrivateGridSearch, SmoothBoostClassifier
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((300, 4)) < 0.5).astype(int)
+    search = PrivateGridSearch(SmoothBoostClassifier(), {"n_rounds": [3, 5]}, epsilon=1.0, random_state=0)
+    assert search.fit(X, X[:, 0]).best_params_["n_rounds"] in (3, 5)

@@ -5,6 +5,8 @@ catch precisely what they expect.  Messages say what is wrong *and* what to do.
 """
 
 __all__ = [
+    "UnprovenGuaranteeWarning",
+    "WeakGuaranteeWarning",
     "BudgetExceededError",
     "DataValidationError",
     "DatasetNotFoundError",
@@ -63,3 +65,16 @@ class BudgetExceededError(RuntimeError):
 
 class DatasetNotFoundError(FileNotFoundError):
     """A dataset file is neither in the data home nor downloadable here."""
+
+
+class UnprovenGuaranteeWarning(UserWarning):
+    """The model is fitted with a mechanism whose guarantee is a paper's claim, not a proof.
+
+    Its ledger marks those releases ``paper-claim`` (docs/privacy.md says why);
+    the warning repeats it at fit time so nobody publishes such a model by
+    accident.  Use the default (proven) mechanism for a release.
+    """
+
+
+class WeakGuaranteeWarning(UserWarning):
+    """The requested epsilon is so large that the guarantee means little (above 10)."""

@@ -18,12 +18,20 @@ from dpglass.exceptions import InvalidParameterError
 __all__ = ["add_parser", "run"]
 
 
+def _plain(text: str) -> str:
+    """Help text without reStructuredText roles and literals."""
+    import re
+
+    text = re.sub(r":(?:func|class|mod|meth):`([^`]+)`", r"\1", text)
+    return text.replace("``", "")
+
+
 def add_parser(subparsers) -> None:
     """Register the ``audit`` subcommand."""
     p = subparsers.add_parser(
         "audit",
         help="empirical privacy audit: epsilon lower bound of a mechanism or DP estimator, PASS/VIOLATION",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
+        description=_plain(__doc__.split("\n\n")[1]) if __doc__ else None,
     )
     p.add_argument("--model", help="a mechanism (see --list) or a registered DP estimator (see `dpglass models`)")
     p.add_argument("--mechanism", help="dp-rule-list: the selection mechanism (default certified-pf)")

@@ -27,6 +27,8 @@ __all__ = ["BinaryClassifierBase", "CLASSES", "DEFAULT_DELTA", "EPSILON", "DELTA
 DEFAULT_DELTA = 1e-8
 #: Above this, ``fit`` warns that delta is large (whatever the data).
 LARGE_DELTA = 1e-5
+#: Above this epsilon, ``fit`` warns that the guarantee is weak.
+WEAK_EPSILON = 10.0
 
 #: Common constraint declarations.
 EPSILON = [Interval(numbers.Real, 0, None, closed="neither")]
@@ -116,6 +118,21 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
                 stacklevel=3,
             )
         return float(delta)
+
+    def _warn_about_guarantee(self, epsilon, unproven: str | None = None) -> None:
+        """Data-independent warnings at fit time: a paper-claim mechanism, a very large epsilon."""
+        from dpglass.exceptions import UnprovenGuaranteeWarning, WeakGuaranteeWarning
+
+        if unproven:
+            warnings.warn(
+                f"{type(self).__name__}: {unproven} is a paper's claim that dpglass could not prove; the ledger "
+                "marks it 'paper-claim'. Do not publish this model as differentially private (docs/privacy.md).",
+                UnprovenGuaranteeWarning, stacklevel=3)
+        if epsilon > WEAK_EPSILON:
+            warnings.warn(
+                f"epsilon={epsilon:g} is above {WEAK_EPSILON:g}: the guarantee then says little (an observer's odds "
+                f"about any one person may change by a factor up to e^{epsilon:g}).",
+                WeakGuaranteeWarning, stacklevel=3)
 
     # ------------------------------------------------------------ utilities
     def feature_names(self) -> list[str]:

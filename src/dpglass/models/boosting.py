@@ -472,6 +472,9 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         X01, y01 = self._check_fit_data(X, y)
         n = X01.shape[0]
         delta = self._resolve_delta(self.delta)
+        paper_trees = self.variant == "paper" and self.weak_learner == "tree"
+        self._warn_about_guarantee(float(self.epsilon), "variant='paper' trees (Lemma 15's split sensitivity)"
+                                   if paper_trees else None)
         release = smooth_boost(
             X01,
             y01,

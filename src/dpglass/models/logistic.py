@@ -341,6 +341,7 @@ class DPLogisticRegression(BinaryClassifierBase):
             tol=float(self.tol),
             rng=rng,
         )
+        self._warn_about_guarantee(float(self.epsilon))
         self.coef_ = release.coef
         self.intercept_ = release.intercept
         self.grid_step_ = release.grid_step

@@ -500,6 +500,14 @@ class DPRuleListClassifier(_RuleListBase):
                 f"gamma is the tail exponent of smooth-cauchy noise; mechanism={self.mechanism!r} does "
                 "not use it. Leave gamma=None."
             )
+        unproven = None
+        if self.mechanism in ("smooth-laplace", "smooth-cauchy"):
+            unproven = f"mechanism={self.mechanism!r} (report-noisy-min over smooth-sensitivity noise)"
+        elif self.confidence is not None:
+            unproven = "confidence= (paper 001's Algorithm 3 stop, not charged to delta)"
+        elif self.variant == "paper":
+            unproven = "variant='paper' (paper 001's formulas)"
+        self._warn_about_guarantee(float(self.epsilon), unproven)
         candidates = self._candidate_set(X.shape[1], self.feature_names())
         release = fit_dp_rule_list(
             X, y, candidates=candidates, epsilon=float(self.epsilon), delta=delta, mechanism=self.mechanism,

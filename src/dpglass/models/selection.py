@@ -295,10 +295,10 @@ class PrivateGridSearch(BinaryClassifierBase):
 
     def __init__(
         self,
+        estimator=None,
+        param_grid=None,
         *,
-        estimator,
-        param_grid,
-        epsilon,
+        epsilon=1.0,
         delta=0.0,
         method="liu-talwar",
         stopping_probability=0.1,
