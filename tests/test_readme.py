@@ -21,3 +21,14 @@ def test_readme_states_the_two_commands():
     text = README.read_text(encoding="utf-8")
     assert 'python -m pip install -e ".[dev]" && dpglass fit --dataset breast-cancer --epsilon 1' in text
     assert 'python -m pip install -e ".[dev]" && python -m pytest' in text
+
+
+def test_readme_schema_example_is_a_valid_schema():
+    import json
+
+    from dpglass.schema import Schema
+
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"## Your own table.*?```json\n(.*?)```", text, re.S).group(1)
+    schema = Schema.from_dict(json.loads(block))
+    assert schema.target == "income" and [c.name for c in schema.features][0] == "age"
