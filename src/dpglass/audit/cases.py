@@ -213,7 +213,7 @@ def mechanism_cases(epsilon: float = 1.0) -> dict[str, AuditCase]:
     lap = LaplaceMechanism(eps, 1.0)
     cases["laplace"] = AuditCase(
         "laplace", (eps, 0.0), "proven", 0.0, 1.0,
-        batch=lambda x, n, g: lap.randomise(np.full(n, x), g),
+        batch=lambda x, n, g: lap.randomise_each(np.full(n, x), g),  # n independent scalar releases
         pair="values 0 and 1 (a sensitivity-1 query at its extreme): every threshold event has ratio up to e^eps",
         n_samples=1_000_000, quick_samples=100_000,
     )

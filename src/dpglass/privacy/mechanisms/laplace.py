@@ -197,3 +197,17 @@ class LaplaceMechanism(_Mechanism):
             )
         noise = discrete_laplace(self.scale_for(max(arr.size, 1)) / g, arr.shape, rng)
         return _as_output((units.astype(np.int64) + noise) * g)
+
+    def randomise_each(self, value, rng):
+        """Treat every element of ``value`` as a separate scalar release (one grid unit of rounding each).
+
+        For simulations and audits that draw many independent releases of one
+        value at once; each element costs ``epsilon`` on its own.
+        """
+        owner = f"{type(self).__name__}.randomise_each"
+        _check_rng(rng, owner)
+        arr = _check_values(value, owner)
+        g = self.granularity
+        units = np.rint(arr / g)
+        noise = discrete_laplace(self.scale_for(1) / g, arr.shape, rng)
+        return _as_output((units.astype(np.int64) + noise) * g)
