@@ -191,3 +191,23 @@ def test_private_grid_search_takes_the_positional_form():
     X = (rng.random((300, 4)) < 0.5).astype(int)
     search = PrivateGridSearch(SmoothBoostClassifier(), {"n_rounds": [3, 5]}, epsilon=1.0, random_state=0)
     assert search.fit(X, X[:, 0]).best_params_["n_rounds"] in (3, 5)
+
+
+@pytest.mark.parametrize("case", ["features", "sparse", "nan-label", "inf-epsilon"])
+def test_bad_input_gets_a_typed_error_in_the_users_terms(case):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((60, 4)) < 0.5).astype(int)
+    y = X[:, 0]
+    with pytest.raises(TYPED) as info:
+        if case == "features":
+            DPRuleListClassifier(random_state=0).fit(X, y).predict(X[:, :3])
+        elif case == "sparse":
+            DPRuleListClassifier(random_state=0).fit(sp.csr_matrix(X), y)
+        elif case == "nan-label":
+            DPRuleListClassifier(random_state=0).fit(X, np.where(y == 1, np.nan, 0.0))
+        else:
+            DPRuleListClassifier(epsilon=float("inf")).fit(X, y)
+    assert {"features": "3 features", "sparse": "dense", "nan-label": "missing labels",
+            "inf-epsilon": "'epsilon' parameter of DPRuleListClassifier"}[case] in str(info.value)

@@ -143,11 +143,18 @@ def check_binary_X(estimator, X, *, reset: bool):
     -------
     numpy.ndarray of uint8, shape (n_samples, n_features)
     """
+    import scipy.sparse
+
+    if scipy.sparse.issparse(X):
+        raise DataValidationError(
+            f"{type(estimator).__name__} takes a dense 0/1 array or DataFrame, not a sparse matrix: call "
+            "X.toarray() (0/1 data as uint8 is about as small as its sparse form)."
+        )
     try:
         X = validate_data(estimator, X, reset=reset, dtype="numeric", ensure_min_samples=1)
-    except ValueError as exc:
-        if isinstance(exc, DataValidationError) or "feature" in str(exc) and "expecting" in str(exc):
-            raise  # n_features / feature-name mismatches keep sklearn's own type
+    except DataValidationError:
+        raise
+    except ValueError as exc:  # a DataValidationError is a ValueError: sklearn's checks still match
         raise DataValidationError(str(exc)) from exc
     if X.dtype == bool:
         return X.astype(np.uint8)
@@ -194,7 +201,12 @@ def check_binary_y(y, classes=None):
         raise DataValidationError(f"y should be a 1d array; got shape {y.shape}.")
     if y.size == 0:
         raise DataValidationError("y is empty: fit needs at least one labelled record.")
-    kind = type_of_target(y)
+    if y.dtype.kind == "f" and np.isnan(y).any():
+        raise DataValidationError("y has missing labels (NaN); drop or label those records first.")
+    try:
+        kind = type_of_target(y)
+    except ValueError as exc:
+        raise DataValidationError(f"y is not a usable label array: {exc}") from exc
     if kind not in ("binary", "multiclass") or (y.dtype.kind == "f" and np.isnan(y).any()):
         raise DataValidationError(
             f"Unknown label type: {kind!r}. dpglass classifiers need y with two class labels "

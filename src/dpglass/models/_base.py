@@ -9,6 +9,7 @@ mutates a parameter, and stores learned state in attributes ending in ``_``.
 from __future__ import annotations
 
 import json
+import math
 import numbers
 import warnings
 
@@ -31,7 +32,8 @@ LARGE_DELTA = 1e-5
 WEAK_EPSILON = 10.0
 
 #: Common constraint declarations.
-EPSILON = [Interval(numbers.Real, 0, None, closed="neither")]
+#: epsilon is finite: an infinite budget is no guarantee at all.
+EPSILON = [Interval(numbers.Real, 0, math.inf, closed="neither")]
 DELTA_OR_NONE = [Interval(numbers.Real, 0, 1, closed="left"), None]
 RANDOM_STATE = ["random_state"]
 #: The public label set: two labels, or None to read it from y (then a y
