@@ -258,6 +258,8 @@ def _resolved_delta(params: dict):
 def _check_ledger_shape(raw: dict) -> None:
     for key, kind, what in _LEDGER_KEYS:
         _need(raw, key, f"privacy_ledger.{key}", kind, what)
+    if raw.get("accountant", "basic") not in ("basic", "pld"):
+        _fail("privacy_ledger.accountant", f"is {raw.get('accountant')!r}", "'basic' or 'pld'")
     if raw.get("replayable") is not None and not isinstance(raw["replayable"], bool):
         _fail("privacy_ledger.replayable", f"is {raw['replayable']!r}", "true, false or null (not recorded)")
     if not raw["entries"]:
@@ -272,6 +274,7 @@ def _check_ledger_shape(raw: dict) -> None:
         for key in ("sensitivity", "scale"):
             if entry.get(key) is not None and not _is_num(entry[key]):
                 _fail(f"{field}.{key}", f"is {entry[key]!r}", "a finite number or null")
+        _check_curve(entry, field)
         for key in ("partition", "part"):
             # no dpglass learner composes in parallel inside its ledger: a partition
             # would turn a sum into a maximum (an edited file claiming less)
@@ -286,6 +289,33 @@ def _check_ledger_shape(raw: dict) -> None:
         _fail("privacy_ledger.budget.delta", f"is {delta!r}", "a number in [0, 1)")
     for key in ("epsilon", "delta"):
         _need_num(raw["total"], key, f"privacy_ledger.total.{key}")
+
+
+def _check_curve(entry: dict, field: str) -> None:
+    """A declared privacy curve may not be more private than its entry's own (epsilon, delta)."""
+    curve = entry.get("curve")
+    if curve is None:
+        return
+    eps = float(entry["epsilon"])
+    if not isinstance(curve, dict):
+        _fail(f"{field}.curve", f"is {curve!r}", "an object naming the mechanism family, or null")
+    kind = curve.get("kind")
+    shapes = {"discrete-laplace": {"kind", "parameter", "sensitivity"}, "laplace": {"kind", "scale", "sensitivity"},
+              "gaussian": {"kind", "sigma", "sensitivity"}, "pure": {"kind"}}
+    if kind not in shapes or set(curve) != shapes[kind] or not all(_is_num(v) and v > 0 for k, v in curve.items()
+                                                                    if k != "kind"):
+        _fail(f"{field}.curve", f"is {curve!r}", "one of the curves of dpglass.privacy.accounting")
+    loss = {"discrete-laplace": lambda c: c["parameter"] * c["sensitivity"],
+            "laplace": lambda c: c["sensitivity"] / c["scale"]}.get(kind)
+    if loss is not None and loss(curve) < eps * (1 - 1e-9):
+        _fail(f"{field}.curve", f"claims a privacy loss {loss(curve)!r} below the entry's epsilon {eps!r}",
+              "a curve at least as revealing as the entry")
+    if kind == "gaussian":
+        from dpglass.privacy.mechanisms.gaussian import _analytic_gaussian_sigma
+
+        if entry.get("delta", 0) > 0 and curve["sigma"] / curve["sensitivity"] > 1.000001 * _analytic_gaussian_sigma(
+                eps, entry["delta"], 1.0):
+            _fail(f"{field}.curve", "claims more noise than its (epsilon, delta) needs", "the noise actually used")
 
 
 def _check_ledger_totals(raw: dict, ledger: PrivacyLedger) -> None:
@@ -415,9 +445,15 @@ def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
     """The releases fit_dp_rule_list makes: 3 per step, then the default rule, epsilon/(3K+1) each."""
     from dpglass.models.rule_list import delta_plan
 
+    from dpglass.models.rule_list import rule_list_budget
+
     p, entries = ctx.params, ctx.entries
     K = p["max_length"]
-    eps_node = float(p["epsilon"]) / (3 * K + 1)
+    plan = delta_plan(p["mechanism"], p["confidence"], p["variant"])
+    eps_node, part, acct = rule_list_budget(float(p["epsilon"]), ctx.ledger.delta, K, plan,
+                                            p.get("accountant", "basic"))
+    if ctx.ledger.accountant != acct:
+        _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{acct!r} for these parameters")
     if len(entries) > 3 * K + 1:
         _fail("privacy_ledger.entries", f"has {len(entries)} releases", f"at most 3 * max_length + 1 = {3 * K + 1}")
     names = RULE_LIST_SELECTION_NAMES.get(p["mechanism"])
@@ -429,10 +465,9 @@ def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
         _fail("rules", f"has {len(data['rules'])} rules", f"{n_rules}, as many as the ledger's released rules")
     if stop != data["stop_reason"]:
         _fail("stop_reason", f"is {data['stop_reason']!r}", f"{stop!r}, where the ledger's releases stop")
-    plan = delta_plan(p["mechanism"], p["confidence"], p["variant"])
     if plan.spends_delta and ctx.ledger.delta <= 0:
         _fail("privacy_ledger.budget.delta", "is 0", f"> 0: mechanism={p['mechanism']!r} spends delta")
-    sel_delta = ctx.ledger.delta / K if plan.spends_delta else 0.0
+    sel_delta = part * (int(plan.selection) + int(plan.charged_certification))
     paper = p["mechanism"] in ("smooth-laplace", "smooth-cauchy") or (
         p["variant"] == "paper" and p["mechanism"] in ("global-laplace", "global-gaussian")
     ) or (p["confidence"] is not None and plan.certification)
@@ -440,7 +475,7 @@ def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
     for i, e in enumerate(entries):
         field = f"privacy_ledger.entries[{i}]"
         if not _close(e["epsilon"], eps_node):
-            _fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"epsilon / (3 * max_length + 1) = {eps_node!r}")
+            _fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"{eps_node!r}, the per-release epsilon ({acct} accounting)")
         selection = e["release"].endswith(": selection")
         want_delta = sel_delta if selection else 0.0
         if not (_close(e.get("delta", 0.0), want_delta) or e.get("delta", 0.0) == want_delta):
@@ -505,10 +540,20 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
     want = _resolved_delta(p)
     if not 0 <= delta < 1 or (want is not None and not _close(delta, want) and delta != want):
         _fail("delta", f"is {delta!r}", f"the resolved params.delta = {want!r}, in [0, 1)")
-    eps_round, composition = per_round_epsilon(float(p["epsilon"]), delta, int(p["n_rounds"]))
+    if p.get("accountant", "basic") == "pld" and delta > 0:
+        from dpglass.models.boosting import pld_round_epsilon
+
+        t = int(p["tree_nodes"])
+        shares = (1.0,) if p["weak_learner"] == "stump" else (1.0 / (2 * t),) * t + (0.5,)
+        eps_round, composition = pld_round_epsilon(float(p["epsilon"]), delta, int(p["n_rounds"]), shares), "pld"
+    else:
+        eps_round, composition = per_round_epsilon(float(p["epsilon"]), delta, int(p["n_rounds"]))
+    want_acct = "pld" if composition == "pld" else "basic"
+    if ctx.ledger is not None and ctx.ledger.accountant != want_acct:
+        _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{want_acct!r} for these parameters")
     if not _close(_need_num(data, "round_epsilon", "round_epsilon"), eps_round):
         _fail("round_epsilon", f"is {data['round_epsilon']!r}", f"{eps_round!r} for these epsilon, delta, n_rounds")
-    if _need(data, "composition", "composition", str, "'basic' or 'advanced'") != composition:
+    if _need(data, "composition", "composition", str, "'basic', 'advanced' or 'pld'") != composition:
         _fail("composition", f"is {data['composition']!r}", f"{composition!r} for these epsilon, delta, n_rounds")
     if ctx.ledger is not None:
         if not (_close(ctx.ledger.delta, delta) or ctx.ledger.delta == delta):

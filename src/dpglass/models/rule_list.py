@@ -149,6 +149,7 @@ def fit_dp_rule_list(
     variant: str,
     rng: np.random.Generator,
     cache: CountCache | None = None,
+    accountant: str = "basic",
 ) -> RuleListRelease:
     """DP greedy rule list: Algorithm 1 of paper 001, corrected.
 
@@ -160,6 +161,12 @@ def fit_dp_rule_list(
     integers (discrete Laplace).  The number of records is private: the
     minimum support is ``Lambda = max(1, floor(min_support * n_hat_1))`` with
     ``n_hat_1`` the first released count, never the true n.
+
+    ``accountant="pld"`` (with delta > 0) composes the releases by their
+    privacy loss distributions instead (:mod:`dpglass.privacy.accounting`):
+    half of delta goes to the selections and certifications, and each
+    release gets the largest common epsilon whose composition stays within
+    ``(epsilon, delta)`` (:func:`rule_list_budget`).
 
     ``cache`` (optional) is a :class:`CountCache` built on the statistics of
     this same ``(X, y)`` and ``candidates``; runs that share it (an epsilon
@@ -173,11 +180,9 @@ def fit_dp_rule_list(
         noisy counts, why it stopped, and the ledger of every release.
     """
     K = max_length
-    eps_node = epsilon / (3 * K + 1)
     plan = delta_plan(mechanism, confidence, variant)
     heuristic_stop = confidence is not None
-    n_delta_parts = K * (int(plan.selection) + int(plan.charged_certification))
-    delta_part = delta / n_delta_parts if n_delta_parts else 0.0
+    eps_node, delta_part, accountant = rule_list_budget(epsilon, delta, K, plan, accountant)
     if heuristic_stop:
         margin = math.floor(-(math.log(2) + math.log(1 - confidence)) / eps_node) + 1
     elif plan.certification:
@@ -185,14 +190,15 @@ def fit_dp_rule_list(
     else:
         margin = 0.0
 
-    ledger = PrivacyLedger(epsilon=epsilon, delta=delta)
+    ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant=accountant)
     count_mech = DiscreteLaplaceMechanism(eps_node)
     if cache is None:
         cache = CountCache(SufficientStats(X, y, candidates))
     removed: list[int] = []
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
-    count_kw = dict(mechanism="discrete laplace", epsilon=eps_node, sensitivity=1.0, scale=count_mech.scale)
+    count_kw = dict(mechanism="discrete laplace", epsilon=eps_node, sensitivity=1.0, scale=count_mech.scale,
+                    curve=_count_curve(eps_node))
     selector = support = None
 
     for step in range(1, K + 1):
@@ -230,6 +236,36 @@ def fit_dp_rule_list(
     ledger.spend("default rule: class counts of remaining records", **count_kw)
     out.default_counts = (float(noisy[0]), float(noisy[1]))
     return out
+
+
+def _count_curve(eps: float) -> dict:
+    return {"kind": "discrete-laplace", "parameter": eps, "sensitivity": 1}
+
+
+def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, accountant: str):
+    """``(epsilon per release, delta per delta-spending part, accountant used)``.
+
+    ``"basic"``: epsilon / (3K + 1) each, delta split evenly over the parts.
+    ``"pld"`` (delta > 0): half of delta split over the parts, and the largest
+    common per-release epsilon whose PLD composition of a full run (2K + 1
+    discrete-Laplace counts, K selections of (x, delta part)) is within
+    ``(epsilon, delta)``; a run that stops early spends less.
+    """
+    n_parts = K * (int(plan.selection) + int(plan.charged_certification))
+    if accountant == "basic" or delta <= 0:
+        return epsilon / (3 * K + 1), (delta / n_parts if n_parts else 0.0), "basic"
+    from dpglass.privacy.accounting import calibrate
+    from dpglass.privacy.ledger import LedgerEntry
+
+    part = delta / (2 * n_parts) if n_parts else 0.0
+    sel_delta = part * (int(plan.selection) + int(plan.charged_certification))
+
+    def full_run(x):
+        count = LedgerEntry("count", "discrete laplace", epsilon=x, curve=_count_curve(x))
+        sel = LedgerEntry("selection", "selection", epsilon=x, delta=sel_delta)
+        return [count] * (2 * K + 1) + [sel] * K
+
+    return calibrate(full_run, epsilon, delta, "pld"), part, "pld"
 
 
 # ------------------------------------------------------------------- estimators
@@ -409,6 +445,11 @@ class DPRuleListClassifier(_RuleListBase):
     gamma : float > 1 or None, default=None
         Tail exponent of ``smooth-cauchy`` noise h(z) ∝ 1/(1+|z|^gamma); None
         means 4.
+    accountant : {"basic", "pld"}, default="basic"
+        How the releases compose: ``"basic"`` sums epsilons (epsilon / (3K + 1)
+        each); ``"pld"`` (needs delta > 0) gives each release the largest
+        epsilon whose privacy-loss-distribution composition stays within the
+        budget (:func:`rule_list_budget`; docs/privacy.md, "Accounting").
     variant : {"corrected", "paper"}, default="corrected"
         ``"paper"`` reproduces the paper's formulas where they differ (its
         local sensitivity g(n), noisy-Gini scales); entries become
@@ -448,6 +489,7 @@ class DPRuleListClassifier(_RuleListBase):
         "confidence": [Interval(numbers.Real, 0.5, 1, closed="neither"), None],
         "gamma": [Interval(numbers.Real, 1, None, closed="neither"), None],
         "variant": [["corrected", "paper"]],
+        "accountant": [["basic", "pld"]],
         "classes": CLASSES,
         "random_state": RANDOM_STATE,
     }
@@ -466,6 +508,7 @@ class DPRuleListClassifier(_RuleListBase):
         gamma=None,
         variant="corrected",
         candidates=None,
+        accountant="basic",
         classes=None,
         random_state=None,
     ):
@@ -480,6 +523,7 @@ class DPRuleListClassifier(_RuleListBase):
         self.gamma = gamma
         self.variant = variant
         self.candidates = candidates
+        self.accountant = accountant
         self.classes = classes
         self.random_state = random_state
 
@@ -513,6 +557,7 @@ class DPRuleListClassifier(_RuleListBase):
             X, y, candidates=candidates, epsilon=float(self.epsilon), delta=delta, mechanism=self.mechanism,
             max_length=self.max_length, min_support=self.min_support, confidence=self.confidence,
             gamma=4.0 if self.gamma is None else float(self.gamma), variant=self.variant, rng=rng,
+            accountant=self.accountant,
         )
         self._store(release, candidates)
         self.privacy_ledger_ = release.ledger

@@ -68,6 +68,9 @@ class LedgerEntry:
         What argument backs the entry (see :data:`GUARANTEES`).
     note : str
         Free text: composition used, reference, caveats.
+    curve : dict or None
+        The entry's privacy curve for tight composition
+        (:mod:`dpglass.privacy.accounting`); None means its (epsilon, delta) pair.
     """
 
     release: str
@@ -80,6 +83,7 @@ class LedgerEntry:
     part: str | None = None
     guarantee: str = "proven"
     note: str = ""
+    curve: dict | None = None
 
     def __post_init__(self):
         if not (isinstance(self.epsilon, (int, float)) and math.isfinite(self.epsilon) and self.epsilon >= 0):
@@ -116,6 +120,9 @@ class PrivacyLedger:
     ----------
     epsilon, delta : float or None
         The budget.  ``epsilon=None`` means no limit (the ledger still records).
+    accountant : {"basic", "pld"}
+        How :meth:`total` composes the entries (:mod:`dpglass.privacy.accounting`):
+        sums, or privacy loss distributions reporting epsilon at the budget's delta.
     replayable : bool or None
         Whether the noise came from a seeded (replayable) generator
         (:func:`dpglass.privacy.rng.is_replayable`): such a model is for
@@ -138,6 +145,7 @@ class PrivacyLedger:
     epsilon: float | None = None
     delta: float = 0.0
     replayable: bool | None = None
+    accountant: str = "basic"
     _entries: list = field(default_factory=list, repr=False)
 
     # ------------------------------------------------------------------ state
@@ -168,7 +176,7 @@ class PrivacyLedger:
             If the total after this release would exceed the budget.
         """
         entry = LedgerEntry(release=release, mechanism=mechanism, epsilon=epsilon, delta=delta, **details)
-        new_eps, new_delta = _compose(self._entries + [entry])
+        new_eps, new_delta = self._compose(self._entries + [entry])
         if self.epsilon is not None and not (_within(new_eps, self.epsilon) and _within(new_delta, self.delta)):
             raise BudgetExceededError(
                 f"Spending ({entry.epsilon:g}, {entry.delta:g}) on {release!r} would bring the total to "
@@ -178,9 +186,14 @@ class PrivacyLedger:
         self._entries.append(entry)
         return entry
 
+    def _compose(self, entries) -> tuple[float, float]:
+        from dpglass.privacy.accounting import compose
+
+        return compose(entries, self.accountant, self.delta or 0.0)
+
     def total(self) -> tuple[float, float]:
-        """The (epsilon, delta) spent, by sequential and parallel composition."""
-        return _compose(self._entries)
+        """The (epsilon, delta) spent, by the ledger's accountant (parallel parts: basic)."""
+        return self._compose(self._entries)
 
     def remaining(self) -> tuple[float, float]:
         """Budget left: ``(inf, 1)`` minus the total when no budget was set."""
@@ -206,6 +219,7 @@ class PrivacyLedger:
             "budget": {"epsilon": self.epsilon, "delta": self.delta},
             "total": {"epsilon": eps, "delta": delta},
             "guarantee": self.guarantee,
+            "accountant": self.accountant,
             "replayable": self.replayable,
             "entries": [asdict(e) for e in self._entries],
         }
@@ -214,7 +228,8 @@ class PrivacyLedger:
     def from_dict(cls, data: dict) -> "PrivacyLedger":
         """Rebuild a ledger written by :meth:`to_dict`."""
         budget = data.get("budget", {})
-        ledger = cls(epsilon=budget.get("epsilon"), delta=budget.get("delta", 0.0), replayable=data.get("replayable"))
+        ledger = cls(epsilon=budget.get("epsilon"), delta=budget.get("delta", 0.0), replayable=data.get("replayable"),
+                     accountant=data.get("accountant", "basic"))
         for item in data.get("entries", []):
             ledger._entries.append(LedgerEntry(**item))
         return ledger
@@ -238,7 +253,8 @@ class PrivacyLedger:
         lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
         eps, delta = self.total()
         budget = "no limit" if self.epsilon is None else f"epsilon={self.epsilon:.4g}, delta={self.delta:.3g}"
-        lines.append(f"total: epsilon={eps:.4g}, delta={delta:.3g} (budget: {budget}; guarantee: {self.guarantee})")
+        how = "" if self.accountant == "basic" else f"; composed by {self.accountant}"
+        lines.append(f"total: epsilon={eps:.4g}, delta={delta:.3g} (budget: {budget}; guarantee: {self.guarantee}{how})")
         if self.replayable:
             lines.append("noise: REPLAYABLE (seeded generator): for research, not for release")
         elif self.replayable is False:
@@ -246,18 +262,3 @@ class PrivacyLedger:
         return "\n".join(lines)
 
 
-def _compose(entries) -> tuple[float, float]:
-    eps = delta = 0.0
-    parts: dict[str, dict[str, list[float]]] = {}
-    for e in entries:
-        if e.partition is None:
-            eps += e.epsilon
-            delta += e.delta
-        else:
-            acc = parts.setdefault(e.partition, {}).setdefault(e.part, [0.0, 0.0])
-            acc[0] += e.epsilon
-            acc[1] += e.delta
-    for by_part in parts.values():
-        eps += max(v[0] for v in by_part.values())
-        delta += max(v[1] for v in by_part.values())
-    return eps, delta
