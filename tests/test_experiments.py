@@ -244,6 +244,90 @@ def test_weighted_vulnerability_equals_the_expanded_records_bit_for_bit():
         assert weighted.vulnerability == expected
 
 
+# ------------------------------------------------------------ the layout
+def _imports(path):
+    """Modules a source file imports (module level and inside functions)."""
+    import ast
+
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return out
+
+
+def test_experiments_import_no_circle():
+    """No module of dpglass.experiments reaches itself through imports (function-level ones included)."""
+    from pathlib import Path
+
+    import dpglass.experiments as pkg
+
+    root = Path(pkg.__file__).parent
+    modules = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root.parent.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    graph = {m: {t for t in _imports(p) if t in modules and t != m} for m, p in modules.items()}
+
+    def reaches(start):
+        seen, todo = set(), list(graph[start])
+        while todo:
+            m = todo.pop()
+            if m == start:
+                return True
+            if m not in seen:
+                seen.add(m)
+                todo.extend(graph[m])
+        return False
+
+    assert [m for m in modules if reaches(m)] == []
+
+
+def test_the_sweep_engine_knows_no_model_family():
+    """Fast paths come from the model side (dpglass.models._shared_fit); the engine's modules name no model."""
+    from pathlib import Path
+
+    import dpglass.experiments as pkg
+    from dpglass.models import SmoothBoostClassifier
+    from dpglass.models._shared_fit import RuleListFits, shared_fitter
+
+    root = Path(pkg.__file__).parent
+    for name in ("specs", "seeding", "cells", "sweep", "reproduction", "report"):
+        models = {m for m in _imports(root / f"{name}.py") if m.startswith("dpglass.models")}
+        assert models <= {"dpglass.models._shared_fit", "dpglass.models._shared_fit.shared_fitter",
+                          "dpglass.models._shared_fit.CellFit", "dpglass.models.selection",
+                          "dpglass.models.selection.PrivateGridSearch"}, (name, models)
+    assert shared_fitter(DPRuleListClassifier(epsilon=1.0)) is RuleListFits
+    assert shared_fitter(SmoothBoostClassifier(epsilon=1.0)) is None
+
+
+def test_paper_001_numbers_are_a_table():
+    from dpglass.experiments.rule_lists.plan import NUMBERS
+
+    assert len(NUMBERS.rows("accuracy_se", source="Table I")) == 3 * 5 * 3
+    v = NUMBERS.one("vulnerability", source="Table II", dataset="COMPAS", method="GreedyRL")
+    assert (v.text, v.value, v.error, v.note) == ("0.507+", 0.507, 4e-6, "truncated above")
+    assert NUMBERS.get("accuracy", source="Table II", dataset="German", method="sm-Laplace") == 0.683
+    assert NUMBERS.get("I_7", source="Table III", method="gl-Laplace", epsilon=10) == 0.308
+    assert np.isnan(NUMBERS.get("I_7", source="Table III", method="certified-pf", epsilon=10))
+    with pytest.raises(KeyError):
+        NUMBERS.one("accuracy", source="Table II", dataset="German")  # two methods
+
+
+def test_every_reproduce_command_has_a_reproduction():
+    import importlib
+
+    from dpglass.experiments.cli import COMMANDS
+    from dpglass.experiments.reproduction import Reproduction
+
+    for command in COMMANDS:
+        module = importlib.import_module(command.module)
+        assert isinstance(module.REPRODUCTION, Reproduction) and module.reproduce == module.REPRODUCTION.reproduce
+
+
 # ----------------------------------------------------------- reproduction
 def test_noise_amplitude_table():
     from dpglass.experiments.rule_lists import noise_amplitude_table

@@ -10,17 +10,14 @@ import pytest
 from conftest import needs_shared_data
 from dpglass.exceptions import InvalidParameterError
 from dpglass.experiments import DatasetSpec, MethodSpec, SweepConfig, cell_seed, load_results, run_sweep
-from dpglass.experiments.boosting import (
-    EPSILONS,
-    PAPER,
-    OneRuleClassifier,
-    _choose,
-    advantage_trace,
-    schema_norm_bound,
-)
+from dpglass.audit.advantage import advantage_trace
+from dpglass.datasets.encodings import schema_norm_bound
+from dpglass.experiments.boosting.parts import choose as _choose
+from dpglass.experiments.boosting.plan import EPSILONS, PAPER_COLUMNS, PAPER_FEATURES, PAPER_GRIDS, PAPER_SETTINGS
 from dpglass.experiments.cells import cell_estimator as _make_estimator
 from dpglass.experiments.seeding import cell_key, dataset_split
 from dpglass.models import SmoothBoostClassifier
+from dpglass.models.one_rule import OneRuleClassifier
 
 
 # ------------------------------------------------------------------ data
@@ -116,7 +113,7 @@ def test_private_tuning_cells_spend_exactly_epsilon_and_record_the_choice(tmp_pa
     grid = {"n_rounds": [1, 3], "learning_rate": [0.5]}
     methods = (
         MethodSpec("tuned", "smooth-boost-stumps", {}, tuning={"param_grid": grid, "stopping_probability": 0.5}),
-        MethodSpec("1R", "dpglass.experiments.boosting:OneRuleClassifier", {}, private=False),
+        MethodSpec("1R", "dpglass.models.one_rule:OneRuleClassifier", {}, private=False),
     )
     config = SweepConfig((spec,), methods, (0.5, 2.0), 3, extra_columns=("n_features_used_", "best_params_", "n_runs_"))
     table = run_sweep(config, tmp_path / "t.csv", n_jobs=1, progress=False)
@@ -207,20 +204,23 @@ def test_choose_picks_the_best_per_fold_and_pools_a_canonical_split():
 
 def test_paper_numbers_are_complete_and_consistent():
     assert EPSILONS == (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 1.0, 3.0, 5.0)
-    for table in ("hyper", "features"):
+    for table in (PAPER_SETTINGS, PAPER_FEATURES):
         for ds in ("Adult", "Cod-RNA", "Mushroom"):
-            assert set(PAPER[table][ds]) == set(EPSILONS)
+            assert list(table[ds]) == list(EPSILONS)
+    assert PAPER_COLUMNS == {"Adult": 162, "Cod-RNA": 80, "Mushroom": 117}
     # Tables 5-7: % features = mean / the paper's column count (162, 80, 117), except one cell where the
     # paper itself is inconsistent (Table 7, epsilon = 1: 14.4 features is 12.31% of 117, it prints 12.03%)
-    for ds, d in (("Adult", 162), ("Cod-RNA", 80), ("Mushroom", 117)):
-        for eps, (mean, _, pct) in PAPER["features"][ds].items():
+    for ds, d in PAPER_COLUMNS.items():
+        for eps, (mean, _, pct) in PAPER_FEATURES[ds].items():
             if (ds, eps) != ("Mushroom", 1.0):
                 assert 100 * mean / d == pytest.approx(pct, abs=0.01)
-    # Tables 8-10 stay inside Table 1's grid
-    grid = PAPER["table1"]["stump"]
+    # Tables 8-10 stay inside Table 1's grid; tau is an integer
+    grid = PAPER_GRIDS["stump"]
+    assert list(grid) == ["n_rounds", "learning_rate", "density"] and len(grid["n_rounds"]) == 11
     for ds in ("Adult", "Cod-RNA", "Mushroom"):
-        for k, lam, tau in PAPER["hyper"][ds].values():
+        for k, lam, tau in PAPER_SETTINGS[ds].values():
             assert k in grid["density"] and lam in grid["learning_rate"] and tau in grid["n_rounds"]
+            assert isinstance(tau, int)
 
 
 # ----------------------------------------------------------------- the CLI

@@ -1,6 +1,6 @@
 """Membership inference: distributional overfitting, threshold attacks, one-run canary audits.
 
-Three tools that other parts of dpglass (experiments, model reports) reuse:
+Four tools that other parts of dpglass (experiments, model reports) reuse:
 
 :func:`distributional_overfitting`
     The vulnerability ``V`` of paper 001 (Ly et al.), Section V-E, after
@@ -17,6 +17,12 @@ Three tools that other parts of dpglass (experiments, model reports) reuse:
     as Carlini et al. 2022 recommend): members are guessed when their score
     (e.g. :func:`loss_scores`, the log-likelihood of the true label) is at
     least a threshold; returns the ROC curve, its AUC and the TPR at given FPRs.
+:func:`shadow_model_attack`
+    The shadow-model attack of Shokri et al. (2017) with a random-forest
+    attack model on what a black-box attacker sees of a record (the model's
+    P(class 1) and the record's label), as ART's
+    ``MembershipInferenceBlackBox`` does; :func:`attack_split` cuts the data
+    into the target's members, its non-members and the shadow models' pool.
 :func:`one_run_epsilon_lower_bound` and :func:`canary_audit`
     The one-run audit of Steinke, Nasr & Jagielski, "Privacy Auditing with
     One (1) Training Run" (NeurIPS 2023, arXiv:2305.08846): ``m`` canaries are
@@ -50,6 +56,9 @@ __all__ = [
     "OneRunResult",
     "canary_audit",
     "canary_audit_estimator",
+    "attack_split",
+    "prediction_features",
+    "shadow_model_attack",
 ]
 
 
@@ -201,6 +210,61 @@ def threshold_attack(scores_in, scores_out, fprs: Sequence[float] = (0.001, 0.01
         ok = fpr <= f + 1e-12
         at[f] = round(float(tpr[ok].max()), 3) if ok.any() else 0.0
     return AttackResult(fpr, tpr, thr, auc, at, float(np.max(tpr - fpr)))
+
+
+# ------------------------------------------------------------ shadow models
+def attack_split(n: int, rng):
+    """``(members, non_members, shadow_pool)`` row indices: half the records for the target, half for shadows.
+
+    One permutation drawn from ``rng``: its first half is the target's part,
+    split in half into members (its training set) and non-members; its
+    second half is the pool the shadow models train on.
+    """
+    perm = rng.permutation(n)
+    half = n // 2
+    target_part, shadow_pool = perm[:half], perm[half:]
+    return target_part[: half // 2], target_part[half // 2 :], shadow_pool
+
+
+def prediction_features(model, X, y) -> np.ndarray:
+    """What a black-box attacker sees of a record: the model's P(class 1) and the record's label."""
+    return np.column_stack([model.predict_proba(X)[:, 1], y])
+
+
+def shadow_model_attack(make_model: Callable, X, y, members, non_members, shadow_pool, *, n_shadows: int, rng,
+                        n_trees: int = 100, features: Callable = prediction_features):
+    """Membership scores of a shadow-model attack (Shokri et al. 2017) on a target model.
+
+    Each of ``n_shadows`` shadow models (``make_model("shadow <s>")``) trains
+    on a random half of ``shadow_pool`` (drawn from ``rng``), labelling its
+    training records in and the other half out; a random forest of
+    ``n_trees`` trees (seeded from ``rng``) learns membership from
+    ``features(model, X, y)``.  The target (``make_model("target")``) trains
+    on ``members``.
+
+    Returns
+    -------
+    scores_in, scores_out : ndarray
+        The attack's P(member) for the target's members and non-members.
+    """
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = np.asarray(X), np.asarray(y)
+    feats, member = [], []
+    for s in range(n_shadows):
+        p = rng.permutation(shadow_pool)
+        s_in, s_out = p[: len(p) // 2], p[len(p) // 2 :]
+        shadow = make_model(f"shadow {s}")
+        shadow.fit(X[s_in], y[s_in])
+        feats += [features(shadow, X[s_in], y[s_in]), features(shadow, X[s_out], y[s_out])]
+        member += [np.ones(len(s_in)), np.zeros(len(s_out))]
+    attack = RandomForestClassifier(n_estimators=n_trees, random_state=int(rng.integers(2**31 - 1)), n_jobs=1)
+    attack.fit(np.vstack(feats), np.concatenate(member))
+    target = make_model("target")
+    target.fit(X[members], y[members])
+    scores_in = attack.predict_proba(features(target, X[members], y[members]))[:, 1]
+    scores_out = attack.predict_proba(features(target, X[non_members], y[non_members]))[:, 1]
+    return scores_in, scores_out
 
 
 # --------------------------------------------------------------- one run

@@ -1,39 +1,50 @@
-"""``dpglass reproduce rule-lists|boosting [--quick] [--out DIR]``: the paper reproductions from the command line."""
+"""``dpglass reproduce <experiment> [--quick] [--out DIR]``: the paper reproductions from the command line.
+
+Each reproduction is one :class:`Command` of :data:`COMMANDS` (its name, its
+module, its help texts); the module provides ``reproduce(out, *, quick,
+n_jobs, progress, fresh, raw_dir, data_home, base_seed)``.  Modules are
+imported only when their command runs, so ``dpglass --help`` stays fast.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+from dataclasses import dataclass
 
-__all__ = ["add_parser"]
+__all__ = ["COMMANDS", "Command", "add_parser"]
 
 
-def add_parser(subparsers) -> None:
-    """Register ``reproduce`` (sub-commands ``rule-lists`` and ``boosting``) on the ``dpglass`` parser."""
-    p = subparsers.add_parser(
-        "reproduce",
-        help="reproduce a paper's experiments (figures, tables, report)",
-        description="Reproduce a paper's experiments: figures (PNG, SVG, CSV), tables and a report.md.",
-    )
-    sub = p.add_subparsers(dest="experiment", metavar="EXPERIMENT")
-    sub.required = True
-    r = sub.add_parser(
-        "rule-lists",
+@dataclass(frozen=True)
+class Command:
+    """One ``dpglass reproduce`` sub-command."""
+
+    name: str
+    module: str  # provides reproduce(out, *, quick, ...)
+    help: str
+    description: str
+    quick_help: str
+    out: str  # default output folder
+    raw_help: str = "folder for the per-fit tables (default: OUT/raw)"
+    full_raw: str | None = None  # default per-fit folder of the full plan (None: OUT/raw)
+
+
+COMMANDS = (
+    Command(
+        name="rule-lists",
+        module="dpglass.experiments.rule_lists",
         help="paper 001: DP greedy rule lists (Figs. 1-4, Tables I-III, Section V-D, Appendix C)",
         description=(
             "Run the experiments of paper 001 (Section V, Appendix C) and write figures, tables and report.md. "
             "The full plan is the paper's grid (200 epsilons x 100 seeds x 3 datasets); --quick is a smoke test "
             "(5 epsilons x 5 seeds). Interrupted runs resume where they stopped."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    r.add_argument("--quick", action="store_true", help="small grid (5 epsilons x 5 seeds), under two minutes")
-    r.add_argument("--out", default="results/rule-lists", help="output folder")
-    r.add_argument("--raw-dir", default=None, help="folder for the per-fit tables (default: OUT/raw)")
-    _add_run_options(r)
-    r.set_defaults(handler=_cmd_rule_lists)
-
-    b = sub.add_parser(
-        "boosting",
+        quick_help="small grid (5 epsilons x 5 seeds), under two minutes",
+        out="results/rule-lists",
+    ),
+    Command(
+        name="boosting",
+        module="dpglass.experiments.boosting",
         help="paper 002: DP smooth boosting (Table 2 curves, Tables 3-10, Figures 1-3)",
         description=(
             "Run the experiments of paper 002 (Section 5, Appendices A-C): accuracy vs epsilon of LazyBB with DP "
@@ -42,15 +53,31 @@ def add_parser(subparsers) -> None:
             "advantage per round, pure vs approximate DP. --quick is a smoke test (3 epsilons x 2 repetitions, "
             "tiny grids). Interrupted runs resume where they stopped."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        quick_help="small grids (3 epsilons x 2 repetitions), about a minute",
+        out="results/boosting",
+        raw_help="folder for the per-fit tables (default: results/boosting-raw for the full plan, OUT/raw with --quick)",
+        full_raw=os.path.join("results", "boosting-raw"),
+    ),
+)
+
+
+def add_parser(subparsers) -> None:
+    """Register ``reproduce`` (one sub-command per entry of :data:`COMMANDS`) on the ``dpglass`` parser."""
+    p = subparsers.add_parser(
+        "reproduce",
+        help="reproduce a paper's experiments (figures, tables, report)",
+        description="Reproduce a paper's experiments: figures (PNG, SVG, CSV), tables and a report.md.",
     )
-    b.add_argument("--quick", action="store_true", help="small grids (3 epsilons x 2 repetitions), about a minute")
-    b.add_argument("--out", default="results/boosting", help="output folder (figures, small CSVs, report.md)")
-    b.add_argument("--raw-dir", default=None,
-                   help="folder for the per-fit tables (default: results/boosting-raw for the full plan, "
-                        "OUT/raw with --quick)")
-    _add_run_options(b)
-    b.set_defaults(handler=_cmd_boosting)
+    sub = p.add_subparsers(dest="experiment", metavar="EXPERIMENT")
+    sub.required = True
+    for command in COMMANDS:
+        r = sub.add_parser(command.name, help=command.help, description=command.description,
+                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        r.add_argument("--quick", action="store_true", help=command.quick_help)
+        r.add_argument("--out", default=command.out, help="output folder (figures, small CSVs, report.md)")
+        r.add_argument("--raw-dir", default=None, help=command.raw_help)
+        _add_run_options(r)
+        r.set_defaults(handler=_handler(command))
 
 
 def _add_run_options(parser) -> None:
@@ -62,31 +89,25 @@ def _add_run_options(parser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
-def _run(reproduce, args, raw_dir) -> int:
-    """Check the shared options and call a reproduction's ``reproduce``."""
-    from dpglass.exceptions import InvalidParameterError
+def _handler(command: Command):
+    def run(args) -> int:
+        """Check the shared options and call the reproduction's ``reproduce``."""
+        import importlib
 
-    if args.jobs < 1:
-        raise InvalidParameterError(f"--jobs must be at least 1; got {args.jobs}.")
-    reproduce(
-        args.out, quick=args.quick, n_jobs=args.jobs, progress=not args.no_progress, fresh=args.fresh,
-        raw_dir=raw_dir, data_home=args.data_home, base_seed=args.seed,
-    )
-    return 0
+        from dpglass.exceptions import InvalidParameterError
 
+        if args.jobs < 1:
+            raise InvalidParameterError(f"--jobs must be at least 1; got {args.jobs}.")
+        raw_dir = args.raw_dir
+        if raw_dir is None and command.full_raw is not None and not args.quick:
+            raw_dir = command.full_raw
+        elif raw_dir is None:
+            raw_dir = os.path.join(args.out, "raw")
+        importlib.import_module(command.module).reproduce(
+            args.out, quick=args.quick, n_jobs=args.jobs, progress=not args.no_progress, fresh=args.fresh,
+            raw_dir=raw_dir, data_home=args.data_home, base_seed=args.seed,
+        )
+        return 0
 
-def _cmd_rule_lists(args) -> int:
-    from dpglass.experiments.rule_lists import reproduce
-
-    return _run(reproduce, args, args.raw_dir)
-
-
-def _cmd_boosting(args) -> int:
-    import os
-
-    from dpglass.experiments.boosting import reproduce
-
-    raw_dir = args.raw_dir
-    if raw_dir is None:
-        raw_dir = os.path.join(args.out, "raw") if args.quick else os.path.join("results", "boosting-raw")
-    return _run(reproduce, args, raw_dir)
+    run.__name__ = f"reproduce_{command.name.replace('-', '_')}"
+    return run

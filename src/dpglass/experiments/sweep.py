@@ -181,7 +181,8 @@ def run_sweep(
         Keep the rows already in ``path`` and compute only the missing cells
         (the configuration must be the same).  False starts afresh.
     fast : bool, default=True
-        Use the shared-count fast path for rule lists (same rows, faster).
+        Use a model family's shared fit where it has one (same rows, faster;
+        rule lists share their counts across the epsilon grid).
         False fits every estimator as a user would (for benchmarks).
     stop_after : int or None
         Stop after writing this many new rows, leaving the table unfinished,
