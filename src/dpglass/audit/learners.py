@@ -301,51 +301,53 @@ def audit_learner(
         run, auto_claim, X01, y01, helper = _generic_runner(estimator, X, y, output)
     claim = auto_claim if claim is None else claim
 
-    proxy: list = []
-    if isinstance(neighbour, tuple) and len(neighbour) == 2:
-        Xn, yn = np.asarray(neighbour[0]), np.asarray(neighbour[1])
-        record, desc = ("given", None, None), "given explicitly"
-    elif isinstance(neighbour, (int, np.integer)) and not isinstance(neighbour, bool):
-        i = int(neighbour)
-        row, label = X01[i], int(y01[i])
-        Xn, yn = _neighbour(X01, y01, "remove", row, label)
-        record, desc = ("remove", tuple(int(v) for v in row), label), f"removed row {i}"
-    elif neighbour in ("remove-one", "add-one"):
-        kind = "remove" if neighbour == "remove-one" else "add"
-        uniq, _, counts = _cells(X01, y01)
-        if kind == "remove":
-            options = [(uniq[j, :-1], int(uniq[j, -1]), counts[j]) for j in range(len(uniq))]
-        else:
-            rows = np.unique(X01, axis=0)
-            options = [(r, lab, 0) for r in rows for lab in (0, 1)]
-        options.sort(key=lambda t: t[2])  # rarest cells first
-        scored = []
-        for row, label, _ in options[: max(n_candidates, 1) if helper is None else len(options)]:
-            Xn, yn = _neighbour(X01, y01, kind, row, label)
-            if len(np.unique(yn)) < 2:
-                continue
-            if helper is not None:
-                s = _rule_list_proxy(X01, y01, Xn, yn, helper)
-            else:
-                s = _pilot_score(run, X01, y01, Xn, yn, n_pilot, g_search)
-            scored.append((s, tuple(int(v) for v in row), int(label)))
-        if not scored:
-            raise InvalidParameterError("No neighbour keeps both classes; use a larger dataset.")
-        scored.sort(key=lambda t: -t[0])
-        proxy = scored[:n_candidates]
-        _, row, label = scored[0]
-        Xn, yn = _neighbour(X01, y01, kind, np.array(row, dtype=X01.dtype), label)
-        how = "GreedyRL flip + largest first-step Gini change" if helper is not None else f"pilot of {n_pilot} runs"
-        record = (kind, row, label)
-        desc = f"{kind} one record with row {row} and label {label} (chosen by {how}; score {scored[0][0]:.3g})"
-    else:
-        raise InvalidParameterError(
-            f"neighbour must be 'remove-one', 'add-one', a row index or a pair (X', y'); got {neighbour!r}."
-        )
-
+    Xn, yn, record, desc, proxy = _choose_neighbour(neighbour, X01, y01, run, helper, n_candidates, n_pilot,
+                                                     g_search)
     audit = audit_mechanism(
         lambda data, g: run(data[0], data[1], g), (X01, y01), (Xn, yn), n_runs,
         claim=claim, confidence=confidence, kind="discrete", rng=g_audit,
         name=type(estimator).__name__,
     )
     return LearnerAuditResult(audit, desc, record, proxy, time.perf_counter() - start)
+
+
+def _choose_neighbour(neighbour, X01, y01, run, helper, n_candidates, n_pilot, g_search):
+    """The neighbouring dataset of :func:`audit_learner`: ``(Xn, yn, record, description, proxy scores)``."""
+    if isinstance(neighbour, tuple) and len(neighbour) == 2:
+        Xn, yn = np.asarray(neighbour[0]), np.asarray(neighbour[1])
+        return Xn, yn, ("given", None, None), "given explicitly", []
+    if isinstance(neighbour, (int, np.integer)) and not isinstance(neighbour, bool):
+        i = int(neighbour)
+        row, label = X01[i], int(y01[i])
+        Xn, yn = _neighbour(X01, y01, "remove", row, label)
+        return Xn, yn, ("remove", tuple(int(v) for v in row), label), f"removed row {i}", []
+    if neighbour not in ("remove-one", "add-one"):
+        raise InvalidParameterError(
+            f"neighbour must be 'remove-one', 'add-one', a row index or a pair (X', y'); got {neighbour!r}."
+        )
+    kind = "remove" if neighbour == "remove-one" else "add"
+    uniq, _, counts = _cells(X01, y01)
+    if kind == "remove":
+        options = [(uniq[j, :-1], int(uniq[j, -1]), counts[j]) for j in range(len(uniq))]
+    else:
+        rows = np.unique(X01, axis=0)
+        options = [(r, lab, 0) for r in rows for lab in (0, 1)]
+    options.sort(key=lambda t: t[2])  # rarest cells first
+    scored = []
+    for row, label, _ in options[: max(n_candidates, 1) if helper is None else len(options)]:
+        Xn, yn = _neighbour(X01, y01, kind, row, label)
+        if len(np.unique(yn)) < 2:
+            continue
+        if helper is not None:
+            s = _rule_list_proxy(X01, y01, Xn, yn, helper)
+        else:
+            s = _pilot_score(run, X01, y01, Xn, yn, n_pilot, g_search)
+        scored.append((s, tuple(int(v) for v in row), int(label)))
+    if not scored:
+        raise InvalidParameterError("No neighbour keeps both classes; use a larger dataset.")
+    scored.sort(key=lambda t: -t[0])
+    _, row, label = scored[0]
+    Xn, yn = _neighbour(X01, y01, kind, np.array(row, dtype=X01.dtype), label)
+    how = "GreedyRL flip + largest first-step Gini change" if helper is not None else f"pilot of {n_pilot} runs"
+    desc = f"{kind} one record with row {row} and label {label} (chosen by {how}; score {scored[0][0]:.3g})"
+    return Xn, yn, (kind, row, label), desc, scored[:n_candidates]

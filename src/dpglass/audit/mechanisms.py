@@ -368,24 +368,10 @@ def _subset(outputs, idx):
 
 
 # ---------------------------------------------------------------- the audit
-def audit_mechanism(
-    mechanism: Callable | None = None,
-    d: Any = None,
-    d_prime: Any = None,
-    n_samples: int = 100_000,
-    *,
-    batch: Callable | None = None,
-    events: str | Sequence = "auto",
-    claim: tuple | None = None,
-    delta: float | None = None,
-    confidence: float = 0.95,
-    kind: str = "auto",
-    split: float = 0.5,
-    n_select: int = 4,
-    n_thresholds: int = 64,
-    rng=None,
-    name: str = "",
-) -> AuditResult:
+def audit_mechanism(mechanism: Callable | None = None, d: Any = None, d_prime: Any = None, n_samples: int = 100_000,
+                    *, batch: Callable | None = None, events: str | Sequence = "auto", claim: tuple | None = None,
+                    delta: float | None = None, confidence: float = 0.95, kind: str = "auto", split: float = 0.5,
+                    n_select: int = 4, n_thresholds: int = 64, rng=None, name: str = "") -> AuditResult:
     """Epsilon lower bound for ``mechanism`` on the neighbouring inputs ``d``, ``d_prime``.
 
     Parameters
@@ -440,13 +426,8 @@ def audit_mechanism(
     >>> 0.8 < res.epsilon_lower <= 1.0, res.verdict
     (True, 'PASS')
     """
-    if mechanism is None and batch is None:
-        raise InvalidParameterError("audit_mechanism needs a mechanism (data, rng) -> output or a batch sampler.")
-    if not 0 < confidence < 1:
-        raise InvalidParameterError(f"confidence must be in (0, 1); got {confidence!r}.")
+    _check_audit(mechanism, batch, confidence, n_samples)
     n_samples = int(n_samples)
-    if n_samples < 4:
-        raise InvalidParameterError(f"n_samples must be at least 4; got {n_samples}.")
     if delta is None:
         delta = float(claim[1]) if claim is not None else 0.0
     rng = check_random_state(rng)
@@ -462,76 +443,20 @@ def audit_mechanism(
             raise InvalidParameterError(f"events must be 'auto' or a sequence; got {events!r}.")
         if not 0 < split < 1:
             raise InvalidParameterError(f"split must be in (0, 1); got {split!r}.")
-        n_sel = int(round(split * n_samples))
-        perm_a, perm_b = g_split.permutation(n_samples), g_split.permutation(n_samples)
-        sel_a, ev_a = _subset(out_a, perm_a[:n_sel]), _subset(out_a, perm_a[n_sel:])
-        sel_b, ev_b = _subset(out_b, perm_b[:n_sel]), _subset(out_b, perm_b[n_sel:])
         alpha = fail / (2 * n_select)
-        direction = None
-        if kind == "vector":
-            sa, sb = np.asarray(sel_a, float), np.asarray(sel_b, float)
-            w = sa.reshape(len(sa), -1).mean(0) - sb.reshape(len(sb), -1).mean(0)
-            w = w / (np.linalg.norm(w) or 1.0)
-            direction = tuple(float(v) for v in w)
-            sel_a, sel_b = sa.reshape(len(sa), -1) @ w, sb.reshape(len(sb), -1) @ w
-            ev_a = np.asarray(ev_a, float).reshape(len(ev_a), -1) @ w
-            ev_b = np.asarray(ev_b, float).reshape(len(ev_b), -1) @ w
-        if kind in ("scalar", "vector"):
-            sel_a, sel_b = np.asarray(sel_a, float), np.asarray(sel_b, float)
-            cands = _scalar_candidates(sel_a, sel_b, n_thresholds)
-            ka, kb = _scalar_counts(cands, sel_a, sel_b)
-        else:
-            sel_a, sel_b = _keys(sel_a), _keys(sel_b)
-            ev_a, ev_b = _keys(ev_a), _keys(ev_b)
-            cands = _discrete_candidates(sel_a, sel_b)
-            ka, kb = _discrete_counts(cands, sel_a, sel_b)
-        # rank on the selection part with the confidence the evaluation will use
-        fwd, rev = _bounds_for(cands, ka, kb, n_sel, alpha, delta)
-        scored = [(fwd[i], i, "d/d'") for i in range(len(cands))] + [(rev[i], i, "d'/d") for i in range(len(cands))]
-        scored.sort(key=lambda t: -t[0] if np.isfinite(t[0]) else math.inf)
-        chosen = scored[:n_select]
-        chosen_events = [cands[i] for _, i, _ in chosen]
-        if direction is not None:
-            chosen_events = [Event(e.kind, e.threshold, direction=direction) for e in chosen_events]
-            ka, kb = _scalar_counts(chosen_events, ev_a, ev_b)
-        elif kind == "scalar":
-            ka, kb = _scalar_counts(chosen_events, ev_a, ev_b)
-        else:
-            ka, kb = _discrete_counts(chosen_events, ev_a, ev_b)
-        n_eval = n_samples - n_sel
-        pairs = [(e, dirn, ka[j], kb[j]) for j, (e, (_, _, dirn)) in enumerate(zip(chosen_events, chosen))]
+        pairs, n_eval = _split_events(out_a, out_b, kind, split, n_select, n_thresholds, alpha, delta, g_split)
         selection = "split"
     else:
-        evs = []
-        for e in events:
-            if isinstance(e, Event):
-                evs.append(e)
-            elif callable(e):
-                evs.append(Event("predicate", func=e))
-            else:
-                evs.extend([Event("le", float(e)), Event("gt", float(e))])
-        if not evs:
-            raise InvalidParameterError("events is empty.")
+        evs = _fixed_events(events)
         alpha = fail / (2 * 2 * len(evs))
-        if all(e.kind in ("le", "gt") and e.direction is None for e in evs) and kind == "scalar":
-            ka, kb = _scalar_counts(evs, np.asarray(out_a, float), np.asarray(out_b, float))
-        elif all(e.kind == "in" for e in evs):
-            ka, kb = _discrete_counts(evs, _keys(out_a), _keys(out_b))
-        else:
-            ka, kb = _generic_counts(evs, out_a, out_b)
-        n_eval = n_samples
-        pairs = [(e, "d/d'", ka[j], kb[j]) for j, e in enumerate(evs)] + [
-            (e, "d'/d", ka[j], kb[j]) for j, e in enumerate(evs)
-        ]
+        pairs, n_eval = _fixed_pairs(evs, out_a, out_b, kind), n_samples
         selection = "fixed"
 
-    bounds = []
-    for e, dirn, k1, k2 in pairs:
-        k_num, k_den = (int(k1), int(k2)) if dirn == "d/d'" else (int(k2), int(k1))
-        p_lo = clopper_pearson(k_num, n_eval, alpha, "lower")
-        q_hi = clopper_pearson(k_den, n_eval, alpha, "upper")
-        eps = math.log((p_lo - delta) / q_hi) if p_lo > delta else -math.inf
-        bounds.append(EventBound(e, dirn, k_num, k_den, n_eval, float(p_lo), float(q_hi), eps))
+    bounds = _event_bounds(pairs, n_eval, alpha, delta)
+    return _result(bounds, delta, claim, confidence, n_samples, start, selection, name, kind, alpha)
+
+
+def _result(bounds, delta, claim, confidence, n_samples, start, selection, name, kind, alpha) -> AuditResult:
     best = max(bounds, key=lambda b: b.epsilon_lower) if bounds else None
     eps_lower = max(0.0, best.epsilon_lower) if best is not None else 0.0
     return AuditResult(
@@ -547,3 +472,98 @@ def audit_mechanism(
         name=name,
         details={"kind": kind, "alpha_per_bound": alpha},
     )
+
+
+def _check_audit(mechanism, batch, confidence, n_samples) -> None:
+    if mechanism is None and batch is None:
+        raise InvalidParameterError("audit_mechanism needs a mechanism (data, rng) -> output or a batch sampler.")
+    if not 0 < confidence < 1:
+        raise InvalidParameterError(f"confidence must be in (0, 1); got {confidence!r}.")
+    if int(n_samples) < 4:
+        raise InvalidParameterError(f"n_samples must be at least 4; got {int(n_samples)}.")
+
+
+def _split_events(out_a, out_b, kind, split, n_select, n_thresholds, alpha, delta, g_split):
+    """Choose ``n_select`` (event, direction) pairs on a ``split`` part of the samples; count them on the rest.
+
+    Returns the pairs ``(event, direction, count on d, count on d')`` on the
+    evaluation part and its size.
+    """
+    n_samples = len(out_a)
+    n_sel = int(round(split * n_samples))
+    perm_a, perm_b = g_split.permutation(n_samples), g_split.permutation(n_samples)
+    sel_a, ev_a = _subset(out_a, perm_a[:n_sel]), _subset(out_a, perm_a[n_sel:])
+    sel_b, ev_b = _subset(out_b, perm_b[:n_sel]), _subset(out_b, perm_b[n_sel:])
+    direction = None
+    if kind == "vector":
+        sa, sb = np.asarray(sel_a, float), np.asarray(sel_b, float)
+        w = sa.reshape(len(sa), -1).mean(0) - sb.reshape(len(sb), -1).mean(0)
+        w = w / (np.linalg.norm(w) or 1.0)
+        direction = tuple(float(v) for v in w)
+        sel_a, sel_b = sa.reshape(len(sa), -1) @ w, sb.reshape(len(sb), -1) @ w
+        ev_a = np.asarray(ev_a, float).reshape(len(ev_a), -1) @ w
+        ev_b = np.asarray(ev_b, float).reshape(len(ev_b), -1) @ w
+    if kind in ("scalar", "vector"):
+        sel_a, sel_b = np.asarray(sel_a, float), np.asarray(sel_b, float)
+        cands = _scalar_candidates(sel_a, sel_b, n_thresholds)
+        ka, kb = _scalar_counts(cands, sel_a, sel_b)
+    else:
+        sel_a, sel_b = _keys(sel_a), _keys(sel_b)
+        ev_a, ev_b = _keys(ev_a), _keys(ev_b)
+        cands = _discrete_candidates(sel_a, sel_b)
+        ka, kb = _discrete_counts(cands, sel_a, sel_b)
+    # rank on the selection part with the confidence the evaluation will use
+    fwd, rev = _bounds_for(cands, ka, kb, n_sel, alpha, delta)
+    scored = [(fwd[i], i, "d/d'") for i in range(len(cands))] + [(rev[i], i, "d'/d") for i in range(len(cands))]
+    scored.sort(key=lambda t: -t[0] if np.isfinite(t[0]) else math.inf)
+    chosen = scored[:n_select]
+    chosen_events = [cands[i] for _, i, _ in chosen]
+    if direction is not None:
+        chosen_events = [Event(e.kind, e.threshold, direction=direction) for e in chosen_events]
+        ka, kb = _scalar_counts(chosen_events, ev_a, ev_b)
+    elif kind == "scalar":
+        ka, kb = _scalar_counts(chosen_events, ev_a, ev_b)
+    else:
+        ka, kb = _discrete_counts(chosen_events, ev_a, ev_b)
+    pairs = [(e, dirn, ka[j], kb[j]) for j, (e, (_, _, dirn)) in enumerate(zip(chosen_events, chosen))]
+    return pairs, n_samples - n_sel
+
+
+def _fixed_events(events) -> list:
+    """Events given in advance as :class:`Event`, predicates or thresholds (both ``x <= t`` and ``x > t``)."""
+    evs = []
+    for e in events:
+        if isinstance(e, Event):
+            evs.append(e)
+        elif callable(e):
+            evs.append(Event("predicate", func=e))
+        else:
+            evs.extend([Event("le", float(e)), Event("gt", float(e))])
+    if not evs:
+        raise InvalidParameterError("events is empty.")
+    return evs
+
+
+def _fixed_pairs(evs, out_a, out_b, kind) -> list:
+    """Both directions of every fixed event, counted on all the samples."""
+    if all(e.kind in ("le", "gt") and e.direction is None for e in evs) and kind == "scalar":
+        ka, kb = _scalar_counts(evs, np.asarray(out_a, float), np.asarray(out_b, float))
+    elif all(e.kind == "in" for e in evs):
+        ka, kb = _discrete_counts(evs, _keys(out_a), _keys(out_b))
+    else:
+        ka, kb = _generic_counts(evs, out_a, out_b)
+    return [(e, "d/d'", ka[j], kb[j]) for j, e in enumerate(evs)] + [
+        (e, "d'/d", ka[j], kb[j]) for j, e in enumerate(evs)
+    ]
+
+
+def _event_bounds(pairs, n_eval, alpha, delta) -> list:
+    """The :class:`EventBound` of every (event, direction, count on d, count on d') pair."""
+    bounds = []
+    for e, dirn, k1, k2 in pairs:
+        k_num, k_den = (int(k1), int(k2)) if dirn == "d/d'" else (int(k2), int(k1))
+        p_lo = clopper_pearson(k_num, n_eval, alpha, "lower")
+        q_hi = clopper_pearson(k_den, n_eval, alpha, "upper")
+        eps = math.log((p_lo - delta) / q_hi) if p_lo > delta else -math.inf
+        bounds.append(EventBound(e, dirn, k_num, k_den, n_eval, float(p_lo), float(q_hi), eps))
+    return bounds

@@ -317,13 +317,25 @@ def dp_top_down(
     predictions : ndarray of int8
         The tree's +1/-1 predictions on the training records.
     """
-    n, d = F.n_samples, F.n_features
     eps_split = epsilon / (2.0 * n_nodes)
-    eps_leaf = epsilon / 2.0
     split_sens = PAPER_SPLIT_SENSITIVITY_FACTOR if paper else SPLIT_SENSITIVITY_FACTOR
-    leaf_sens = LEAF_SENSITIVITY_FACTOR
-    split_guarantee = "paper-claim" if paper else "proven"
+    split = dict(epsilon=eps_split, sensitivity=split_sens, guarantee="paper-claim" if paper else "proven")
+    select = ExponentialMechanism(eps_split, split_sens)
+    feature, left, right, leaf_of, leaves, entries = _grow(F, y01, p, n_nodes, select, split, rng)
+    value, entry = _label_leaves(y01, p, leaf_of, leaves, len(feature), epsilon / 2.0, rng)
+    entries.append(entry)
+    tree = Tree(tuple(feature), tuple(left), tuple(right), tuple(value))
+    return tree, entries, np.asarray(value, dtype=np.int8)[leaf_of]
 
+
+def _grow(F: FeatureMatrix, y01, p, n_nodes: int, select, split: dict, rng):
+    """DP-TopDown's splits: ``n_nodes`` (leaf, feature) pairs chosen by ``select`` on the Gini-bound improvements.
+
+    Returns the tree's arrays (feature, left, right), each record's leaf, the
+    leaves and one ledger entry per split (``split``: its epsilon, sensitivity
+    and guarantee).
+    """
+    n, d = F.n_samples, F.n_features
     feature = [-1]
     left = [-1]
     right = [-1]
@@ -332,7 +344,6 @@ def dp_top_down(
     masses = {0: _leaf_masses(F, y01, p, np.ones(n))}
     improvements = {0: _improvements(masses[0])}
     entries = []
-    select = ExponentialMechanism(eps_split, split_sens)
     for step in range(n_nodes):
         utilities = np.concatenate([improvements[leaf] for leaf in leaves])
         index = int(select.select(utilities, rng))
@@ -360,34 +371,34 @@ def dp_top_down(
             dict(
                 release="tree split (leaf, feature)",
                 mechanism="exponential",
-                epsilon=eps_split,
-                sensitivity=split_sens,
-                guarantee=split_guarantee,
+                **split,
                 note=(
                     f"DP-TopDown split {step + 1}/{n_nodes} among {utilities.size} (leaf, feature) pairs; "
                     "utility: improvement of the Gini bound sum_l w_l 4q_l(1-q_l)"
                 ),
             )
         )
-    # leaf labels: noisy weighted margins, one Laplace draw per leaf (l1 sensitivity 2)
-    margins = np.bincount(leaf_of, weights=p * (2.0 * y01 - 1.0), minlength=len(feature))[leaves]
+    return feature, left, right, leaf_of, leaves, entries
+
+
+def _label_leaves(y01, p, leaf_of, leaves, n_slots: int, eps_leaf: float, rng):
+    """Leaf labels: the sign of each leaf's weighted margin plus Laplace noise (one draw per leaf, l1 sensitivity 2)."""
+    leaf_sens = LEAF_SENSITIVITY_FACTOR
+    margins = np.bincount(leaf_of, weights=p * (2.0 * y01 - 1.0), minlength=n_slots)[leaves]
     laplace = LaplaceMechanism(eps_leaf, leaf_sens)
     noisy = np.atleast_1d(np.asarray(laplace.randomise(margins, rng), dtype=np.float64))
-    value = [0] * len(feature)
+    value = [0] * n_slots
     for leaf, v in zip(leaves, noisy):
         value[leaf] = 1 if v > 0 else -1
-    entries.append(
-        dict(
-            release="tree leaf labels",
-            mechanism="laplace",
-            epsilon=eps_leaf,
-            sensitivity=leaf_sens,
-            scale=laplace.scale_for(len(leaves)),
-            note=(
-                f"sign of each of the {len(leaves)} leaf margins a_l - b_l plus Laplace noise on a public "
-                "grid; the vector of margins has l1 sensitivity 2"
-            ),
-        )
+    entry = dict(
+        release="tree leaf labels",
+        mechanism="laplace",
+        epsilon=eps_leaf,
+        sensitivity=leaf_sens,
+        scale=laplace.scale_for(len(leaves)),
+        note=(
+            f"sign of each of the {len(leaves)} leaf margins a_l - b_l plus Laplace noise on a public "
+            "grid; the vector of margins has l1 sensitivity 2"
+        ),
     )
-    tree = Tree(tuple(feature), tuple(left), tuple(right), tuple(value))
-    return tree, entries, np.asarray(value, dtype=np.int8)[leaf_of]
+    return value, entry

@@ -435,54 +435,10 @@ class PrivateGridSearch(BinaryClassifierBase):
         scorer = DiscreteLaplaceMechanism(eps_run)
         expected_val = f * n
 
-        run_params, noisy, guarantees = [], np.empty(k), set()
-        best, best_model = -1, None
-        for i, run_rng in enumerate(spawn(runs_rng, k)):
-            params = candidates[int(run_rng.integers(len(candidates)))]
-            train_rng, noise_rng = spawn(run_rng, 2)
-            model = clone(self.estimator).set_params(**params, epsilon=eps_run, random_state=train_rng)
-            # the label set is the search's (public schema): a training part that
-            # happens to hold one class must fit, not fail (its failure would leak)
-            model._schema_classes = self.classes_
-            model.fit(X_tr, y_tr)
-            self._check_run_ledger(model, eps_run)
-            guarantees.add(model.privacy_ledger_.guarantee)
-            correct = float(np.count_nonzero(model.predict(X_va) == y_va)) if va.size else 0.0
-            noisy[i] = scorer.randomise(int(correct), noise_rng)
-            run_params.append(params)
-            # integer scores tie with positive probability: keeping the earlier
-            # run picks a uniformly random one of the tied runs (the runs are
-            # i.i.d.), i.e. the maximum under a random tie-breaking tag, which
-            # keeps the theorem's total order (docs/privacy.md)
-            if best < 0 or noisy[i] > noisy[best]:
-                best, best_model = i, model
-
-        guarantee = next((g for g in ("none", "paper-claim") if g in guarantees), "proven")
-        method_name = (
-            f"random stopping, geometric K (Liu-Talwar 2019), gamma={gamma:g}"
-            if self.method == "liu-talwar"
-            else f"random stopping, truncated negative binomial K (Papernot-Steinke 2022), eta={eta:g}, gamma={gamma:g}"
+        run_params, noisy, guarantees, best, best_model = self._runs(
+            candidates, eps_run, scorer, (X_tr, y_tr), (X_va, y_va), va.size, spawn(runs_rng, k)
         )
-        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=0.0)
-        ledger.spend(
-            release="private selection: the best run's parameters, model and noisy validation score",
-            mechanism=f"private-selection({method_name})",
-            epsilon=factor * eps_run,
-            sensitivity=1.0,
-            scale=scorer.scale,
-            guarantee=guarantee,
-            note=(
-                f"Papernot-Steinke 2022 Corollary 3: best of K ~ D(eta={eta:g}, gamma={gamma:g}) runs of an "
-                f"epsilon_run-DP mechanism is (2+eta)*epsilon_run-DP = {factor:g} x {eps_run:.6g}"
-                + (" (eta=1: Liu-Talwar 2019 random stopping, 3*epsilon_run)" if eta == 1 else "")
-                + f"; E[K]={expected_repetitions(eta, gamma):.6g}. Each run: a candidate drawn uniformly from "
-                f"the {len(candidates)}-point grid, trained with epsilon_run on the training part of a "
-                f"per-record Bernoulli split (validation_fraction={f:g}), scored by a Laplace count of correct "
-                f"validation predictions (sensitivity 1, scale {scorer.scale:.6g}); parallel composition over "
-                "the two parts. Not refit. Covers best_params_, best_estimator_, best_score_ only: n_runs_ "
-                "and results_ are curator-side and not covered."
-            ),
-        )
+        ledger = self._selection_ledger(eta, gamma, factor, eps_run, scorer, len(candidates), f, guarantees)
 
         self.best_params_ = dict(run_params[best])
         self.best_estimator_ = best_model
@@ -503,6 +459,67 @@ class PrivateGridSearch(BinaryClassifierBase):
             "selected": selected,
         }
         return self
+
+    def _runs(self, candidates, eps_run, scorer, train, validation, n_validation, run_rngs):
+        """The K runs of the selection: each a random candidate trained on ``train``, scored noisily on ``validation``.
+
+        Returns the runs' parameters, their noisy scores, the guarantees of
+        their ledgers, and the index and model of the best run.
+        """
+        (X_tr, y_tr), (X_va, y_va) = train, validation
+        k = len(run_rngs)
+        run_params, noisy, guarantees = [], np.empty(k), set()
+        best, best_model = -1, None
+        for i, run_rng in enumerate(run_rngs):
+            params = candidates[int(run_rng.integers(len(candidates)))]
+            train_rng, noise_rng = spawn(run_rng, 2)
+            model = clone(self.estimator).set_params(**params, epsilon=eps_run, random_state=train_rng)
+            # the label set is the search's (public schema): a training part that
+            # happens to hold one class must fit, not fail (its failure would leak)
+            model._schema_classes = self.classes_
+            model.fit(X_tr, y_tr)
+            self._check_run_ledger(model, eps_run)
+            guarantees.add(model.privacy_ledger_.guarantee)
+            correct = float(np.count_nonzero(model.predict(X_va) == y_va)) if n_validation else 0.0
+            noisy[i] = scorer.randomise(int(correct), noise_rng)
+            run_params.append(params)
+            # integer scores tie with positive probability: keeping the earlier
+            # run picks a uniformly random one of the tied runs (the runs are
+            # i.i.d.), i.e. the maximum under a random tie-breaking tag, which
+            # keeps the theorem's total order (docs/privacy.md)
+            if best < 0 or noisy[i] > noisy[best]:
+                best, best_model = i, model
+        return run_params, noisy, guarantees, best, best_model
+
+    def _selection_ledger(self, eta, gamma, factor, eps_run, scorer, n_candidates, f, guarantees) -> PrivacyLedger:
+        """The search's ledger: the whole selection is one entry (the weakest guarantee of its runs)."""
+        guarantee = next((g for g in ("none", "paper-claim") if g in guarantees), "proven")
+        method_name = (
+            f"random stopping, geometric K (Liu-Talwar 2019), gamma={gamma:g}"
+            if self.method == "liu-talwar"
+            else f"random stopping, truncated negative binomial K (Papernot-Steinke 2022), eta={eta:g}, gamma={gamma:g}"
+        )
+        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=0.0)
+        ledger.spend(
+            release="private selection: the best run's parameters, model and noisy validation score",
+            mechanism=f"private-selection({method_name})",
+            epsilon=factor * eps_run,
+            sensitivity=1.0,
+            scale=scorer.scale,
+            guarantee=guarantee,
+            note=(
+                f"Papernot-Steinke 2022 Corollary 3: best of K ~ D(eta={eta:g}, gamma={gamma:g}) runs of an "
+                f"epsilon_run-DP mechanism is (2+eta)*epsilon_run-DP = {factor:g} x {eps_run:.6g}"
+                + (" (eta=1: Liu-Talwar 2019 random stopping, 3*epsilon_run)" if eta == 1 else "")
+                + f"; E[K]={expected_repetitions(eta, gamma):.6g}. Each run: a candidate drawn uniformly from "
+                f"the {n_candidates}-point grid, trained with epsilon_run on the training part of a "
+                f"per-record Bernoulli split (validation_fraction={f:g}), scored by a Laplace count of correct "
+                f"validation predictions (sensitivity 1, scale {scorer.scale:.6g}); parallel composition over "
+                "the two parts. Not refit. Covers best_params_, best_estimator_, best_score_ only: n_runs_ "
+                "and results_ are curator-side and not covered."
+            ),
+        )
+        return ledger
 
     def _check_run_ledger(self, model, eps_run: float) -> None:
         ledger = getattr(model, "privacy_ledger_", None)
