@@ -51,6 +51,10 @@ def cell_estimator(dataset, method, eps, model_seed, seed: int | None = None):
         _ACCEPTED[method.estimator] = frozenset(cls().get_params())
     accepted = _ACCEPTED[method.estimator]
     params = {k: v for k, v in dataset.params.items() if k in accepted}
+    if ":" not in method.estimator:  # a registry name builds what it says (e.g. trees)
+        from dpglass.registry import get_spec
+
+        params.update(get_spec(method.estimator).params)
     params.update(method.params)
     if method.cell_params:
         params.update(method.cell_params.get(cell_key(dataset.name, eps), {}))
