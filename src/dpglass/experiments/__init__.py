@@ -1,21 +1,47 @@
 """Experiments: a resumable sweep engine and the reproductions of papers 001 and 002.
 
-* :func:`run_sweep` fits every (dataset, method, epsilon, seed) cell of a
-  :class:`SweepConfig` and writes one tidy CSV row per cell, incrementally, so
-  that an interrupted sweep resumes where it stopped and ends with the same
-  table as an uninterrupted one.  Rule lists take a fast path that shares the
-  training set's counts across the epsilon grid; other registered estimators
-  are fitted as they are.
-* :mod:`dpglass.experiments.rule_lists` reproduces the experiments of paper 001
-  (``dpglass reproduce rule-lists``): Figures 1-4, Tables I-III, Section V-D and
-  the membership-inference attack of Appendix C, with a report beside the
-  paper's numbers.
-* :mod:`dpglass.experiments.boosting` reproduces the experiments of paper 002
-  (``dpglass reproduce boosting``): Table 2's accuracy curves, the features
-  used (Tables 3, 5-7), the chosen hyper-parameters with the paper's
-  non-private tuning and with :class:`~dpglass.models.selection.PrivateGridSearch`
-  (Tables 8-10), Figure 1 and the pure-vs-approximate DP comparison of
-  Figures 2-3.
+The engine (knows no model family):
+
+* :mod:`~dpglass.experiments.specs` -- what a sweep runs (:class:`DatasetSpec`,
+  :class:`MethodSpec`, :class:`SweepConfig`);
+* :mod:`~dpglass.experiments.seeding` -- every split and noise stream addressed
+  by its cell (:func:`cell_seed`, :func:`split_indices`);
+* :mod:`~dpglass.experiments.cells` -- fitting one unit of cells; a model
+  family may share work across the epsilon grid through the hook
+  :func:`dpglass.models._shared_fit.shared_fitter` (rule lists share counts);
+* :mod:`~dpglass.experiments.sweep` -- :func:`run_sweep`: the tidy table,
+  resume, parallel workers, progress, :func:`summarise`.
+
+What every reproduction shares: :mod:`~dpglass.experiments.reproduction`
+(:class:`~dpglass.experiments.reproduction.Reproduction`: folders, plans,
+timed sweeps, ``timings.json``), :mod:`~dpglass.experiments.report` (the
+report's tables beside the paper's numbers, figures, speed),
+:mod:`~dpglass.experiments.figures`, and :mod:`~dpglass.experiments.papers`
+(each paper's published numbers as a CSV table).
+
+The reproductions: :mod:`dpglass.experiments.rule_lists` (paper 001,
+``dpglass reproduce rule-lists``) and :mod:`dpglass.experiments.boosting`
+(paper 002, ``dpglass reproduce boosting``).
+
+Adding a reproduction
+---------------------
+1. ``papers/<paper>.csv``: the paper's published numbers, one row each
+   (source, dataset, method, epsilon, quantity, value, error, note).
+2. ``<name>/plan.py``: the datasets standing for the paper's, the methods,
+   the FULL and QUICK plans (grids, seeds), ``NUMBERS = load_paper(...)``,
+   the title, the mapping notes and the list of differences.
+3. ``<name>/__init__.py``: the experiments in order -- each a
+   ``run.sweep(run.config(...), table, key, label)`` or a ``run.timed`` part,
+   then its figure (:mod:`~dpglass.experiments.figures`) -- and
+   ``REPRODUCTION = Reproduction(full=FULL, quick=QUICK, experiments=...,
+   report=...)``, ``reproduce = REPRODUCTION.reproduce``.
+4. ``<name>/report.py``: the report's sections with
+   :class:`~dpglass.experiments.report.Report` (intro, tables beside
+   ``NUMBERS``, figures, speed); analyses that are not sweeps go to
+   ``<name>/parts.py`` or, when they are about a model, to ``audit/``.
+5. One :class:`~dpglass.experiments.cli.Command` in ``cli.py``: ``dpglass
+   reproduce <name>`` exists; a quick-mode smoke test in
+   ``tests/test_experiments*.py`` keeps it in CI.
 """
 
 from dpglass.experiments.seeding import cell_seed, split_indices
