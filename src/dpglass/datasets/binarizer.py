@@ -102,6 +102,28 @@ def _check_no_missing(frame: pd.DataFrame, names) -> None:
 
 
 # --------------------------------------------------------------------------- Binarizer
+def _output_layout(keys, names, kinds, thresholds_, categories_):
+    """Output column names ``col>t`` / ``col=v`` and their layout; refuses duplicates."""
+    out_names, layout = [], []
+    for j in range(len(keys)):
+        if kinds[j] == "num":
+            for t in thresholds_[j]:
+                out_names.append(f"{names[j]}>{_format_value(t)}")
+                layout.append((j, "num", t))
+        else:
+            for v in categories_[j]:
+                out_names.append(f"{names[j]}={v}")
+                layout.append((j, "cat", v))
+    dupes = sorted({n for n in out_names if out_names.count(n) > 1}) if len(set(out_names)) < len(out_names) else []
+    if dupes:
+        raise DataValidationError(
+            f"Binarizer would produce duplicate output column names {dupes!r}. Rename the input "
+            "columns or categories so that every 'column>threshold' and 'column=value' is unique."
+        )
+
+    return out_names, layout
+
+
 class Binarizer(TransformerMixin, BaseEstimator):
     """Encode numeric and categorical columns as named 0/1 columns.
 
@@ -325,6 +347,29 @@ class Binarizer(TransformerMixin, BaseEstimator):
         for j, values in given.items():
             thresholds_[j] = self._check_given_thresholds(keys[j], values)
 
+        self._derive_thresholds(frame, derive, checked if self.method == "dp-quantiles" else {}, names, ledger,
+                                thresholds_)
+        categories_ = self._fit_categories(frame, keys, names, kinds, cats, ledger)
+        out_names, layout = _output_layout(keys, names, kinds, thresholds_, categories_)
+
+        self.n_features_in_ = len(keys)
+        if is_frame and all(isinstance(k, str) for k in keys):
+            self.feature_names_in_ = np.asarray(keys, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self._keys = keys
+        self._names = names
+        self._fitted_on_frame = is_frame
+        self._kinds = kinds
+        self._layout = layout
+        self.thresholds_ = {keys[j]: t for j, t in sorted(thresholds_.items())}
+        self.categories_ = {keys[j]: c for j, c in sorted(categories_.items())}
+        self.feature_names_out_ = np.asarray(out_names, dtype=object)
+        self.privacy_ledger_ = ledger
+        return self
+
+    def _derive_thresholds(self, frame, derive, checked, names, ledger, thresholds_) -> None:
+        """Thresholds of the numeric columns without given ones: DP quantiles, or exact ones (warns)."""
         qs = np.arange(1, self.n_thresholds + 1) / (self.n_thresholds + 1)
         if derive and self.method == "dp-quantiles":
             rng = check_random_state(self.random_state)
@@ -368,6 +413,9 @@ class Binarizer(TransformerMixin, BaseEstimator):
                         note="non-private: the exact quantile of the data; no differential-privacy guarantee",
                     )
 
+
+    def _fit_categories(self, frame, keys, names, kinds, cats, ledger) -> dict:
+        """Categories of the categorical columns: given, or read off the data (warns, ledger 'none')."""
         categories_ = {}
         from_data = []
         for j in range(len(keys)):
@@ -394,39 +442,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 stacklevel=2,
             )
 
-        # output names and layout
-        out_names, layout = [], []
-        for j in range(len(keys)):
-            if kinds[j] == "num":
-                for t in thresholds_[j]:
-                    out_names.append(f"{names[j]}>{_format_value(t)}")
-                    layout.append((j, "num", t))
-            else:
-                for v in categories_[j]:
-                    out_names.append(f"{names[j]}={v}")
-                    layout.append((j, "cat", v))
-        dupes = sorted({n for n in out_names if out_names.count(n) > 1}) if len(set(out_names)) < len(out_names) else []
-        if dupes:
-            raise DataValidationError(
-                f"Binarizer would produce duplicate output column names {dupes!r}. Rename the input "
-                "columns or categories so that every 'column>threshold' and 'column=value' is unique."
-            )
-
-        self.n_features_in_ = len(keys)
-        if is_frame and all(isinstance(k, str) for k in keys):
-            self.feature_names_in_ = np.asarray(keys, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        self._keys = keys
-        self._names = names
-        self._fitted_on_frame = is_frame
-        self._kinds = kinds
-        self._layout = layout
-        self.thresholds_ = {keys[j]: t for j, t in sorted(thresholds_.items())}
-        self.categories_ = {keys[j]: c for j, c in sorted(categories_.items())}
-        self.feature_names_out_ = np.asarray(out_names, dtype=object)
-        self.privacy_ledger_ = ledger
-        return self
+        return categories_
 
     @staticmethod
     def _check_given_thresholds(key, values) -> np.ndarray:

@@ -181,14 +181,8 @@ def fit_dp_rule_list(
     """
     K = max_length
     plan = delta_plan(mechanism, confidence, variant)
-    heuristic_stop = confidence is not None
     eps_node, delta_part, accountant = rule_list_budget(epsilon, delta, K, plan, accountant)
-    if heuristic_stop:
-        margin = math.floor(-(math.log(2) + math.log(1 - confidence)) / eps_node) + 1
-    elif plan.certification:
-        margin = certification_margin(eps_node, delta_part)
-    else:
-        margin = 0.0
+    margin = _stop_margin(eps_node, delta_part, confidence, plan)
 
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant=accountant)
     count_mech = DiscreteLaplaceMechanism(eps_node)
@@ -236,6 +230,15 @@ def fit_dp_rule_list(
     ledger.spend("default rule: class counts of remaining records", **count_kw)
     out.default_counts = (float(noisy[0]), float(noisy[1]))
     return out
+
+
+def _stop_margin(eps_node: float, delta_part: float, confidence, plan: DeltaPlan) -> float:
+    """T of the minimum-support stop: paper 001's Algorithm 3 heuristic, the certification margin, or 0."""
+    if confidence is not None:
+        return math.floor(-(math.log(2) + math.log(1 - confidence)) / eps_node) + 1
+    if plan.certification:
+        return certification_margin(eps_node, delta_part)
+    return 0.0
 
 
 def _count_curve(eps: float) -> dict:
