@@ -61,6 +61,15 @@ COMMANDS = (
 )
 
 
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Show a default once: not for None, not when the help text already states it."""
+
+    def _get_help_string(self, action):
+        if action.default is None or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def add_parser(subparsers) -> None:
     """Register ``reproduce`` (one sub-command per entry of :data:`COMMANDS`) on the ``dpglass`` parser."""
     p = subparsers.add_parser(
@@ -72,7 +81,7 @@ def add_parser(subparsers) -> None:
     sub.required = True
     for command in COMMANDS:
         r = sub.add_parser(command.name, help=command.help, description=command.description,
-                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                           formatter_class=_DefaultsFormatter)
         r.add_argument("--quick", action="store_true", help=command.quick_help)
         r.add_argument("--out", default=command.out, help="output folder (figures, small CSVs, report.md)")
         r.add_argument("--raw-dir", default=None, help=command.raw_help)
