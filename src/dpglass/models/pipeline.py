@@ -116,7 +116,7 @@ class DPPipeline(BinaryClassifierBase):
         """Encode the raw table with the schema and fit the model; one ledger for both."""
         self._validate_params()
         schema = self._schema()
-        if not hasattr(self.model, "privacy_ledger_") and not getattr(self.model, "_private", False):
+        if not getattr(self.model, "_private", False):
             raise InvalidParameterError("DPPipeline's model must be a differentially private dpglass estimator.")
         rng = check_random_state(self.random_state)
         enc_rng, model_rng = spawn(rng, 2)

@@ -124,7 +124,7 @@ def compose(entries, accountant: str, delta: float) -> tuple[float, float]:
     if slack <= 0:
         return basic
     eps = float(total.get_epsilon_for_delta(slack)) + par[0]
-    return (min(eps, basic[0]), delta) if eps < basic[0] else basic
+    return (eps, delta) if eps < basic[0] else basic  # both are valid bounds: report the smaller
 
 
 def calibrate(plan, epsilon: float, delta: float, accountant: str, *, tol: float = 1e-3) -> float:

@@ -185,7 +185,19 @@ class LaplaceMechanism(_Mechanism):
         -------
         float or numpy.ndarray, same shape as ``value``; multiples of ``granularity``
         """
-        owner = f"{type(self).__name__}.randomise"
+        return self._release(value, rng, "randomise", per_element=False)
+
+    def randomise_each(self, value, rng):
+        """Treat every element of ``value`` as a separate scalar release (one grid unit of rounding each).
+
+        For simulations and audits that draw many independent releases of one
+        value at once; each element costs ``epsilon`` on its own.
+        """
+        return self._release(value, rng, "randomise_each", per_element=True)
+
+    def _release(self, value, rng, method: str, per_element: bool):
+        """Round to the grid, add discrete Laplace at the scale of the whole vector or of one element."""
+        owner = f"{type(self).__name__}.{method}"
         _check_rng(rng, owner)
         arr = _check_values(value, owner)
         g = self.granularity
@@ -195,19 +207,6 @@ class LaplaceMechanism(_Mechanism):
                 f"The 'value' parameter of {owner} is too large for the grid {g:g} of sensitivity "
                 f"{self.sensitivity:g}: |value| must stay below {g * 2.0 ** 52:g}."
             )
-        noise = discrete_laplace(self.scale_for(max(arr.size, 1)) / g, arr.shape, rng)
-        return _as_output((units.astype(np.int64) + noise) * g)
-
-    def randomise_each(self, value, rng):
-        """Treat every element of ``value`` as a separate scalar release (one grid unit of rounding each).
-
-        For simulations and audits that draw many independent releases of one
-        value at once; each element costs ``epsilon`` on its own.
-        """
-        owner = f"{type(self).__name__}.randomise_each"
-        _check_rng(rng, owner)
-        arr = _check_values(value, owner)
-        g = self.granularity
-        units = np.rint(arr / g)
-        noise = discrete_laplace(self.scale_for(1) / g, arr.shape, rng)
+        size = 1 if per_element else max(arr.size, 1)
+        noise = discrete_laplace(self.scale_for(size) / g, arr.shape, rng)
         return _as_output((units.astype(np.int64) + noise) * g)
