@@ -216,7 +216,8 @@ def test_ledger_total_equals_budget(data, weak_learner):
 def test_advanced_composition_ledger(data, weak_learner):
     X, y = data
     clf = SmoothBoostClassifier(
-        epsilon=1.0, delta=1e-6, n_rounds=120, weak_learner=weak_learner, tree_nodes=1, random_state=0
+        epsilon=1.0, delta=1e-6, n_rounds=120, weak_learner=weak_learner, tree_nodes=1, accountant="basic",
+        random_state=0,
     ).fit(X, y)
     assert clf.composition_ == "advanced"
     assert clf.round_epsilon_ > 1.0 / 120

@@ -373,3 +373,16 @@ def test_quick_reproduction_smoke(tmp_path):
     fig4 = load_results(tmp_path / "raw" / "sweep_fig4.csv")
     assert len(fig4) == 3 * 5 * (1 + 6 * 5)
     assert fig4["test_accuracy"].notna().all()
+
+
+def test_quick_accounting_reproduction(tmp_path):
+    """`dpglass reproduce accounting --quick`: both accountants for every model, a figure per family, a report."""
+    from dpglass.cli import main
+
+    assert main(["reproduce", "accounting", "--quick", "--out", str(tmp_path), "--no-progress"]) == 0
+    for stem in ("accuracy_rules", "accuracy_boosting"):
+        assert (tmp_path / f"{stem}.png").stat().st_size > 0
+    acc = pd.read_csv(tmp_path / "accuracy.csv")
+    assert {m.rsplit(" / ", 1)[1] for m in acc["method"]} == {"basic", "auto"}
+    assert acc["mean"].between(0, 1).all()
+    assert "| dataset | model |" in (tmp_path / "report.md").read_text()

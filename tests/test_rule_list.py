@@ -88,7 +88,7 @@ def test_fixed_candidates_by_name(binary_data):
 def test_ledger_total_never_exceeds_and_equals_when_full(mechanism, binary_data):
     X, y = binary_data
     model = DPRuleListClassifier(
-        epsilon=50.0, mechanism=mechanism, max_length=3, min_support=0.01, random_state=0
+        epsilon=50.0, mechanism=mechanism, max_length=3, min_support=0.01, accountant="basic", random_state=0
     ).fit(X, y)
     eps, delta = model.privacy_ledger_.total()
     requested_delta = DEFAULT_DELTA

@@ -58,6 +58,17 @@ COMMANDS = (
         raw_help="folder for the per-fit tables (default: results/boosting-raw for the full plan, OUT/raw with --quick)",
         full_raw=os.path.join("results", "boosting-raw"),
     ),
+    Command(
+        name="accounting",
+        module="dpglass.experiments.accounting",
+        help="basic vs tight (PLD/RDP) accounting: accuracy of each model at the same (epsilon, delta)",
+        description=(
+            "Fit the rule lists and LazyBB (stumps, trees) on COMPAS and Adult at delta = 1e-6 with the basic and "
+            "the tight accountant, and write accuracy.csv, figures and report.md. --quick is a smoke test."
+        ),
+        quick_help="2 epsilons x 2 seeds, small models, under a minute",
+        out="results/accounting",
+    ),
 )
 
 

@@ -139,10 +139,18 @@ class RuleSelector:
         self.gamma = float(gamma)
         self.paper = variant == "paper"
 
+    @classmethod
+    def curve_for(cls, epsilon: float) -> dict | None:
+        """The selection's privacy curve at ``epsilon`` (None: its (epsilon, delta) pair), for calibration."""
+        return None
+
     def _entry(self, mechanism, *, guarantee="proven", note="", **details) -> dict:
         note = "; ".join(x for x in (note, self.cert.note()) if x)
         if self.cert.heuristic_confidence is not None:
             guarantee = "paper-claim"
+        curve = self.curve_for(self.epsilon)
+        if curve is not None:
+            details["curve"] = curve
         return dict(mechanism=mechanism, epsilon=self.epsilon, delta=self.delta + self.cert.delta,
                     guarantee=guarantee, note=note, **details)
 
@@ -258,6 +266,10 @@ class Exponential(RuleSelector):
     """The exponential mechanism on -Gini with sensitivity 0.5."""
 
     name = "exponential"
+
+    @classmethod
+    def curve_for(cls, epsilon):
+        return ExponentialMechanism(epsilon, GINI_GLOBAL_SENSITIVITY).curve
 
     def select(self, counts, rng):
         mech = ExponentialMechanism(self.epsilon, GINI_GLOBAL_SENSITIVITY)

@@ -258,8 +258,10 @@ def _resolved_delta(params: dict):
 def _check_ledger_shape(raw: dict) -> None:
     for key, kind, what in _LEDGER_KEYS:
         _need(raw, key, f"privacy_ledger.{key}", kind, what)
-    if raw.get("accountant", "basic") not in ("basic", "pld"):
-        _fail("privacy_ledger.accountant", f"is {raw.get('accountant')!r}", "'basic' or 'pld'")
+    from dpglass.privacy.accounting import ACCOUNTANTS
+
+    if raw.get("accountant", "basic") not in ACCOUNTANTS:
+        _fail("privacy_ledger.accountant", f"is {raw.get('accountant')!r}", f"one of {ACCOUNTANTS}")
     if raw.get("replayable") is not None and not isinstance(raw["replayable"], bool):
         _fail("privacy_ledger.replayable", f"is {raw['replayable']!r}", "true, false or null (not recorded)")
     if not raw["entries"]:
@@ -301,16 +303,24 @@ def _check_curve(entry: dict, field: str) -> None:
         _fail(f"{field}.curve", f"is {curve!r}", "an object naming the mechanism family, or null")
     kind = curve.get("kind")
     shapes = {"discrete-laplace": {"kind", "parameter", "sensitivity"}, "laplace": {"kind", "scale", "sensitivity"},
-              "gaussian": {"kind", "sigma", "sensitivity"}, "pure": {"kind"}}
+              "gaussian": {"kind", "sigma", "sensitivity"}, "discrete-gaussian": {"kind", "sigma", "sensitivity"},
+              "randomized-response": {"kind", "noise", "buckets"}, "bounded-range": {"kind", "epsilon"},
+              "pure": {"kind"}}
     if kind not in shapes or set(curve) != shapes[kind] or not all(_is_num(v) and v > 0 for k, v in curve.items()
                                                                     if k != "kind"):
         _fail(f"{field}.curve", f"is {curve!r}", "one of the curves of dpglass.privacy.accounting")
+    if kind == "bounded-range" and not entry["mechanism"].startswith("exponential"):
+        _fail(f"{field}.curve", f"is bounded-range for mechanism {entry['mechanism']!r}",
+              "bounded-range only for the exponential mechanism")
     loss = {"discrete-laplace": lambda c: c["parameter"] * c["sensitivity"],
-            "laplace": lambda c: c["sensitivity"] / c["scale"]}.get(kind)
+            "laplace": lambda c: c["sensitivity"] / c["scale"],
+            "bounded-range": lambda c: c["epsilon"],
+            "randomized-response": lambda c: math.log((1 - c["noise"] + c["noise"] / c["buckets"])
+                                                      / (c["noise"] / c["buckets"]))}.get(kind)
     if loss is not None and loss(curve) < eps * (1 - 1e-9):
         _fail(f"{field}.curve", f"claims a privacy loss {loss(curve)!r} below the entry's epsilon {eps!r}",
               "a curve at least as revealing as the entry")
-    if kind == "gaussian":
+    if kind in ("gaussian", "discrete-gaussian"):
         from dpglass.privacy.mechanisms.gaussian import _analytic_gaussian_sigma
 
         if entry.get("delta", 0) > 0 and curve["sigma"] / curve["sensitivity"] > 1.000001 * _analytic_gaussian_sigma(
@@ -451,7 +461,7 @@ def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
     K = p["max_length"]
     plan = delta_plan(p["mechanism"], p["confidence"], p["variant"])
     eps_node, part, acct = rule_list_budget(float(p["epsilon"]), ctx.ledger.delta, K, plan,
-                                            p.get("accountant", "basic"))
+                                            p.get("accountant", "basic"), p["mechanism"])
     if ctx.ledger.accountant != acct:
         _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{acct!r} for these parameters")
     if len(entries) > 3 * K + 1:
@@ -485,6 +495,24 @@ def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
             _fail(f"{field}.guarantee", f"is {e.get('guarantee')!r}", f"{want_g!r} for these parameters")
         if not selection:
             _check_noise_scale(e, field, 1.0, eps_node)
+        _check_declared_curve(e, field, _rule_list_curve(p["mechanism"], selection, float(e["epsilon"])))
+
+
+def _rule_list_curve(mechanism: str, selection: bool, eps: float):
+    from dpglass.models._rule_selection import SELECTORS
+    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+
+    if selection:
+        return SELECTORS[mechanism].curve_for(eps)
+    return DiscreteLaplaceMechanism(eps).curve
+
+
+def _check_declared_curve(entry: dict, field: str, want) -> None:
+    """An entry's curve must be the one its learner declares (or none: the worst case of its pair)."""
+    have = entry.get("curve")
+    if have is not None and (want is None or set(have) != set(want) or any(
+            k != "kind" and not _close(have[k], want[k]) for k in want) or have.get("kind") != want.get("kind")):
+        _fail(f"{field}.curve", f"is {have!r}", f"{want!r} (the mechanism's own curve) or null")
 
 
 def _rule_list_sequence(entries: list, K: int, selection: tuple) -> tuple[int, str]:
@@ -525,7 +553,7 @@ def _rule_list_sequence(entries: list, K: int, selection: tuple) -> tuple[int, s
 
 # ----------------------------------------------------------- boosting
 def _check_boosting(data: dict, ctx: _Context) -> None:
-    from dpglass.models.boosting import per_round_epsilon
+    from dpglass.models.boosting import round_budget
 
     p = ctx.params
     hyps = _need(data, "estimators", "estimators", list, f"the {p['n_rounds']} hypotheses")
@@ -540,20 +568,14 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
     want = _resolved_delta(p)
     if not 0 <= delta < 1 or (want is not None and not _close(delta, want) and delta != want):
         _fail("delta", f"is {delta!r}", f"the resolved params.delta = {want!r}, in [0, 1)")
-    if p.get("accountant", "basic") == "pld" and delta > 0:
-        from dpglass.models.boosting import pld_round_epsilon
-
-        t = int(p["tree_nodes"])
-        shares = (1.0,) if p["weak_learner"] == "stump" else (1.0 / (2 * t),) * t + (0.5,)
-        eps_round, composition = pld_round_epsilon(float(p["epsilon"]), delta, int(p["n_rounds"]), shares), "pld"
-    else:
-        eps_round, composition = per_round_epsilon(float(p["epsilon"]), delta, int(p["n_rounds"]))
-    want_acct = "pld" if composition == "pld" else "basic"
+    eps_round, composition = round_budget(float(p["epsilon"]), delta, int(p["n_rounds"]), p["weak_learner"],
+                                          int(p["tree_nodes"]), p.get("accountant", "basic"))
+    want_acct = composition if composition in ("pld", "rdp") else "basic"
     if ctx.ledger is not None and ctx.ledger.accountant != want_acct:
         _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{want_acct!r} for these parameters")
     if not _close(_need_num(data, "round_epsilon", "round_epsilon"), eps_round):
         _fail("round_epsilon", f"is {data['round_epsilon']!r}", f"{eps_round!r} for these epsilon, delta, n_rounds")
-    if _need(data, "composition", "composition", str, "'basic', 'advanced' or 'pld'") != composition:
+    if _need(data, "composition", "composition", str, "'basic', 'advanced', 'pld' or 'rdp'") != composition:
         _fail("composition", f"is {data['composition']!r}", f"{composition!r} for these epsilon, delta, n_rounds")
     if ctx.ledger is not None:
         if not (_close(ctx.ledger.delta, delta) or ctx.ledger.delta == delta):
@@ -651,6 +673,8 @@ def _check_boosting_ledger(ctx: _Context, eps_round: float, composition: str, de
             _fail(f"{field}.delta", f"is {e.get('delta')!r}", repr(want_delta))
         if mech == "laplace" and e.get("sensitivity") is not None:
             _check_noise_scale(e, field, e["sensitivity"], e["epsilon"])
+        _check_declared_curve(e, field, {"kind": "bounded-range", "epsilon": float(e["epsilon"])}
+                              if mech == "exponential" else None)
         if _GUARANTEE_RANK.get(e.get("guarantee", "proven"), 0) < _GUARANTEE_RANK[guarantee]:
             _fail(f"{field}.guarantee", f"is {e.get('guarantee')!r}", f"{guarantee!r} for these parameters")
 

@@ -239,6 +239,7 @@ def dp_one_rule(F: FeatureMatrix, y01: np.ndarray, mu: np.ndarray, *, epsilon: f
         mechanism="exponential",
         epsilon=epsilon,
         sensitivity=sensitivity,
+        curve=mech.curve,
         note=(
             f"DP-1R over {utilities.size} literals and constants; utility -mu-weighted error under a "
             f"kappa-dense measure, sensitivity {sensitivity:g}"
@@ -319,8 +320,9 @@ def dp_top_down(
     """
     eps_split = epsilon / (2.0 * n_nodes)
     split_sens = PAPER_SPLIT_SENSITIVITY_FACTOR if paper else SPLIT_SENSITIVITY_FACTOR
-    split = dict(epsilon=eps_split, sensitivity=split_sens, guarantee="paper-claim" if paper else "proven")
     select = ExponentialMechanism(eps_split, split_sens)
+    split = dict(epsilon=eps_split, sensitivity=split_sens, guarantee="paper-claim" if paper else "proven",
+                 curve=select.curve)
     feature, left, right, leaf_of, leaves, entries = _grow(F, y01, p, n_nodes, select, split, rng)
     value, entry = _label_leaves(y01, p, leaf_of, leaves, len(feature), epsilon / 2.0, rng)
     entries.append(entry)

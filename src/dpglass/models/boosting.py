@@ -27,6 +27,7 @@ Rothblum and Vadhan (2010).
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections import Counter
@@ -38,7 +39,8 @@ from dpglass._validation import Interval
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
 from dpglass.models._weak_learners import FeatureMatrix, Stump, Tree, dp_one_rule, dp_top_down
-from dpglass.privacy.ledger import PrivacyLedger
+from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, choose_accountant
+from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable
 
 __all__ = [
@@ -47,7 +49,8 @@ __all__ = [
     "bregman_projection",
     "advanced_composition_epsilon",
     "per_round_epsilon",
-    "pld_round_epsilon",
+    "round_budget",
+    "round_plan",
     "smooth_boost",
     "smooth_weighting",
 ]
@@ -224,26 +227,47 @@ def per_round_epsilon(epsilon: float, delta: float, k: int) -> tuple[float, str]
     return basic, "basic"
 
 
-def pld_round_epsilon(epsilon: float, delta: float, k: int, shares=(1.0,)) -> float:
-    """The largest per-round epsilon whose ``k``-fold PLD composition is within ``(epsilon, delta)``.
+def round_plan(weak_learner: str, tree_nodes: int, n_rounds: int):
+    """The ledger entries of a full run at per-round epsilon ``x``, with each release's curve.
 
-    A round is the worst-case pure releases of its ``shares`` of the round's
-    epsilon (a stump: one; a tree of t splits: t of 1/(2t) and the leaves'
-    1/2), composed by :func:`dpglass.privacy.accounting.calibrate`.
+    A stump is one exponential-mechanism selection (bounded range); a tree
+    of t splits is t of them at ``x / (2t)`` and the leaf labels (a Laplace
+    vector: charged as pure) at ``x / 2``.
+    """
+    from dpglass.privacy.mechanisms import ExponentialMechanism
+
+    def plan(x):
+        if weak_learner == "stump":
+            one = [LedgerEntry("stump", "exponential", epsilon=x, curve=ExponentialMechanism(x, 1.0).curve)]
+        else:
+            s = x / (2 * tree_nodes)
+            one = [LedgerEntry("split", "exponential", epsilon=s, curve=ExponentialMechanism(s, 1.0).curve)] * tree_nodes
+            one.append(LedgerEntry("leaves", "laplace", epsilon=x / 2))
+        return one * n_rounds
+
+    return plan
+
+
+@functools.lru_cache(maxsize=256)
+def round_budget(epsilon: float, delta: float, n_rounds: int, weak_learner: str, tree_nodes: int,
+                 accountant: str) -> tuple[float, str]:
+    """``(epsilon per round, composition)`` for the accountant asked for (public parameters only).
+
+    ``"basic"``: the better of basic and advanced composition
+    (:func:`per_round_epsilon`); ``"pld"`` / ``"rdp"``: the largest round
+    epsilon whose tight composition of the whole run fits ``(epsilon,
+    delta)``; ``"auto"``: ``"basic"`` when delta = 0, else whichever of
+    ``"pld"`` and ``"rdp"`` allows more.
 
     Examples
     --------
-    >>> eps0 = pld_round_epsilon(1.0, 1e-5, 100)
-    >>> eps0 > per_round_epsilon(1.0, 1e-5, 100)[0] > 1.0 / 100
-    True
+    >>> eps0, how = round_budget(1.0, 1e-5, 100, "stump", 1, "auto")
+    >>> how, eps0 > per_round_epsilon(1.0, 1e-5, 100)[0] > 1.0 / 100
+    ('rdp', True)
     """
-    from dpglass.privacy.accounting import calibrate
-    from dpglass.privacy.ledger import LedgerEntry
-
-    def plan(x):
-        return [LedgerEntry("release", "pure", epsilon=x * f) for f in shares] * k
-
-    return calibrate(plan, epsilon, delta, "pld")
+    if accountant == "basic" or delta <= 0:
+        return per_round_epsilon(epsilon, delta, n_rounds)
+    return choose_accountant(round_plan(weak_learner, tree_nodes, n_rounds), epsilon, delta, accountant)
 
 
 # ---------------------------------------------------------------- pure release
@@ -322,12 +346,9 @@ def smooth_boost(
     y_sign = 2 * y01.astype(np.int64) - 1
     F = FeatureMatrix(X01)
 
-    if accountant == "pld" and delta > 0:
-        shares = (1.0,) if weak_learner == "stump" else (1.0 / (2 * tree_nodes),) * tree_nodes + (0.5,)
-        eps_round, composition = pld_round_epsilon(epsilon, delta, n_rounds, shares), "pld"
-    else:
-        eps_round, composition = per_round_epsilon(epsilon, delta, n_rounds)
-    ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant="pld" if composition == "pld" else "basic")
+    eps_round, composition = round_budget(epsilon, delta, n_rounds, weak_learner, tree_nodes, accountant)
+    ledger = PrivacyLedger(epsilon=epsilon, delta=delta,
+                           accountant=composition if composition in ("pld", "rdp") else "basic")
     margin = np.zeros(n, dtype=np.int64)  # sigma_t(i) = y_i * sum_j h_j(x_i), in [-t, t]
     hypotheses = []
     round_entries = []
@@ -344,8 +365,9 @@ def smooth_boost(
             e["release"] = f"round {t + 1}: {e['release']}"
             round_entries.append(e)
 
-    if composition in ("basic", "pld"):
-        how = "basic composition" if composition == "basic" else "PLD composition (dp-accounting)"
+    if composition in ("basic", "pld", "rdp"):
+        how = {"basic": "basic composition", "pld": "PLD composition (dp-accounting)",
+               "rdp": "Rényi composition (exponential mechanism as bounded range)"}[composition]
         for e in round_entries:
             e["note"] = (e.get("note", "") + f"; {how} over {n_rounds} rounds of "
                          f"epsilon_round={eps_round:.6g}").lstrip("; ")
@@ -398,11 +420,15 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         more than ``1/(kappa n)`` of the weight.
     tree_nodes : int, default=3
         Internal nodes per tree (``weak_learner="tree"`` only), >= 1.
-    accountant : {"basic", "pld"}, default="basic"
-        How rounds compose when ``delta > 0``: ``"basic"`` takes the better of
-        basic and advanced composition (paper 002's Theorem 5); ``"pld"``
-        calibrates each round by the privacy loss distributions of the
-        rounds (dp-accounting), tighter (docs/privacy.md, "Accounting").
+    accountant : {"auto", "basic", "pld", "rdp"}, default="auto"
+        How rounds compose when ``delta > 0`` (with ``delta = 0`` always
+        basic): ``"basic"`` takes the better of basic and advanced
+        composition (paper 002's Theorem 5); ``"pld"`` calibrates each round
+        by the privacy loss distributions of the rounds (dp-accounting);
+        ``"rdp"`` by Rényi composition, where the exponential mechanism
+        counts as bounded range (epsilon**2/8-zCDP, Cesar & Rogers 2021);
+        ``"auto"`` takes the one of those two that allows more
+        (:func:`round_budget`; docs/privacy.md, "Accounting").
     variant : {"corrected", "paper"}, default="corrected"
         ``"paper"`` reproduces paper 002's calibrations: stumps at Theorem 7's
         eta (proven, but half the utility of the corrected calibration), trees
@@ -460,6 +486,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         "density": [Interval(numbers.Real, 0, 1, closed="neither")],
         "tree_nodes": [Interval(numbers.Integral, 1, None, closed="left")],
         "variant": [["corrected", "paper"]],
+        "accountant": [list(ACCOUNTANT_CHOICES)],
         "classes": CLASSES,
         "random_state": RANDOM_STATE,
     }
@@ -475,7 +502,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         density=0.35,
         tree_nodes=3,
         variant="corrected",
-        accountant="basic",
+        accountant="auto",
         classes=None,
         random_state=None,
     ):

@@ -18,6 +18,7 @@ function :func:`fit_dp_rule_list`; the estimator is a thin wrapper.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -32,7 +33,8 @@ from dpglass.models._rule_selection import (
     MECHANISMS, PURE_MECHANISMS, SELECTORS, Certification, StepCounts, certification_margin,
 )
 from dpglass.models._rules import Condition, Rule, format_rule_list
-from dpglass.privacy.ledger import PrivacyLedger
+from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, choose_accountant
+from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 from dpglass.privacy.rng import check_random_state, is_replayable
 from dpglass.privacy.sensitivity import weighted_gini
@@ -162,10 +164,10 @@ def fit_dp_rule_list(
     minimum support is ``Lambda = max(1, floor(min_support * n_hat_1))`` with
     ``n_hat_1`` the first released count, never the true n.
 
-    ``accountant="pld"`` (with delta > 0) composes the releases by their
-    privacy loss distributions instead (:mod:`dpglass.privacy.accounting`):
-    half of delta goes to the selections and certifications, and each
-    release gets the largest common epsilon whose composition stays within
+    ``accountant="pld"``, ``"rdp"`` or ``"auto"`` (with delta > 0) composes
+    the releases tightly instead (:mod:`dpglass.privacy.accounting`): half
+    of delta goes to the selections and certifications, and each release
+    gets the largest common epsilon whose composition stays within
     ``(epsilon, delta)`` (:func:`rule_list_budget`).
 
     ``cache`` (optional) is a :class:`CountCache` built on the statistics of
@@ -181,7 +183,7 @@ def fit_dp_rule_list(
     """
     K = max_length
     plan = delta_plan(mechanism, confidence, variant)
-    eps_node, delta_part, accountant = rule_list_budget(epsilon, delta, K, plan, accountant)
+    eps_node, delta_part, accountant = rule_list_budget(epsilon, delta, K, plan, accountant, mechanism)
     margin = _stop_margin(eps_node, delta_part, confidence, plan)
 
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant=accountant)
@@ -192,7 +194,7 @@ def fit_dp_rule_list(
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
     count_kw = dict(mechanism="discrete laplace", epsilon=eps_node, sensitivity=1.0, scale=count_mech.scale,
-                    curve=_count_curve(eps_node))
+                    curve=count_mech.curve)
     selector = support = None
 
     for step in range(1, K + 1):
@@ -241,34 +243,34 @@ def _stop_margin(eps_node: float, delta_part: float, confidence, plan: DeltaPlan
     return 0.0
 
 
-def _count_curve(eps: float) -> dict:
-    return {"kind": "discrete-laplace", "parameter": eps, "sensitivity": 1}
-
-
-def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, accountant: str):
+@functools.lru_cache(maxsize=256)
+def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, accountant: str, mechanism: str = ""):
     """``(epsilon per release, delta per delta-spending part, accountant used)``.
 
-    ``"basic"``: epsilon / (3K + 1) each, delta split evenly over the parts.
-    ``"pld"`` (delta > 0): half of delta split over the parts, and the largest
-    common per-release epsilon whose PLD composition of a full run (2K + 1
-    discrete-Laplace counts, K selections of (x, delta part)) is within
-    ``(epsilon, delta)``; a run that stops early spends less.
+    ``"basic"`` (and any accountant when delta = 0): epsilon / (3K + 1) each,
+    delta split evenly over the parts.  ``"pld"`` / ``"rdp"``: half of delta
+    split over the parts, and the largest common per-release epsilon whose
+    composition of a full run (2K + 1 discrete-Laplace counts, K selections
+    with the selector's own curve and delta part) is within ``(epsilon,
+    delta)``; a run that stops early spends less.  ``"auto"``: whichever of
+    the two allows more (:func:`dpglass.privacy.accounting.choose_accountant`).
+    Depends on public parameters only (cached: sweeps call it per fit).
     """
     n_parts = K * (int(plan.selection) + int(plan.charged_certification))
     if accountant == "basic" or delta <= 0:
         return epsilon / (3 * K + 1), (delta / n_parts if n_parts else 0.0), "basic"
-    from dpglass.privacy.accounting import calibrate
-    from dpglass.privacy.ledger import LedgerEntry
-
     part = delta / (2 * n_parts) if n_parts else 0.0
     sel_delta = part * (int(plan.selection) + int(plan.charged_certification))
+    selector = SELECTORS.get(mechanism)
 
     def full_run(x):
-        count = LedgerEntry("count", "discrete laplace", epsilon=x, curve=_count_curve(x))
-        sel = LedgerEntry("selection", "selection", epsilon=x, delta=sel_delta)
+        count = LedgerEntry("count", "discrete laplace", epsilon=x, curve=DiscreteLaplaceMechanism(x).curve)
+        sel = LedgerEntry("selection", "selection", epsilon=x, delta=sel_delta,
+                          curve=selector.curve_for(x) if selector else None)
         return [count] * (2 * K + 1) + [sel] * K
 
-    return calibrate(full_run, epsilon, delta, "pld"), part, "pld"
+    x, used = choose_accountant(full_run, epsilon, delta, accountant)
+    return x, (part if used != "basic" else (delta / n_parts if n_parts else 0.0)), used
 
 
 # ------------------------------------------------------------------- estimators
@@ -448,11 +450,15 @@ class DPRuleListClassifier(_RuleListBase):
     gamma : float > 1 or None, default=None
         Tail exponent of ``smooth-cauchy`` noise h(z) ∝ 1/(1+|z|^gamma); None
         means 4.
-    accountant : {"basic", "pld"}, default="basic"
+    accountant : {"auto", "basic", "pld", "rdp"}, default="auto"
         How the releases compose: ``"basic"`` sums epsilons (epsilon / (3K + 1)
-        each); ``"pld"`` (needs delta > 0) gives each release the largest
-        epsilon whose privacy-loss-distribution composition stays within the
-        budget (:func:`rule_list_budget`; docs/privacy.md, "Accounting").
+        each; the only one when delta = 0); ``"pld"`` (privacy loss
+        distributions) and ``"rdp"`` (Rényi; the exponential mechanism as
+        bounded range) give each release the largest epsilon whose
+        composition stays within ``(epsilon, delta)``; ``"auto"`` takes the
+        one of those two that allows more, from the parameters alone
+        (:func:`rule_list_budget`; docs/privacy.md, "Accounting").  The
+        ledger records the accountant used.
     variant : {"corrected", "paper"}, default="corrected"
         ``"paper"`` reproduces the paper's formulas where they differ (its
         local sensitivity g(n), noisy-Gini scales); entries become
@@ -492,7 +498,7 @@ class DPRuleListClassifier(_RuleListBase):
         "confidence": [Interval(numbers.Real, 0.5, 1, closed="neither"), None],
         "gamma": [Interval(numbers.Real, 1, None, closed="neither"), None],
         "variant": [["corrected", "paper"]],
-        "accountant": [["basic", "pld"]],
+        "accountant": [list(ACCOUNTANT_CHOICES)],
         "classes": CLASSES,
         "random_state": RANDOM_STATE,
     }
@@ -511,7 +517,7 @@ class DPRuleListClassifier(_RuleListBase):
         gamma=None,
         variant="corrected",
         candidates=None,
-        accountant="basic",
+        accountant="auto",
         classes=None,
         random_state=None,
     ):

@@ -95,6 +95,11 @@ class _Mechanism:
         return f"{type(self).__name__}({args})"
 
     @property
+    def curve(self) -> dict | None:
+        """The privacy curve for tight composition (dpglass.privacy.accounting); None: the (epsilon, delta) pair."""
+        return None
+
+    @property
     def guarantee(self) -> tuple[float, float]:
         """The ``(epsilon, delta)`` this mechanism satisfies (under its stated assumptions)."""
         return (self.epsilon, self.delta)

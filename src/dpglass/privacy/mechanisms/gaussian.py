@@ -125,6 +125,11 @@ class GaussianMechanism(_Mechanism):
         """The noise standard deviation sigma."""
         return self._sigma
 
+    @property
+    def curve(self) -> dict:
+        """The Gaussian privacy curve (Balle & Wang 2018, Thm 8) at this sigma and l2 sensitivity."""
+        return {"kind": "gaussian", "sigma": self._sigma, "sensitivity": self.sensitivity}
+
     def randomise(self, value, rng):
         """Return ``value`` plus one N(0, sigma**2) draw per element (one block draw)."""
         _check_rng(rng, f"{type(self).__name__}.randomise")

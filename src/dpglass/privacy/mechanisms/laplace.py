@@ -106,6 +106,16 @@ class DiscreteLaplaceMechanism(_Mechanism):
         """``sensitivity / epsilon``."""
         return self.sensitivity / self.epsilon
 
+    @property
+    def curve(self) -> dict:
+        """Integer noise with pmf ∝ exp(-(epsilon/k)|z|) on a query of l1 sensitivity k.
+
+        Exact for a query whose neighbours differ in one coordinate (a count,
+        or a class-count pair where one record moves one cell).
+        """
+        return {"kind": "discrete-laplace", "parameter": self.epsilon / self.sensitivity,
+                "sensitivity": self.sensitivity}
+
     def randomise(self, value, rng):
         """``value + Z`` (int64, same shape); ``value`` must be integer-valued."""
         owner = f"{type(self).__name__}.randomise"

@@ -82,6 +82,12 @@ class ExponentialMechanism(_Selector):
     [0.25, 0.75]
     """
 
+    @property
+    def curve(self) -> dict:
+        """epsilon-bounded range (Durfee & Rogers 2019): every log-ratio of output probabilities moves
+        by at most ``rate * 2 sens`` (``rate * sens`` if monotonic) plus the grid rounding, i.e. epsilon."""
+        return {"kind": "bounded-range", "epsilon": self.epsilon}
+
     def probabilities(self, utilities) -> np.ndarray:
         """The exact selection probabilities (stable softmax)."""
         u = _check_scores(utilities, f"{type(self).__name__}.probabilities", "utilities")

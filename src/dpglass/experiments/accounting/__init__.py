@@ -1,0 +1,114 @@
+"""Basic vs tight accounting: ``dpglass reproduce accounting`` (issue 16).
+
+The same models at the same (epsilon, delta) with ``accountant="basic"``
+(sums, or advanced composition for boosting: what papers 001 and 002 do)
+and ``accountant="auto"`` (the tighter of PLD and RDP composition,
+:mod:`dpglass.privacy.accounting`), on Adult and COMPAS.  Only the per-release
+noise differs: the tight accountant proves the same guarantee with less
+noise.  Output: ``accuracy.csv``, ``accuracy.png`` and ``report.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dpglass.experiments import figures
+from dpglass.experiments.reproduction import Reproduction
+from dpglass.experiments.specs import DatasetSpec, MethodSpec
+from dpglass.experiments.sweep import summarise
+
+__all__ = ["FULL", "QUICK", "REPRODUCTION", "methods", "reproduce"]
+
+DELTA = 1e-6
+RULES = {"max_card": 1, "allow_negations": True, "min_support": 0.05, "max_length": 5}
+#: Rule lists on the rule-list reproduction's files; boosting on Adult's 117 columns (canonical split).
+RULE_DATASETS = (DatasetSpec("compas-corels", params=dict(RULES, max_card=2)), DatasetSpec("adult-corels", params=RULES))
+BOOST_DATASETS = (DatasetSpec("compas-corels"), DatasetSpec("adult", split="canonical"))
+PANELS = {"compas-corels": "COMPAS (compas-corels)", "adult-corels": "Adult (adult-corels)", "adult": "Adult (adult)"}
+#: Paper 002's Figure 2 settings for stumps; the boosting reproduction's tuned trees at epsilon = 1.
+STUMPS = {"n_rounds": 99, "density": 0.25, "learning_rate": 0.25}
+TREES = {"n_rounds": 51, "density": 0.25, "learning_rate": 0.4}
+
+
+@dataclass(frozen=True)
+class Plan:
+    epsilons: tuple
+    n_seeds: int
+
+
+FULL = Plan(epsilons=(0.1, 0.2, 0.5, 1.0, 2.0, 5.0), n_seeds=10)
+QUICK = Plan(epsilons=(0.5, 2.0), n_seeds=2)
+
+
+def methods(family: str, quick: bool = False) -> tuple:
+    """Each model with the basic and the tight (auto) accountant at delta = 1e-6."""
+    models = {
+        "rules": (("rule list (certified-pf)", "dp-rule-list", {}),
+                  ("rule list (exponential)", "dp-rule-list", {"mechanism": "exponential"})),
+        "boosting": (("LazyBB stumps", "smooth-boost-stumps", dict(STUMPS, n_rounds=9) if quick else STUMPS),
+                     ("LazyBB trees", "smooth-boost-trees", dict(TREES, n_rounds=5) if quick else TREES)),
+    }[family]
+    return tuple(MethodSpec(f"{label} / {acct}", est, dict(params, delta=DELTA, accountant=acct))
+                 for label, est, params in models for acct in ("basic", "auto"))
+
+
+def _experiments(run) -> dict:
+    plan = run.plan
+    frames = []
+    for family, datasets in (("rules", RULE_DATASETS), ("boosting", BOOST_DATASETS)):
+        config = run.config(datasets, methods(family, run.quick), plan.epsilons, plan.n_seeds)
+        frames.append(run.sweep(config, f"sweep_{family}.csv", family, f"{family}: basic vs tight"))
+    acc = summarise(pd.concat(frames, ignore_index=True), "test_accuracy")
+    acc.to_csv(run.out / "accuracy.csv", index=False, float_format="%.6g")
+    for family, datasets in (("rules", RULE_DATASETS), ("boosting", BOOST_DATASETS)):
+        names = {d.name for d in datasets}
+        panels = {k: v for k, v in PANELS.items() if k in names}
+        part = acc[acc["method"].isin([m.name for m in methods(family, run.quick)])]
+        figures.plot_accuracy_vs_epsilon(
+            part, run.out, f"accuracy_{family}", value_label="test accuracy", panels=panels,
+            title=f"Basic vs tight accounting at δ = {DELTA:g} (mean ± s.e.)", xticks=plan.epsilons)
+    return {"acc": acc}
+
+
+def _table(acc: pd.DataFrame) -> str:
+    acc = acc.assign(model=acc["method"].str.rsplit(" / ", n=1).str[0], acct=acc["method"].str.rsplit(" / ", n=1).str[1])
+    wide = acc.pivot_table(index=["dataset", "model", "epsilon"], columns="acct", values="mean").reset_index()
+    lines = ["| dataset | model | ε | basic | tight | gain |", "|---|---|---|---|---|---|"]
+    for r in wide.itertuples(index=False):
+        lines.append(f"| {r.dataset} | {r.model} | {r.epsilon:g} | {r.basic:.4f} | {r.auto:.4f} | {r.auto - r.basic:+.4f} |")
+    return "\n".join(lines)
+
+
+def _report(run, results) -> None:
+    plan = run.plan
+    text = f"""# Basic vs tight accounting
+
+`dpglass reproduce accounting{' --quick' if run.quick else ''}`: test accuracy of each model at the same
+(ε, δ = {DELTA:g}) with `accountant="basic"` (sums of ε; for boosting the better of basic and
+advanced composition: what papers 001 and 002 do) and `accountant="auto"` (the tighter of
+privacy-loss-distribution and Rényi composition, chosen from the parameters alone;
+docs/privacy.md, "Accounting"). Both rows carry the same proven (ε, δ) guarantee; the tight one
+adds less noise per release. {plan.n_seeds} seeds per cell (COMPAS: a random 70/30 split per
+seed; Adult: the canonical split, seeds vary the noise). Settings are fixed in advance (rule
+lists K = 5, λ = 0.05; stumps: paper 002's Figure 2, τ = 99, κ = λ = 1/4; trees: the boosting
+reproduction's settings at ε = 1, τ = 51, κ = 0.25, λ = 0.4), never tuned on the test split.
+
+![rule lists](accuracy_rules.png)
+
+![boosting](accuracy_boosting.png)
+
+{_table(results['acc'])}
+
+Where the gain is small the model is limited by something other than noise (rule lists on
+these files reach the non-private greedy list's accuracy from ε ≈ 1; trees are limited by
+their weak learner, issue 12). The gain is largest where a model makes many releases at small
+ε: boosting's τ rounds of exponential-mechanism selections, which the Rényi accountant counts as
+bounded-range (ε²/8-zCDP per selection, Cesar & Rogers 2021) instead of worst-case pure ε.
+"""
+    (run.out / "report.md").write_text(text)
+
+
+REPRODUCTION = Reproduction(full=FULL, quick=QUICK, experiments=_experiments, report=_report)
+reproduce = REPRODUCTION.reproduce
