@@ -105,7 +105,7 @@ def test_boosting_compositions_verify(weak_learner, delta):
 
     X, y = _data()
     model = SmoothBoostClassifier(weak_learner=weak_learner, delta=delta, n_rounds=30, tree_nodes=2,
-                                  random_state=0).fit(X, y)
+                                  accountant="basic", random_state=0).fit(X, y)
     data = json.loads(json.dumps(model.to_dict()))
     assert data["composition"] == ("advanced" if delta else "basic")
     SmoothBoostClassifier.from_dict(copy.deepcopy(data))

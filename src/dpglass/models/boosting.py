@@ -305,7 +305,7 @@ def smooth_boost(
     tree_nodes: int,
     rng: np.random.Generator,
     variant: str = "corrected",
-    accountant: str = "basic",
+    accountant: str = "auto",
 ) -> SmoothBoostRelease:
     """LazyBB (paper 002, Algorithm 1) with a DP weak learner: the private computation.
 

@@ -151,7 +151,7 @@ def fit_dp_rule_list(
     variant: str,
     rng: np.random.Generator,
     cache: CountCache | None = None,
-    accountant: str = "basic",
+    accountant: str = "auto",
 ) -> RuleListRelease:
     """DP greedy rule list: Algorithm 1 of paper 001, corrected.
 
