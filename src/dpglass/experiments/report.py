@@ -114,6 +114,18 @@ class Report:
         self(f"![{alt}]({stem}.png)")
         self()
 
+    def tight_accounting(self, family: str) -> None:
+        """A pointer to ``dpglass reproduce accounting``: this family's models with the basic and the tight accountant."""
+        self.heading("Tight accounting")
+        self("This reproduction composes as the paper does (`accountant=\"basic\"`). dpglass's default for δ > 0 "
+             "composes tightly (`accountant=\"auto\"`: privacy loss distributions or Rényi divergences, "
+             "docs/privacy.md) and calibrates the noise to the same (ε, δ). The comparison, at δ = 1e-6 on COMPAS "
+             "and Adult, is made by `dpglass reproduce accounting` "
+             "([report](../accounting/report.md)):")
+        self()
+        self(f"![basic vs tight accounting](../accounting/accuracy_{family}.png)")
+        self()
+
     def write(self, out) -> Path:
         """Write ``<out>/report.md``."""
         path = Path(out) / "report.md"

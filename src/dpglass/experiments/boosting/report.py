@@ -71,6 +71,7 @@ def write_report(run, results: dict) -> None:
     _fig1(w, r["fig1"])
     _fig23(w, plan, r["f23"], r["fig3_choice"], pick)
     _differences(w, plan)
+    w.tight_accounting("boosting")
     _speed(w, plan, run.timings, r["main"])
     w.write(run.out)
 

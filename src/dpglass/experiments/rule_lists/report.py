@@ -38,6 +38,7 @@ def write_report(run, results: dict) -> None:
     _table3(w, r["table3"])
     _sec5d(w, plan, r["hyper"])
     _appendix_c(w, plan, r["mia"])
+    w.tight_accounting("rules")
     _speed(w, quick, run.timings, plan, r["main"])
     w.write(run.out)
 
