@@ -223,7 +223,7 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
     _parameter_constraints = {
         "alpha": [Interval(numbers.Real, 0, 60, closed="right")],
         "bandwidth": [Interval(numbers.Real, 0, 1, closed="right"), Options(("auto",))],
-        "bounds": [InstanceOf((list, tuple, np.ndarray), "a pair (lower, upper) of arrays"), None],
+        "bounds": [InstanceOf((list, tuple, np.ndarray), "a pair (lower, upper) of arrays"), InstanceOf(type(None))],
         "randomizer": [Options(tuple(RANDOMIZERS))],
         "max_cells": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": [InstanceOf(type(None)), Interval(numbers.Integral, 0, None, closed="left"),

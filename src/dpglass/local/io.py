@@ -106,7 +106,11 @@ def iter_report_blocks(path, block_rows: int = 65536):
             shapes = []
             for f in (fv, fh):
                 version = np.lib.format.read_magic(f)
-                shape, fortran, dtype = np.lib.format._read_array_header(f, version)
+                reader = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                          else np.lib.format.read_array_header_2_0)
+                shape, fortran, dtype = reader(f)
+                if fortran:
+                    raise DataValidationError(f"{path}: Fortran-ordered reports are not supported.")
                 shapes.append((shape, dtype))
             (vshape, vdtype), (hshape, hdtype) = shapes
             if len(vshape) != 2 or hshape != (vshape[0],):
