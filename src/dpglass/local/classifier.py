@@ -57,7 +57,7 @@ __all__ = ["AUTO_BANDWIDTH_CONSTANT", "GUARANTEE", "LDPHistogramClassifier", "Hi
 
 #: ``c`` of the auto bandwidth, per randomizer (chosen on the simulated
 #: distribution of ``dpglass.experiments.ldp.calibrate``, see docs/privacy.md).
-AUTO_BANDWIDTH_CONSTANT = {"laplace": 1.0, "oue": 0.5}
+AUTO_BANDWIDTH_CONSTANT = {"laplace": 2.8, "oue": 1.4}
 GUARANTEE = "alpha-LDP per report; classifier is post-processing"
 
 
