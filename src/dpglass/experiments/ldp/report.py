@@ -34,6 +34,49 @@ def _target_lines(target: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _findings(res) -> list[str]:
+    """What the figures show, with the measured numbers."""
+    acc, target, slopes = res["acc"], res["target"], res["slopes"]
+    out = ["## What the figures show", ""]
+    a1 = acc[(acc["dataset"] == "make_moons") & (acc["alpha"] == 1.0)]
+    t_big = target[target["n"] == target["n"].max()]
+    t_200 = target[target["n"] == 200_000] if (target["n"] == 200_000).any() else t_big
+    lap = sorted(a1[a1["method"] == "laplace"]["accuracy"].round(3).tolist()
+                 + t_200[t_200["method"] == "laplace"]["accuracy"].round(3).tolist())
+    oue = sorted(a1[a1["method"] == "oue"]["accuracy"].round(3).tolist()
+                 + t_200[t_200["method"] == "oue"]["accuracy"].round(3).tolist())
+    out += [
+        "- **The slides' mechanism is a lottery at alpha = 1 on make_moons.** With the auto bandwidth the grid has "
+        "only a few cells per axis, and a cell whose cube is balanced (T close to 0 without noise) is decided by the "
+        f"noise; its sign moves the accuracy by about 0.14. Every laplace run at n = {int(t_200['n'].iloc[0]):,}, "
+        f"alpha = 1 in this report (both experiments, different samples and noise): {lap}. The non-private rule "
+        "with the same h is on the low side (about 0.74): the noise sometimes helps because the cube of radius h "
+        "around a centre is larger than the region it labels. The target (0.85) is therefore met on average only "
+        "from about 4·10^5 reports with the slides' mechanism.",
+        f"- **The unary-encoding randomizer meets it with fewer reports, reliably**: at the same n its runs give "
+        f"{oue}; it also reaches 0.85 from 5·10^4 reports (table above), several times fewer. Its finer auto "
+        "bandwidth (c = 1.4 instead of 2.8) is what its lower variance buys.",
+        "- **Accuracy vs alpha** rises with alpha for both randomizers; `oue` tracks the non-private rule with its "
+        "own h at every alpha, `laplace` does so from alpha = 4, below it the noise dominates at n = 2·10^5.",
+    ]
+    lap_s = slopes[slopes["method"] == "laplace"]["fitted_slope"].round(2).tolist()
+    oue_s = slopes[slopes["method"] == "oue"]["fitted_slope"].round(2).tolist()
+    out += [
+        f"- **Rates.** Fitted log-log slopes of the excess risk on S: laplace {lap_s}, oue {oue_s} (alpha = "
+        "1 and 4), against Theorem 3's -1/3 for beta = gamma = 1, d = 2. `oue` is close to the minimax exponent "
+        "(it is a rate-optimal estimator of the same histograms); `laplace` is steeper because the smallest n "
+        "are still in the noise-dominated regime (excess risk near that of a random labelling), a pre-asymptotic "
+        "effect, not a faster rate.",
+        "- **Adult (age, hours-per-week)** carries little signal: the majority class (0.764) is as good as "
+        "anything, private or not (the non-private histogram reaches 0.769). LDP with `oue` stays within 0.01 "
+        "of it down to alpha = 0.5; the slides' mechanism falls below the majority class at alpha <= 1. Central "
+        "DP at the same epsilon costs nothing here, LDP costs a little: with so little signal the comparison "
+        "mostly shows that LDP does no harm at alpha >= 1, not that it learns much.",
+        "",
+    ]
+    return out
+
+
 def write_report(run, res) -> None:
     plan = run.plan
     calib = res["calib"].groupby(["randomizer", "n", "c"])["excess_risk"].mean().unstack(["randomizer", "n"])
@@ -94,6 +137,8 @@ def write_report(run, res) -> None:
             "model: a curator sees the raw data) through `DPPipeline` with 8 grid thresholds per column.", "",
             md_table(adult), "",
         ]
+    if not run.quick:  # the findings quote the full plan's numbers
+        parts += _findings(res)
     parts += [
         "## What differs from the slides", "",
         "1. Discrete Laplace noise (exact sampler) instead of continuous Laplace: same alpha-LDP guarantee, and "
