@@ -68,10 +68,10 @@ def _findings(res) -> list[str]:
         "are still in the noise-dominated regime (excess risk near that of a random labelling), a pre-asymptotic "
         "effect, not a faster rate.",
         "- **Adult (age, hours-per-week)** carries little signal: the majority class (0.764) is as good as "
-        "anything, private or not (the non-private histogram reaches 0.769). LDP with `oue` stays within 0.01 "
-        "of it down to alpha = 0.5; the slides' mechanism falls below the majority class at alpha <= 1. Central "
-        "DP at the same epsilon costs nothing here, LDP costs a little: with so little signal the comparison "
-        "mostly shows that LDP does no harm at alpha >= 1, not that it learns much.",
+        "anything, private or not (the non-private histogram reaches 0.769). Central DP at the same epsilon "
+        "costs nothing here (its models stay at or near the majority vote); LDP costs 0.001 to 0.01 of accuracy "
+        "with `oue` and 0.004 to 0.045 with the slides' mechanism, which stays below the majority class at every "
+        "alpha. With so little signal this shows the price of LDP, not what it can learn.",
         "",
     ]
     return out
