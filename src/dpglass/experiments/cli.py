@@ -69,6 +69,18 @@ COMMANDS = (
         quick_help="2 epsilons x 2 seeds, small models, under a minute",
         out="results/accounting",
     ),
+    Command(
+        name="ldp",
+        module="dpglass.experiments.ldp",
+        help="paper 004: local-DP histogram classification (accuracy vs alpha, excess risk vs n, Adult)",
+        description=(
+            "Run the experiments of paper 004 (Berrett & Butucea, slides): accuracy vs alpha on make_moons and "
+            "make_classification, the make_moons target at alpha = 1, excess risk vs n against Theorem 3, the "
+            "auto bandwidth's calibration, Adult against central DP. --quick is a smoke test (tiny n)."
+        ),
+        quick_help="tiny sample sizes, about twenty seconds",
+        out="results/ldp",
+    ),
 )
 
 

@@ -34,6 +34,10 @@ def load_model(path):
         raise DataValidationError(f"Could not read a dpglass model from {path}: {exc}") from exc
     if data.get("model") == "DPPipeline":
         return DPPipeline.from_dict(data)
+    if data.get("model") == "LDPHistogramClassifier":  # fitted from LDP reports: not in the registry
+        from dpglass.local import LDPHistogramClassifier
+
+        return LDPHistogramClassifier.from_dict(data)
     for spec in list_estimators():
         cls = spec.cls
         if cls.__name__ == data.get("model") and hasattr(cls, "from_dict"):

@@ -1,0 +1,414 @@
+"""The server side: a plug-in histogram classifier learned from LDP reports alone.
+
+:class:`LDPHistogramClassifier` computes the slides' statistic (paper 004,
+slide 11) for every cube centre ``x_j``::
+
+    T(x_j) = (1/n_2) sum_{second half} Z_ij  -  (1/(2 n_1)) sum_{first half} Z_ij
+
+(``n_1``, ``n_2``: the numbers of reports of each half; the slides have
+``n_1 = n_2 = n``), whose expectation is ``E[1{X in cube_j} (eta(X) - 1/2)]``,
+and predicts ``C(x0) = 1{T(x_{j*(x0)}) >= 0}`` with ``j*(x0)`` the nearest
+centre.  With the ``"oue"`` randomizer the same expectation is estimated from
+debiased unary-encoding counts: ``T(x_j) = (N1_j - N0_j) / (2 n)`` where
+``N y_j`` sums the unbiased count estimates of the fine cells of cube ``j``
+with label ``y``.
+
+The model keeps only integer sums of the reports and the public metadata, so
+it is a post-processing of the reports: whatever the classifier, its file or
+its predictions reveal, each person is protected by the alpha-LDP of their own
+report.  There is no ledger of central-DP releases; the file states the
+guarantee ``"alpha-LDP per report; classifier is post-processing"``.
+
+``bandwidth="auto"``: :func:`auto_bandwidth`, ``h = c (n alpha^2)^(-1/(2d+2))``
+(capped at 1), with ``c`` chosen per randomizer on a simulated distribution
+(``dpglass.experiments.ldp``; never on an evaluation set).  It satisfies
+Theorem 2's conditions (``h -> 0``, ``n alpha^2 h^(2d) -> infinity``) and is
+the rate-optimal choice ``h ~ (n alpha^2)^(-1/(2 beta + 2d))`` of Theorem 3 for
+Lipschitz ``eta`` (``beta = 1``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from dpglass._validation import InstanceOf, Interval, Options, validate_params
+from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
+from dpglass.local.randomizers import (
+    DEFAULT_MAX_CELLS,
+    RANDOMIZERS,
+    Grid,
+    Reports,
+    check_bandwidth,
+    check_bounds,
+    check_features,
+    check_labels,
+    make_randomizer,
+)
+from dpglass.privacy.rng import check_random_state, spawn
+
+__all__ = ["AUTO_BANDWIDTH_CONSTANT", "GUARANTEE", "LDPHistogramClassifier", "HistogramClassifier",
+           "auto_bandwidth"]
+
+#: ``c`` of the auto bandwidth, per randomizer (chosen on the simulated
+#: distribution of ``dpglass.experiments.ldp.calibrate``, see docs/privacy.md).
+AUTO_BANDWIDTH_CONSTANT = {"laplace": 2.8, "oue": 1.4}
+GUARANTEE = "alpha-LDP per report; classifier is post-processing"
+
+
+def auto_bandwidth(n: int, alpha: float, d: int, randomizer: str = "laplace") -> float:
+    """``h = min(1, c (n alpha^2)^(-1/(2d+2)))``: data-independent (n, alpha, d are public in LDP).
+
+    Examples
+    --------
+    >>> round(auto_bandwidth(200_000, 1.0, 2), 4) == round(AUTO_BANDWIDTH_CONSTANT["laplace"] * 200_000 ** (-1 / 6), 4)
+    True
+    """
+    if n < 1:
+        raise InvalidParameterError("bandwidth='auto' needs at least one report.")
+    c = AUTO_BANDWIDTH_CONSTANT[randomizer]
+    return float(min(1.0, c * (n * alpha**2) ** (-1.0 / (2 * d + 2))))
+
+
+class _Stats:
+    """Integer sums of reports, per half (``"laplace"``) or overall (``"oue"``)."""
+
+    def __init__(self, length: int):
+        self.sums = np.zeros((2, length), dtype=np.int64)
+        self.counts = np.zeros(2, dtype=np.int64)
+
+    def add(self, values: np.ndarray, half: np.ndarray) -> None:
+        for k in (0, 1):
+            rows = half == k
+            if rows.any():
+                self.sums[k] += values[rows].sum(axis=0, dtype=np.int64)
+                self.counts[k] += int(rows.sum())
+
+
+def _statistic(randomizer: str, grid: Grid, alpha: float, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``T(x_j)`` for every cube centre, from the integer sums."""
+    if randomizer == "laplace":
+        n1, n2 = int(counts[0]), int(counts[1])
+        if n1 == 0 or n2 == 0:
+            raise DataValidationError(
+                f"The reports hold {n1} first-half and {n2} second-half reports; T needs both halves. "
+                "Collect more reports."
+            )
+        return sums[1] / n2 - sums[0] / (2.0 * n1)
+    from dpglass.local.randomizers import oue_q_numerator
+    from dpglass.privacy.samplers import GRID
+
+    n = int(counts.sum())
+    if n == 0:
+        raise DataValidationError("No reports: nothing to fit.")
+    q = oue_q_numerator(alpha) / GRID
+    est = (sums.sum(axis=0) - n * q) / (0.5 - q)  # unbiased counts of each (fine cell, label)
+    M = grid.cube_of_fine().astype(np.float64)
+    n1 = M @ est[1::2]
+    n0 = M @ est[0::2]
+    return (n1 - n0) / (2.0 * n)
+
+
+def _check_block(values, half, name: str, grid: Grid, expected: int) -> None:
+    """Reports of the right shape, type and content for their randomizer and grid."""
+    if values.ndim != 2 or values.shape[1] != expected or half.shape != (values.shape[0],):
+        raise DataValidationError(
+            f"Reports of the {name!r} randomizer with d={grid.d}, h={grid.h:g} have {expected} entries each "
+            f"(and one half flag each); got values of shape {values.shape} and halves of shape {half.shape}."
+        )
+    if values.dtype.kind not in "iub":
+        raise DataValidationError(f"Reports are integers; got dtype {values.dtype}.")
+    if not np.isin(half, (0, 1)).all() or (name == "oue" and half.any()):
+        raise DataValidationError("The half flags must be 0 or 1 (all 0 for 'oue' reports).")
+    if name == "oue" and not np.isin(values, (0, 1)).all():
+        raise DataValidationError("'oue' reports hold bits (0 or 1 only).")
+
+
+class _GridClassifierMixin:
+    """Prediction, printing and JSON shared by the private and the non-private histogram classifiers."""
+
+    def decision_function(self, X):
+        """``T(x_{j*(x)})``: class 1 where it is >= 0."""
+        check_is_fitted(self)
+        X = check_features(X, self.n_features_in_)
+        return self.statistic_[self.grid_.nearest(self.grid_.unit(X))]
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+
+    def predict_proba(self, X):
+        """Hard probabilities (0 or 1): the plug-in classifier gives a label, not a score."""
+        c = (self.decision_function(X) >= 0).astype(np.float64)
+        return np.column_stack([1.0 - c, c])
+
+    def feature_names(self) -> list[str]:
+        if hasattr(self, "feature_names_in_"):
+            return [str(c) for c in self.feature_names_in_]
+        return [f"x{i}" for i in range(self.n_features_in_)]
+
+    def _set_features(self, X) -> None:
+        if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
+            self.feature_names_in_ = np.asarray(list(X.columns), dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+
+    def to_text(self) -> str:
+        g = self.grid_
+        names = self.feature_names()
+        head = (f"{type(self).__name__}: grid step h={g.h:.4g} in the box "
+                + ", ".join(f"{nm} in [{lo:g}, {hi:g}]" for nm, lo, hi in zip(names, g.lower, g.upper))
+                + f"; {g.n_cubes} cells; predict 1 where T >= 0")
+        if g.d != 2:
+            share = float((self.statistic_ >= 0).mean())
+            return head + f"\n{share:.0%} of the cells predict 1"
+        grid = (self.statistic_ >= 0).reshape(g.K + 1, g.K + 1)  # [j1, j0]
+        rows = [f"{names[1]} ^"]
+        for j1 in range(g.K, -1, -1):
+            rows.append("  " + "".join("1" if grid[j1, j0] else "." for j0 in range(g.K + 1)))
+        rows.append(f"  -> {names[0]}")
+        return head + "\n" + "\n".join(rows)
+
+    def __str__(self) -> str:
+        try:
+            check_is_fitted(self)
+        except Exception:
+            return repr(self)
+        return self.to_text()
+
+
+class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimator):
+    """Berrett & Butucea's plug-in classifier from alpha-LDP reports (paper 004).
+
+    Parameters
+    ----------
+    alpha : float > 0
+        Local privacy level of each report.
+    bandwidth : float in (0, 1] or "auto"
+        Grid step ``h`` in the box mapped to ``[0, 1]^d``; ``"auto"``:
+        :func:`auto_bandwidth` from the number of records, alpha and d.
+    bounds : (lower, upper)
+        Public box of the features (required for ``fit``; ``fit_reports``
+        takes it from the reports when None).
+    randomizer : {"laplace", "oue"}
+        ``"laplace"``: the slides' mechanism; ``"oue"``: unary encoding of the
+        record's cell and label (lower variance, same alpha).
+    max_cells : int
+        Refuse reports longer than this.
+    random_state : None, int, SeedSequence or Generator
+        Randomness of the simulated devices in :meth:`fit` (None: ChaCha20).
+
+    Attributes
+    ----------
+    statistic_ : ndarray
+        ``T(x_j)`` for every cube centre.
+    report_sums_, report_counts_ : ndarray
+        Integer sums of the reports (per half for ``"laplace"``) and their numbers.
+    bandwidth_, grid_, classes_, n_features_in_
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> X, y = make_moons(20_000, noise=0.2, random_state=0)
+    >>> clf = LDPHistogramClassifier(alpha=4.0, bandwidth=0.2, bounds=([-1.5, -1], [2.5, 1.5]),
+    ...                              randomizer="oue", random_state=0).fit(X, y)
+    >>> clf.score(X, y) > 0.8
+    True
+    """
+
+    _parameter_constraints = {
+        "alpha": [Interval(numbers.Real, 0, 60, closed="right")],
+        "bandwidth": [Interval(numbers.Real, 0, 1, closed="right"), Options(("auto",))],
+        "bounds": [InstanceOf((list, tuple, np.ndarray), "a pair (lower, upper) of arrays"), InstanceOf(type(None))],
+        "randomizer": [Options(tuple(RANDOMIZERS))],
+        "max_cells": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": [InstanceOf(type(None)), Interval(numbers.Integral, 0, None, closed="left"),
+                         InstanceOf((np.random.SeedSequence, np.random.Generator), "a numpy SeedSequence or Generator")],
+    }
+
+    def __init__(self, *, alpha=1.0, bandwidth="auto", bounds=None, randomizer="laplace",
+                 max_cells=DEFAULT_MAX_CELLS, random_state=None):
+        self.alpha = alpha
+        self.bandwidth = bandwidth
+        self.bounds = bounds
+        self.randomizer = randomizer
+        self.max_cells = max_cells
+        self.random_state = random_state
+
+    # ------------------------------------------------------------- fitting
+    def _validate(self) -> None:
+        validate_params(self.get_params(deep=False), self._parameter_constraints, type(self).__name__)
+
+    def fit(self, X, y):
+        """Simulate every device (randomize each record), then :meth:`fit_reports` on the sums.
+
+        Reports are made and summed in blocks; they are not kept.
+        """
+        self._validate()
+        self._set_features(X)
+        X = check_features(X)
+        y = check_labels(y, X.shape[0])
+        lower, upper = check_bounds(self.bounds, X.shape[1])
+        h = (auto_bandwidth(X.shape[0], self.alpha, X.shape[1], self.randomizer) if self.bandwidth == "auto"
+             else check_bandwidth(self.bandwidth))
+        rng = check_random_state(self.random_state)
+        coin_rng, noise_rng = spawn(rng, 2)
+        rnd = make_randomizer(self.randomizer, self.alpha, h, (lower, upper), max_cells=self.max_cells,
+                              random_state=noise_rng)
+        half = rnd.draw_halves(X.shape[0], coin_rng)
+        stats = _Stats(rnd.report_length)
+        step = rnd._block_rows()
+        for start in range(0, X.shape[0], step):
+            sl = slice(start, min(X.shape[0], start + step))
+            rep = rnd.randomize(X[sl], y[sl], half=half[sl], rng=noise_rng)
+            stats.add(rep.values, rep.half)
+        self._finish(rnd.grid, X.shape[1], stats.sums, stats.counts)
+        return self
+
+    def _check_metadata(self, meta: dict) -> tuple[Grid, str]:
+        if meta["randomizer"] != self.randomizer:
+            raise DataValidationError(
+                f"The reports were made by the {meta['randomizer']!r} randomizer but randomizer="
+                f"{self.randomizer!r}; set randomizer={meta['randomizer']!r}."
+            )
+        if not math.isclose(float(meta["alpha"]), float(self.alpha), rel_tol=0, abs_tol=0):
+            raise DataValidationError(
+                f"The reports were randomized at alpha={meta['alpha']:g} but alpha={self.alpha:g}; set alpha to "
+                "the reports' value (it is public metadata)."
+            )
+        h = check_bandwidth(float(meta["bandwidth"]))
+        if self.bandwidth != "auto" and float(self.bandwidth) != h:
+            raise DataValidationError(
+                f"The reports use bandwidth {h:g} but bandwidth={self.bandwidth!r}; the grid is fixed when the "
+                "devices randomize. Use bandwidth='auto' or the reports' value."
+            )
+        lower, upper = check_bounds((meta["lower"], meta["upper"]))
+        if self.bounds is not None:
+            lo, hi = check_bounds(self.bounds, lower.size)
+            if not (np.array_equal(lo, lower) and np.array_equal(hi, upper)):
+                raise DataValidationError("The reports were made with other bounds than the 'bounds' parameter; "
+                                          "pass bounds=None to use the reports' bounds.")
+        return Grid(lower, upper, h), meta["randomizer"]
+
+    def fit_reports(self, reports):
+        """Fit from privatized reports alone.
+
+        Parameters
+        ----------
+        reports : Reports, or the path of an ``.npz`` written by ``dpglass ldp randomize`` or
+            :func:`dpglass.local.save_reports` (read in blocks).
+        """
+        self._validate()
+        if isinstance(reports, Reports):
+            meta, blocks = reports.metadata(), [(np.asarray(reports.values), np.asarray(reports.half))]
+        else:
+            from dpglass.local.io import iter_report_blocks, read_metadata
+
+            meta, blocks = read_metadata(reports), iter_report_blocks(reports)
+        grid, name = self._check_metadata(meta)
+        expected = 2 * grid.n_fine if name == "oue" else grid.n_cubes
+        stats = _Stats(expected)
+        for values, half in blocks:
+            _check_block(values, half, name, grid, expected)
+            stats.add(values, half)
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        names = meta.get("feature_names")
+        if names is not None and len(names) == grid.d:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        self._finish(grid, grid.d, stats.sums, stats.counts)
+        return self
+
+    def _finish(self, grid: Grid, d: int, sums: np.ndarray, counts: np.ndarray) -> None:
+        self.grid_ = grid
+        self.bandwidth_ = grid.h
+        self.n_features_in_ = int(d)
+        self.classes_ = np.array([0, 1])
+        self.report_sums_ = sums
+        self.report_counts_ = counts
+        self.statistic_ = _statistic(self.randomizer, grid, float(self.alpha), sums, counts)
+
+    # ----------------------------------------------------------------- JSON
+    def to_dict(self) -> dict:
+        """The model as JSON: public metadata and integer sums of the reports (T is recomputed on load)."""
+        check_is_fitted(self)
+        params = self.get_params(deep=False)
+        params["random_state"] = None
+        params["bounds"] = [self.grid_.lower.tolist(), self.grid_.upper.tolist()]
+        return {
+            "model": type(self).__name__,
+            "params": params,
+            "guarantee": GUARANTEE,
+            "alpha_per_report": float(self.alpha),
+            "n_reports": int(self.report_counts_.sum()),
+            "classes": [0, 1],
+            "n_features_in": int(self.n_features_in_),
+            "feature_names": self.feature_names(),
+            "has_feature_names": hasattr(self, "feature_names_in_"),
+            "grid": self.grid_.to_dict(),
+            "report_sums": self.report_sums_.tolist(),
+            "report_counts": self.report_counts_.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        """Rebuild a model written by :meth:`to_dict`; an inconsistent file raises ModelFileError."""
+        try:
+            if data["model"] != cls.__name__ or data["guarantee"] != GUARANTEE:
+                raise ModelFileError(f"Not an {cls.__name__} file (or its guarantee was edited).")
+            params = dict(data["params"])
+            params["bounds"] = tuple(params["bounds"])
+            model = cls(**params)
+            model._validate()
+            if float(data["alpha_per_report"]) != float(model.alpha):
+                raise ModelFileError("alpha_per_report does not match the model's alpha.")
+            g = data["grid"]
+            grid = Grid(*check_bounds((g["lower"], g["upper"])), check_bandwidth(float(g["bandwidth"])))
+            if grid.K != int(g["K"]) or list(grid.lower) != list(check_bounds(params["bounds"])[0]):
+                raise ModelFileError("The grid does not match the model's bounds and bandwidth.")
+            sums = np.asarray(data["report_sums"], dtype=np.int64)
+            counts = np.asarray(data["report_counts"], dtype=np.int64)
+            expected = 2 * grid.n_fine if model.randomizer == "oue" else grid.n_cubes
+            if sums.shape != (2, expected) or counts.shape != (2,) or int(counts.sum()) != int(data["n_reports"]):
+                raise ModelFileError("The report sums do not match the grid.")
+        except ModelFileError:
+            raise
+        except (KeyError, TypeError, ValueError, InvalidParameterError) as exc:
+            raise ModelFileError(f"Incomplete or inconsistent {cls.__name__} file: {exc}") from None
+        model._finish(grid, grid.d, sums, counts)
+        if data.get("has_feature_names"):
+            model.feature_names_in_ = np.asarray(data["feature_names"], dtype=object)
+        return model
+
+    def save(self, path) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(self.to_dict(), fh, indent=2)
+
+
+class HistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimator):
+    """The non-private reference: the same plug-in rule with exact indicators (no noise, no halves).
+
+    ``T(x_j) = (1/n) sum_i 1{X_i in cube_j} (Y_i - 1/2)``.  Not private.
+    """
+
+    def __init__(self, *, bandwidth=0.1, bounds=None):
+        self.bandwidth = bandwidth
+        self.bounds = bounds
+
+    def fit(self, X, y):
+        self._set_features(X)
+        X = check_features(X)
+        y = check_labels(y, X.shape[0])
+        lower, upper = check_bounds(self.bounds, X.shape[1])
+        grid = Grid(lower, upper, check_bandwidth(self.bandwidth))
+        flat, valid = grid.cube_members(grid.unit(X))
+        w = np.broadcast_to((y.astype(np.float64) - 0.5)[:, None], flat.shape)
+        self.statistic_ = np.bincount(flat[valid], weights=w[valid], minlength=grid.n_cubes) / X.shape[0]
+        self.grid_ = grid
+        self.n_features_in_ = X.shape[1]
+        self.classes_ = np.array([0, 1])
+        return self
