@@ -185,7 +185,8 @@ def _nonprivate_newton(B, y, model_trees, lr, lam, n_cuts):
 def test_huge_epsilon_matches_nonprivate_histogram_gbdt(data):
     X, y = data
     X, y = X[:800], y[:800]
-    m = _fit(X, y, epsilon=1e6, delta=0.0, n_estimators=4, max_depth=2, max_bins=8, reg_lambda=1.0)
+    m = _fit(X, y, epsilon=1e6, delta=0.0, n_estimators=4, max_depth=2, max_bins=8, reg_lambda=1.0,
+             learning_rate=0.5)
     B = apply_bins(X, m.bounds_, m.edges_, "t")
     F = _nonprivate_newton(B, y.astype(float), m.estimators_, 0.5, 1.0, [e.size for e in m.edges_])
     assert np.allclose(m.decision_function(X), F, atol=1e-3)

@@ -48,7 +48,11 @@ def _expected_releases(p: dict, d_numeric: int, x: float) -> list[tuple]:
 
 def check_gbdt(data: dict, ctx, fail, is_num) -> None:
     """Model-specific checks (helpers come from ``_verify`` to avoid an import cycle)."""
-    p, d = ctx.params, ctx.d
+    from dpglass.models.gbdt import DPGradientBoostingClassifier
+
+    p, d = dict(ctx.params), ctx.d
+    p["n_estimators"], _ = DPGradientBoostingClassifier(
+        **{k: p[k] for k in ("epsilon", "variant", "n_estimators", "learning_rate")})._resolved_sizes()
     for key in ("bounds_resolved", "edges", "trees"):
         if not isinstance(data.get(key), list):
             fail(key, "is missing or not a list", "what DPGradientBoostingClassifier.to_dict writes")

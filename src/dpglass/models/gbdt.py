@@ -61,12 +61,15 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         epsilon-DP (basic composition).  Only ``variant="newton"`` with the
         PLD accountant uses delta.
     variant : {"newton", "dpboost"}, default="newton"
-    n_estimators : int, default=50
-        Number of trees (>= 1).
+    n_estimators : int or "auto", default="auto"
+        Number of trees (>= 1).  ``"auto"``: a public function of epsilon,
+        ``clip(round(50 epsilon), 10, 50)`` (``variant="newton"``; 50 for
+        DPBoost), chosen on held-out training data (docs/results/gbdt).
     max_depth : int, default=1
         Depth of every (complete) tree (>= 1).
-    learning_rate : float, default=0.5
-        Shrinkage in (0, 1].
+    learning_rate : float or "auto", default="auto"
+        Shrinkage in (0, 1].  ``"auto"``: ``min(1, 25 / n_estimators)``
+        (``variant="newton"``; 0.1 for DPBoost).
     bounds : list or None, default=None
         One entry per feature: a public ``(low, high)`` for a numeric column
         (values outside are clipped to it, silently: whether any value lies
@@ -133,9 +136,9 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         "epsilon": EPSILON,
         "delta": DELTA_OR_NONE,
         "variant": [["newton", "dpboost"]],
-        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left"), ["auto"]],
         "max_depth": [Interval(numbers.Integral, 1, 8, closed="both")],
-        "learning_rate": [Interval(numbers.Real, 0, 1, closed="right")],
+        "learning_rate": [Interval(numbers.Real, 0, 1, closed="right"), ["auto"]],
         "bounds": [list, tuple, None],
         "max_bins": [Interval(numbers.Integral, 2, 256, closed="both")],
         "binning": [["uniform", "quantile"]],
@@ -154,7 +157,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
     }
 
     def __init__(
-        self, *, epsilon=1.0, delta=None, variant="newton", n_estimators=50, max_depth=1, learning_rate=0.5,
+        self, *, epsilon=1.0, delta=None, variant="newton", n_estimators="auto", max_depth=1, learning_rate="auto",
         bounds=None, max_bins=32, binning="uniform", quantile_share=0.1, split="exponential", split_share=0.3,
         hessian_share=0.3, reg_lambda=None, max_leaf_value=2.0, trees_per_ensemble=10,
         subset_selection="random", gradient_clip=1.0, accountant=None, classes=None, random_state=None,
@@ -226,6 +229,18 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         B = apply_bins(Xf, self.bounds_, self.edges_, type(self).__name__)
         return B
 
+    def _resolved_sizes(self) -> tuple[int, float]:
+        """``(n_estimators, learning_rate)`` with "auto" resolved (public functions of the parameters)."""
+        if self.n_estimators == "auto":
+            T = 50 if self.variant == "dpboost" else int(min(50, max(10, round(50 * float(self.epsilon)))))
+        else:
+            T = int(self.n_estimators)
+        if self.learning_rate == "auto":
+            lr = 0.1 if self.variant == "dpboost" else min(1.0, 25.0 / T)
+        else:
+            lr = float(self.learning_rate)
+        return T, lr
+
     # ------------------------------------------------------------------- fit
     def fit(self, X, y):
         """Fit the trees; every release is recorded in ``privacy_ledger_``.
@@ -249,6 +264,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         else:
             lam = None if self.reg_lambda is None else float(self.reg_lambda)
         self._warn_about_guarantee(float(self.epsilon))
+        self.n_estimators_, self.learning_rate_ = self._resolved_sizes()
         # entries are collected without a budget under basic sums (fast), then checked once below
         ledger = PrivacyLedger(epsilon=None, accountant="basic")
         eps = float(self.epsilon)
@@ -298,7 +314,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
     def _fit_newton(self, binned, y01, eps, delta, accountant, lam, rng, eps_bins):
         from dpglass.privacy.accounting import calibrate
 
-        T, D = int(self.n_estimators), int(self.max_depth)
+        T, D = self.n_estimators_, int(self.max_depth)
         shares = dict(split=self.split, split_share=float(self.split_share),
                       hessian_share=float(self.hessian_share))
         prefix = [LedgerEntry("bins", "exponential-quantile", epsilon=eps_bins)] if eps_bins else []
@@ -312,18 +328,18 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
             sel = float(self.split_share) if self.split == "exponential" else 0.0
             lam = 2.0 * 0.25 / (x * (1 - sel) * float(self.hessian_share))
         self.reg_lambda_ = lam
-        result = fit_newton(binned, y01, tree_eps=x, n_trees=T, depth=D, learning_rate=float(self.learning_rate),
+        result = fit_newton(binned, y01, tree_eps=x, n_trees=T, depth=D, learning_rate=self.learning_rate_,
                             reg_lambda=lam, max_leaf=float(self.max_leaf_value), rng=rng, how=how, **shares)
         return result, x
 
     def _fit_dpboost(self, binned, y01, eps, lam, rng):
-        T, K = int(self.n_estimators), int(self.trees_per_ensemble)
+        T, K = self.n_estimators_, int(self.trees_per_ensemble)
         n_ens = math.ceil(T / K)
         per = eps / n_ens
         self.reg_lambda_ = lam
         how = f"basic composition over {n_ens} ensembles of epsilon_ensemble={per:.6g}"
         result = fit_dpboost(binned, y01, ensemble_eps=per, n_trees=T, trees_per_ensemble=K,
-                             depth=int(self.max_depth), learning_rate=float(self.learning_rate), reg_lambda=lam,
+                             depth=int(self.max_depth), learning_rate=self.learning_rate_, reg_lambda=lam,
                              gradient_clip=float(self.gradient_clip), subset_selection=self.subset_selection,
                              rng=rng, how=how)
         return result, per
@@ -416,6 +432,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
             trees.append(BinnedTree(np.array(t["feature"], dtype=np.int64), np.array(t["cut"], dtype=np.int64),
                                     np.array(t["value"], dtype=np.float64)))
         self.estimators_ = trees
+        self.n_estimators_, self.learning_rate_ = self._resolved_sizes()
         self.init_score_ = float(data["init_score"])
         self.tree_epsilon_ = float(data["tree_epsilon"])
         self.reg_lambda_ = float(data["reg_lambda"])
