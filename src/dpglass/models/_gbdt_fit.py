@@ -57,13 +57,14 @@ class FitResult:
     init_score: float = 0.0
 
 
-def _level_histograms(binned: Binned, rows: np.ndarray, node: np.ndarray, n_nodes: int, weights) -> list:
-    """Per (node, feature bin) sums of each weight vector over ``rows``: one bincount per feature."""
+def _level_histograms(binned: Binned, Bsub: np.ndarray, node: np.ndarray, n_nodes: int, weights) -> list:
+    """Per (node, feature bin) sums of each weight vector (``Bsub``: the rows' bins, column-major)."""
     offs = binned.offsets
     out = [np.empty((n_nodes, offs[-1])) for _ in weights]
     for j in range(binned.n_cuts.size):
         nb = int(binned.n_cuts[j]) + 1
-        idx = binned.B[rows, j] if n_nodes == 1 else node * nb + binned.B[rows, j]
+        col = Bsub[:, j]
+        idx = col if n_nodes == 1 else node * nb + col
         for o, w in zip(out, weights):
             o[:, offs[j]:offs[j + 1]] = np.bincount(idx, w, minlength=n_nodes * nb).reshape(n_nodes, nb)
     return out
@@ -86,15 +87,17 @@ def _grow(binned: Binned, rows, depth, utility, split_eps, sensitivity, rng, wei
     feature = np.zeros(2**depth - 1, dtype=np.int64)
     cut = np.zeros(2**depth - 1, dtype=np.int64)
     node = np.zeros(rows.size, dtype=np.int64)
+    Bsub = np.asfortranarray(binned.B if rows.size == binned.B.shape[0] else binned.B[rows])
+    ws = [w[rows] for w in weights]
     for level in range(depth):
         first, width = 2**level - 1, 2**level
-        hists = _level_histograms(binned, rows, node - first, width, [w[rows] for w in weights])
+        hists = _level_histograms(binned, Bsub, node - first, width, ws)
         sums = [_left_sums(h, binned, cand_f, cand_c) for h in hists]
         u = utility(*sums)
         for i in range(width):
             k = select_split(u[i], epsilon=split_eps, sensitivity=sensitivity, rng=rng)
             feature[first + i], cut[first + i] = cand_f[k], cand_c[k]
-        right = binned.B[rows, feature[node]] > cut[node]
+        right = Bsub[np.arange(rows.size), feature[node]] > cut[node]
         node = 2 * node + 1 + right
     return feature, cut
 
