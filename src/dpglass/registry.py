@@ -122,6 +122,16 @@ _register(
         test_params={"epsilon": 1.0},
     )
 )
+_register(
+    EstimatorSpec(
+        name="dp-gbdt",
+        target="dpglass.models.gbdt:DPGradientBoostingClassifier",
+        private=True,
+        guarantee="(epsilon, delta)-DP proven (PLD over trees); pure epsilon-DP with delta=0; DPBoost variant pure",
+        description="DP gradient boosted trees on 0/1 and bounded numeric features (Newton leaves; DPBoost variant).",
+        test_params={"n_estimators": 3, "epsilon": 1.0},
+    )
+)
 
 
 def get_spec(name: str) -> EstimatorSpec:

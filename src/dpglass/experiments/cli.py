@@ -81,6 +81,19 @@ COMMANDS = (
         quick_help="tiny sample sizes, about twenty seconds",
         out="results/ldp",
     ),
+    Command(
+        name="gbdt",
+        module="dpglass.experiments.gbdt",
+        help="issue 13: DP gradient boosted trees vs DPBoost, LazyBB, DP-LR (Adult numeric, cod-rna)",
+        description=(
+            "Test accuracy vs epsilon of DPGradientBoostingClassifier (default and DPBoost with random and "
+            "gradient subsets), SmoothBoost and DP-LR, with non-private references, on Adult (canonical split, "
+            "numeric columns with public bounds) and cod-rna (5-fold CV); report.md beside the published numbers. "
+            "--quick is a smoke test (2 epsilons, 2 repetitions, 4000 Adult records, one cod-rna fold)."
+        ),
+        quick_help="2 epsilons x 2 repetitions on a subsample, about a minute",
+        out="results/gbdt",
+    ),
 )
 
 

@@ -4,12 +4,14 @@ import json
 
 from dpglass.exceptions import DataValidationError
 from dpglass.models.boosting import SmoothBoostClassifier
+from dpglass.models.gbdt import DPGradientBoostingClassifier
 from dpglass.models.logistic import DPLogisticRegression
 from dpglass.models.pipeline import DPPipeline
 from dpglass.models.rule_list import DPRuleListClassifier, GreedyRuleListClassifier
 from dpglass.models.selection import PrivateGridSearch
 
 __all__ = [
+    "DPGradientBoostingClassifier",
     "DPLogisticRegression",
     "DPPipeline",
     "PrivateGridSearch",

@@ -65,6 +65,7 @@ KNOWN_MECHANISMS = {
     "DPRuleListClassifier": (*RULE_LIST_COUNT_NAMES, *(n for v in RULE_LIST_SELECTION_NAMES.values() for n in v)),
     "SmoothBoostClassifier": ("exponential", "laplace", "advanced-composition("),
     "DPLogisticRegression": (),  # plus logistic.MECHANISM; the removed objective perturbation is refused
+    "DPGradientBoostingClassifier": ("exponential", "discrete laplace (grid)", "laplace", "exponential-quantile"),
 }
 SELECTION_MECHANISM = "private-selection("
 SELECTION_METHODS = ("liu-talwar", "papernot-steinke")
@@ -705,6 +706,12 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
                   f"the whole budget epsilon={ctx.ledger.epsilon!r} (objective perturbation)")
 
 
+def _check_gbdt(data, ctx, fail, is_num):
+    from dpglass.models._verify_gbdt import check_gbdt
+
+    check_gbdt(data, ctx, fail, is_num)
+
+
 #: Model-specific checks by class name: state (and, given the model's own
 #: ledger, the ledger's consistency with the parameters).  A new model adds one.
 MODEL_CHECKS = {
@@ -712,6 +719,7 @@ MODEL_CHECKS = {
     "DPRuleListClassifier": _check_rule_list,
     "SmoothBoostClassifier": _check_boosting,
     "DPLogisticRegression": _check_logistic,
+    "DPGradientBoostingClassifier": lambda data, ctx: _check_gbdt(data, ctx, _fail, _is_num),
 }
 
 

@@ -1,0 +1,48 @@
+"""Fit time of DPGradientBoostingClassifier against HistGradientBoostingClassifier, same trees and depth.
+
+Run from the repository root::
+
+    DPGLASS_DATA=../shared/data python benchmarks/gbdt.py [--trees 100] [--depth 4] [--repeats 3]
+
+Both fit Adult's training split (32561 records) with its numeric columns kept
+(public bounds, ``dpglass.experiments.gbdt.data``), 32 bins, the same number of
+trees and depth (HistGradientBoosting: no early stopping).  Prints the median
+fit times and their ratio, measured in one run; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
+
+from _timing import median_fit_time  # noqa: E402
+from dpglass.experiments.gbdt.data import load_numeric  # noqa: E402
+from dpglass.models.gbdt import DPGradientBoostingClassifier  # noqa: E402
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trees", type=int, default=100)
+    parser.add_argument("--depth", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    X, y, bounds = load_numeric("adult", "train")
+    X = X.to_numpy()
+    dp, _ = median_fit_time(lambda i: DPGradientBoostingClassifier(
+        epsilon=1.0, bounds=bounds, n_estimators=args.trees, max_depth=args.depth, random_state=i), X, y, args.repeats)
+    hgb, _ = median_fit_time(lambda i: HistGradientBoostingClassifier(
+        max_iter=args.trees, max_depth=args.depth, max_bins=32, early_stopping=False, random_state=i),
+        X, y, args.repeats)
+    print(f"Adult numeric (32561 x {X.shape[1]}), {args.trees} trees of depth {args.depth}:")
+    print(f"  DPGradientBoostingClassifier: {dp:.2f} s")
+    print(f"  HistGradientBoostingClassifier: {hgb:.2f} s")
+    print(f"  ratio: {dp / hgb:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

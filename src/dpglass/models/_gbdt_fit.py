@@ -1,0 +1,247 @@
+"""The private computations of :class:`~dpglass.models.gbdt.DPGradientBoostingClassifier`.
+
+Two learners on the same binned data (``_gbdt_trees``) and releases
+(``_gbdt_releases``):
+
+* :func:`fit_newton` (``variant="newton"``, the default): trees one after
+  another on all records; each level's split by the exponential mechanism
+  over (feature, cut) with the utility ``|G_left| + |G_right|`` (sensitivity
+  1), or data-independent random splits; leaf values by a Newton step from
+  noisy per-leaf gradient and Hessian sums.
+* :func:`fit_dpboost` (``variant="dpboost"``): DPBoost (Li et al., AAAI 2020):
+  ensembles one after another; inside an ensemble each tree learns on its own
+  disjoint subset of the records (a random public partition, or a per-record
+  gradient-based pre-selection from the records not yet used); split by the
+  exponential mechanism on the XGBoost gain with unit Hessians (sensitivity
+  ``3 g*^2``), leaves ``-sum g / (m + lambda)`` geometrically clipped, plus
+  Laplace noise.
+
+The proofs are in docs/privacy.md, section "DP gradient boosted trees".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from dpglass.models._gbdt_releases import leaf_sum_entry, release_leaf_sums, release_leaf_values, select_split
+from dpglass.models._gbdt_trees import BinnedTree, leaf_index, random_structure
+
+__all__ = ["Binned", "FitResult", "fit_dpboost", "fit_newton", "newton_plan"]
+
+
+@dataclass(frozen=True)
+class Binned:
+    """Bin matrix ``B`` (n, d) with the number of cuts of every feature, and the candidate (feature, cut) list."""
+
+    B: np.ndarray
+    n_cuts: np.ndarray
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum(self.n_cuts + 1)])
+
+    def candidates(self) -> tuple[np.ndarray, np.ndarray]:
+        f = np.concatenate([np.full(c, j) for j, c in enumerate(self.n_cuts)]).astype(np.int64)
+        c = np.concatenate([np.arange(c) for c in self.n_cuts]).astype(np.int64)
+        return f, c
+
+
+@dataclass
+class FitResult:
+    trees: list
+    entries: list
+    init_score: float = 0.0
+
+
+def _level_histograms(binned: Binned, Bsub: np.ndarray, node: np.ndarray, n_nodes: int, weights) -> list:
+    """Per (node, feature bin) sums of each weight vector (``Bsub``: the rows' bins, column-major)."""
+    offs = binned.offsets
+    out = [np.empty((n_nodes, offs[-1])) for _ in weights]
+    for j in range(binned.n_cuts.size):
+        nb = int(binned.n_cuts[j]) + 1
+        col = Bsub[:, j]
+        idx = col if n_nodes == 1 else node * nb + col
+        for o, w in zip(out, weights):
+            o[:, offs[j]:offs[j + 1]] = np.bincount(idx, w, minlength=n_nodes * nb).reshape(n_nodes, nb)
+    return out
+
+
+def _left_sums(hist: np.ndarray, binned: Binned, cand_f, cand_c) -> tuple[np.ndarray, np.ndarray]:
+    """``(left, total)`` per node and candidate: sums over bins ``<= cut`` of the feature, and over all."""
+    offs = binned.offsets
+    cs = np.concatenate([np.zeros((hist.shape[0], 1)), np.cumsum(hist, axis=1)], axis=1)
+    left = cs[:, offs[cand_f] + cand_c + 1] - cs[:, offs[cand_f]]
+    total = cs[:, offs[1]] - cs[:, 0]
+    return left, np.broadcast_to(total[:, None], left.shape)
+
+
+def _grow(binned: Binned, rows, depth, utility, split_eps, sensitivity, rng, weights, split):
+    """Split levels of one tree: random, or by the exponential mechanism per node (parallel within a level)."""
+    if split == "random":
+        return random_structure(binned.n_cuts, depth, rng)
+    cand_f, cand_c = binned.candidates()
+    feature = np.zeros(2**depth - 1, dtype=np.int64)
+    cut = np.zeros(2**depth - 1, dtype=np.int64)
+    node = np.zeros(rows.size, dtype=np.int64)
+    Bsub = np.asfortranarray(binned.B if rows.size == binned.B.shape[0] else binned.B[rows])
+    ws = [w[rows] for w in weights]
+    for level in range(depth):
+        first, width = 2**level - 1, 2**level
+        hists = _level_histograms(binned, Bsub, node - first, width, ws)
+        sums = [_left_sums(h, binned, cand_f, cand_c) for h in hists]
+        u = utility(*sums)
+        for i in range(width):
+            k = select_split(u[i], epsilon=split_eps, sensitivity=sensitivity, rng=rng)
+            feature[first + i], cut[first + i] = cand_f[k], cand_c[k]
+        right = Bsub[np.arange(rows.size), feature[node]] > cut[node]
+        node = 2 * node + 1 + right
+    return feature, cut
+
+
+def _abs_gradient_utility(gsums):
+    left, total = gsums
+    return np.abs(left) + np.abs(total - left)
+
+
+# ---------------------------------------------------------------- newton
+def newton_plan(x: float, n_trees: int, depth: int, split: str, split_share: float, hessian_share: float):
+    """The ledger entries a full newton run writes if every tree spends ``x`` (for calibration)."""
+    from dpglass.privacy.ledger import LedgerEntry
+
+    one = []
+    if split == "exponential":
+        one += [LedgerEntry("split", "exponential", epsilon=x * split_share / depth)] * depth
+    leaves = x * (1.0 - (split_share if split == "exponential" else 0.0))
+    one.append(LedgerEntry(**leaf_sum_entry("g", leaves * (1 - hessian_share), 1.0, "")))
+    one.append(LedgerEntry(**leaf_sum_entry("h", leaves * hessian_share, 0.25, "")))
+    # the intercept: one leaf holding every record, released like a tree's leaves
+    start = [LedgerEntry(**leaf_sum_entry("g", x * (1 - hessian_share), 1.0, "")),
+             LedgerEntry(**leaf_sum_entry("h", x * hessian_share, 0.25, ""))]
+    return start + one * n_trees
+
+
+def _newton_leaves(leaf, n_leaves, g, h, eps_g, eps_h, rng, name, how):
+    """Noisy per-leaf gradient and Hessian sums, with their two ledger entries."""
+    G, e1 = release_leaf_sums(np.bincount(leaf, g, minlength=n_leaves), epsilon=eps_g, sensitivity=1.0,
+                              rng=rng, release=f"{name}: leaf gradient sums",
+                              note=f"gradients p - y in [-1, 1]; one record in one leaf; {how}")
+    H, e2 = release_leaf_sums(np.bincount(leaf, h, minlength=n_leaves), epsilon=eps_h, sensitivity=0.25,
+                              rng=rng, release=f"{name}: leaf Hessian sums",
+                              note=f"Hessians p(1 - p) in [0, 1/4]; one record in one leaf; {how}")
+    return G, H, [e1, e2]
+
+
+def fit_newton(binned: Binned, y01, *, tree_eps, n_trees, depth, split, split_share, hessian_share,
+               learning_rate, reg_lambda, max_leaf, rng, how) -> FitResult:
+    """Newton boosting on all records: see the module docstring; ``tree_eps`` is each tree's budget."""
+    n = binned.B.shape[0]
+    rows = np.arange(n)
+    F = np.zeros(n)
+    y = np.asarray(y01, dtype=np.float64)
+    sel = split_share if split == "exponential" else 0.0
+    eps_g, eps_h = tree_eps * (1 - sel) * (1 - hessian_share), tree_eps * (1 - sel) * hessian_share
+    p = np.full(n, 0.5)
+    G, H, entries = _newton_leaves(np.zeros(n, dtype=np.int64), 1, p - y, p * (1 - p),
+                                   tree_eps * (1 - hessian_share), tree_eps * hessian_share, rng, "intercept", how)
+    init = float(np.clip(-G[0] / (max(H[0], 0.0) + reg_lambda), -max_leaf, max_leaf))
+    F += init
+    trees = []
+    for t in range(1, n_trees + 1):
+        p = expit(F)
+        g = np.clip(p - y, -1.0, 1.0)
+        h = np.clip(p * (1.0 - p), 0.0, 0.25)
+        feature, cut = _grow(binned, rows, depth, _abs_gradient_utility, tree_eps * sel / depth if sel else 0.0,
+                             1.0, rng, [g], split)
+        if sel:
+            entries += [dict(release=f"tree {t}: level {lev + 1} splits", mechanism="exponential",
+                             epsilon=tree_eps * sel / depth, sensitivity=1.0, guarantee="proven",
+                             note=f"one (feature, cut) per node, utility |G_left|+|G_right|; the level's nodes "
+                                  f"hold disjoint records (parallel); {how}") for lev in range(depth)]
+        leaf = leaf_index(binned.B, feature, cut, depth)
+        G, H, pair = _newton_leaves(leaf, 2**depth, g, h, eps_g, eps_h, rng, f"tree {t}", how)
+        entries += pair
+        value = learning_rate * np.clip(-G / (np.maximum(H, 0.0) + reg_lambda), -max_leaf, max_leaf)
+        trees.append(BinnedTree(feature, cut, value))
+        F += value[leaf]
+    return FitResult(trees, entries, init)
+
+
+# --------------------------------------------------------------- dpboost
+def _dpboost_gain(gsums, csums, lam):
+    (gl, gt), (cl, ct) = gsums, csums
+    return gl**2 / (cl + lam) + (gt - gl) ** 2 / (ct - cl + lam)
+
+
+def _select_records(unused: np.ndarray, g: np.ndarray, k: int, K: int, mode: str, coins: np.ndarray):
+    """Tree ``k`` (0-based) of ``K`` in an ensemble: a per-record rule on the records not used yet.
+
+    ``random``: the public part ``coins`` (a uniform part per record, drawn
+    before training).  ``gradient``: an unused record is taken with
+    probability ``min(1, 2|g_i| / (K - k))`` from its own coin (the last tree
+    takes all unused records); each decision uses only the record, its coin
+    and the released model (docs/privacy.md).
+    """
+    if mode == "random":
+        return unused & (coins == k)
+    if k == K - 1:
+        return unused.copy()
+    return unused & (coins < np.minimum(1.0, 2.0 * np.abs(g) / (K - k)))
+
+
+def fit_dpboost(binned: Binned, y01, *, ensemble_eps, n_trees, trees_per_ensemble, depth, learning_rate,
+                reg_lambda, gradient_clip, subset_selection, rng, how) -> FitResult:
+    """DPBoost (module docstring): each ensemble spends ``ensemble_eps``, half on splits, half on leaves."""
+    n = binned.B.shape[0]
+    y = np.asarray(y01, dtype=np.float64)
+    F = np.zeros(n)
+    ones = np.ones(n)
+    K = trees_per_ensemble
+    gstar = float(gradient_clip)
+    split_eps, leaf_eps = ensemble_eps / (2 * depth), ensemble_eps / 2
+    trees, entries = [], []
+    n_ens = math.ceil(n_trees / K)
+    for e in range(n_ens):
+        unused = np.ones(n, dtype=bool)
+        coins = rng.integers(0, K, size=n) if subset_selection == "random" else None
+        for k in range(min(K, n_trees - e * K)):
+            t = e * K + k + 1
+            g = np.clip(expit(F) - y, -gstar, gstar)
+            if subset_selection == "gradient":
+                coins = rng.random(n)
+            chosen = _select_records(unused, g, k, K, subset_selection, coins)
+            unused &= ~chosen
+            rows = np.flatnonzero(chosen)
+            feature, cut = _grow(binned, rows, depth, lambda gs, cs: _dpboost_gain(gs, cs, reg_lambda),
+                                 split_eps, 3.0 * gstar**2, rng, [g, ones], "exponential")
+            leaf = leaf_index(binned.B[rows], feature, cut, depth)
+            G = np.bincount(leaf, g[rows], minlength=2**depth)
+            m = np.bincount(leaf, minlength=2**depth)
+            clip = gstar * (1.0 - learning_rate) ** k  # geometric leaf clipping (tree k of the ensemble)
+            V = np.clip(-G / (m + reg_lambda), -clip, clip)
+            sens = min(gstar / (1.0 + reg_lambda), 2.0 * clip)
+            Vn, _ = release_leaf_values(V, epsilon=leaf_eps, sensitivity=sens, rng=rng, release="", note="")
+            value = learning_rate * Vn
+            trees.append(BinnedTree(feature, cut, value))
+            F += value[leaf_index(binned.B, feature, cut, depth)]
+        entries += _ensemble_entries(e + 1, depth, split_eps, leaf_eps, gstar, reg_lambda, learning_rate,
+                                     subset_selection, how)
+    return FitResult(trees, entries)
+
+
+def _ensemble_entries(e, depth, split_eps, leaf_eps, gstar, lam, lr, mode, how) -> list:
+    """One ensemble's entries: its trees hold disjoint records, so each release step is charged once."""
+    why = ("a public random partition (parallel composition)" if mode == "random" else
+           "per-record gradient pre-selection of unused records (docs/privacy.md: a record reaches one tree)")
+    splits = [dict(release=f"ensemble {e}: level {lev + 1} splits of every tree", mechanism="exponential",
+                   epsilon=split_eps, sensitivity=3.0 * gstar**2, guarantee="proven",
+                   note=f"XGBoost gain with unit Hessians, sensitivity 3 g*^2 (g*={gstar:g}); trees on {why}; {how}")
+              for lev in range(depth)]
+    leaves = dict(release=f"ensemble {e}: leaf values of every tree", mechanism="laplace", epsilon=leaf_eps,
+                  sensitivity=gstar / (1.0 + lam), guarantee="proven",
+                  note=f"V = -sum g/(m + lambda), tree k of the ensemble clipped to +-g*(1-eta)^k, sensitivity "
+                       f"min(g*/(1+lambda), 2 g*(1-eta)^k) (eta={lr:g}, lambda={lam:g}); trees on {why}; {how}")
+    return splits + [leaves]

@@ -1,0 +1,439 @@
+"""Differentially private gradient boosted trees on 0/1 and numeric features.
+
+:class:`DPGradientBoostingClassifier` boosts complete binary trees for the
+binary log-loss.  Numeric columns come with public ``bounds`` and are cut at
+``max_bins - 1`` public points (an equal-width grid inside the bounds) or at
+DP quantiles paid from the budget; 0/1 columns (``bounds`` entry None) are cut
+at 0.5.  Two learners:
+
+``variant="newton"`` (default)
+    Trees one after another on all records.  Each level's splits are chosen
+    by the exponential mechanism over (feature, cut) with utility
+    ``|G_left| + |G_right|`` (sums of gradients ``p - y``, sensitivity 1), or
+    at random (``split="random"``, data-independent: the whole budget goes to
+    the leaves).  Leaf values are Newton steps ``-G~ / (H~ + lambda)`` from
+    noisy per-leaf gradient and Hessian sums (exact discrete Laplace on a
+    public grid), shrunk by ``learning_rate``.  The trees compose by PLD
+    (``accountant="pld"``, the default when ``delta > 0``) or basically.
+``variant="dpboost"``
+    DPBoost (Li, Wu, Wen, He, AAAI 2020): ensembles of ``trees_per_ensemble``
+    trees, each tree on its own disjoint subset of the records
+    (``subset_selection="random"``: a public random partition;
+    ``"gradient"``: a per-record pre-selection by gradient from the records
+    not yet used), splits by the exponential mechanism on the gain (unit
+    Hessians, sensitivity ``3 g*^2``), geometric leaf clipping, Laplace leaf
+    noise.  Ensembles compose sequentially (basic).
+
+The privacy argument is in docs/privacy.md, section "DP gradient boosted trees".
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy.special import expit
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from dpglass._validation import Interval
+from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
+from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._gbdt_fit import Binned, fit_dpboost, fit_newton, newton_plan
+from dpglass.models._gbdt_trees import (
+    BinnedTree, apply_bins, check_feature_bounds, check_tree_arrays, leaf_index, uniform_edges,
+)
+from dpglass.privacy.ledger import RELATIVE_TOLERANCE, LedgerEntry, PrivacyLedger
+from dpglass.privacy.rng import check_random_state, is_replayable
+
+__all__ = ["DPGradientBoostingClassifier"]
+
+
+class DPGradientBoostingClassifier(BinaryClassifierBase):
+    """Differentially private gradient boosted trees (binary log-loss), numeric features with public bounds.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget (> 0).
+    delta : float or None, default=None
+        ``None``: 1e-8 (a public constant; n is private).  ``0``: pure
+        epsilon-DP (basic composition).  Only ``variant="newton"`` with the
+        PLD accountant uses delta.
+    variant : {"newton", "dpboost"}, default="newton"
+    n_estimators : int or "auto", default="auto"
+        Number of trees (>= 1).  ``"auto"``: a public function of epsilon,
+        ``clip(round(50 epsilon), 10, 50)`` (``variant="newton"``; 50 for
+        DPBoost), chosen on held-out training data (docs/results/gbdt).
+    max_depth : int, default=1
+        Depth of every (complete) tree (>= 1).
+    learning_rate : float or "auto", default="auto"
+        Shrinkage in (0, 1].  ``"auto"``: ``min(1, 25 / n_estimators)``
+        (``variant="newton"``; 0.1 for DPBoost).
+    bounds : list or None, default=None
+        One entry per feature: a public ``(low, high)`` for a numeric column
+        (values outside are clipped to it, silently: whether any value lies
+        outside is a fact about the data), or None for a 0/1 column.  ``None``: every column is 0/1.  A numeric column without
+        bounds is refused with a message that says what to pass.
+    max_bins : int, default=32
+        Bins per numeric column (2..256): ``max_bins - 1`` cut points.
+    binning : {"uniform", "quantile"}, default="uniform"
+        ``"uniform"``: the equal-width grid inside the bounds (free).
+        ``"quantile"``: DP quantiles (:func:`dpglass.privacy.quantile.dp_quantile`)
+        at ``k / max_bins``, paid with ``quantile_share`` of epsilon.
+    quantile_share : float, default=0.1
+        Share of epsilon for the quantiles (``binning="quantile"``).
+    split : {"exponential", "random"}, default="exponential"
+        ``variant="newton"``: how splits are chosen.
+    split_share : float, default=0.3
+        ``variant="newton"``, ``split="exponential"``: share of each tree's
+        budget for its splits (the rest for the leaves).
+    hessian_share : float, default=0.3
+        ``variant="newton"``: share of the leaves' budget for the Hessian sums.
+    reg_lambda : float or None, default=None
+        L2 regularisation lambda of the leaf values (> 0).  ``None``:
+        ``variant="newton"``: twice the noise scale of the Hessian sums (a
+        public function of the parameters); ``"dpboost"``: 0.1.
+    max_leaf_value : float, default=2.0
+        ``variant="newton"``: leaf steps are clipped to +-this before shrinkage.
+    trees_per_ensemble : int, default=10
+        ``variant="dpboost"``: trees per ensemble (on disjoint records).
+    subset_selection : {"random", "gradient"}, default="random"
+        ``variant="dpboost"``: how each tree's records are chosen.
+    gradient_clip : float, default=1.0
+        ``variant="dpboost"``: g*, gradients are clipped to [-g*, g*].
+    accountant : {"basic", "pld"} or None, default=None
+        ``None``: ``"pld"`` when delta > 0 (newton), else ``"basic"``.
+    classes : list of two labels or None, default=None
+    random_state : None, int, SeedSequence or Generator, default=None
+
+    Attributes
+    ----------
+    estimators_ : list of BinnedTree
+    edges_ : list of ndarray
+        The cut points of every feature (0/1 columns: ``[0.5]``).
+    privacy_ledger_ : PrivacyLedger
+    tree_epsilon_ : float
+        ``newton``: each tree's budget; ``dpboost``: each ensemble's.
+    classes_, n_features_in_, feature_names_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.column_stack([rng.uniform(0, 10, 4000), rng.random(4000) < 0.5])
+    >>> y = ((X[:, 0] > 5) ^ (rng.random(4000) < 0.1)).astype(int)
+    >>> clf = DPGradientBoostingClassifier(epsilon=1.0, bounds=[(0, 10), None], n_estimators=10,
+    ...                                    random_state=0).fit(X, y)
+    >>> float(clf.score(X, y)) > 0.8
+    True
+    >>> clf.privacy_ledger_.total()[0] <= 1.0
+    True
+    """
+
+    _private = True
+    _parameter_constraints = {
+        "epsilon": EPSILON,
+        "delta": DELTA_OR_NONE,
+        "variant": [["newton", "dpboost"]],
+        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left"), ["auto"]],
+        "max_depth": [Interval(numbers.Integral, 1, 8, closed="both")],
+        "learning_rate": [Interval(numbers.Real, 0, 1, closed="right"), ["auto"]],
+        "bounds": [list, tuple, None],
+        "max_bins": [Interval(numbers.Integral, 2, 256, closed="both")],
+        "binning": [["uniform", "quantile"]],
+        "quantile_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "split": [["exponential", "random"]],
+        "split_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "hessian_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "reg_lambda": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "max_leaf_value": [Interval(numbers.Real, 0, None, closed="neither")],
+        "trees_per_ensemble": [Interval(numbers.Integral, 1, None, closed="left")],
+        "subset_selection": [["random", "gradient"]],
+        "gradient_clip": [Interval(numbers.Real, 0, None, closed="neither")],
+        "accountant": [["basic", "pld"], None],
+        "classes": CLASSES,
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(
+        self, *, epsilon=1.0, delta=None, variant="newton", n_estimators="auto", max_depth=1, learning_rate="auto",
+        bounds=None, max_bins=32, binning="uniform", quantile_share=0.1, split="exponential", split_share=0.3,
+        hessian_share=0.3, reg_lambda=None, max_leaf_value=2.0, trees_per_ensemble=10,
+        subset_selection="random", gradient_clip=1.0, accountant=None, classes=None, random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.variant = variant
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.bounds = bounds
+        self.max_bins = max_bins
+        self.binning = binning
+        self.quantile_share = quantile_share
+        self.split = split
+        self.split_share = split_share
+        self.hessian_share = hessian_share
+        self.reg_lambda = reg_lambda
+        self.max_leaf_value = max_leaf_value
+        self.trees_per_ensemble = trees_per_ensemble
+        self.subset_selection = subset_selection
+        self.gradient_clip = gradient_clip
+        self.accountant = accountant
+        self.classes = classes
+        self.random_state = random_state
+
+    def _validate_params(self) -> None:
+        # "bounds" is a list of pairs / None: checked by check_feature_bounds once d is known
+        saved = self._parameter_constraints
+        type(self)._parameter_constraints = {k: v for k, v in saved.items() if k != "bounds"}
+        try:
+            super()._validate_params()
+        finally:
+            type(self)._parameter_constraints = saved
+        if self.bounds is not None and not isinstance(self.bounds, (list, tuple)):
+            raise InvalidParameterError(
+                f"The 'bounds' parameter of {type(self).__name__} must be a list with one (low, high) or None "
+                f"per feature, or None. Got {self.bounds!r} instead.")
+
+    # ------------------------------------------------------------------ data
+    def _check_X(self, X, reset: bool) -> np.ndarray:
+        import scipy.sparse
+
+        if scipy.sparse.issparse(X):
+            raise DataValidationError(f"{type(self).__name__} takes a dense array or DataFrame, not a sparse matrix.")
+        try:
+            X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite="allow-nan",
+                              ensure_min_samples=1)
+        except DataValidationError:
+            raise
+        except ValueError as exc:
+            raise DataValidationError(str(exc)) from exc
+        return X
+
+    def _check_fit(self, X, y):
+        Xf = self._check_X(X, reset=True)
+        from dpglass._validation import check_binary_y
+
+        declared = self.__dict__.get("_schema_classes")
+        if declared is None:
+            declared = self.classes
+        y01, classes = check_binary_y(y, classes=declared)
+        if y01.shape[0] != Xf.shape[0]:
+            raise DataValidationError(f"X has {Xf.shape[0]} rows but y has {y01.shape[0]} labels; they must match.")
+        self.classes_ = classes
+        return Xf, y01
+
+    def _bins(self, Xf) -> np.ndarray:
+        B = apply_bins(Xf, self.bounds_, self.edges_, type(self).__name__)
+        return B
+
+    def _resolved_sizes(self) -> tuple[int, float]:
+        """``(n_estimators, learning_rate)`` with "auto" resolved (public functions of the parameters)."""
+        if self.n_estimators == "auto":
+            T = 50 if self.variant == "dpboost" else int(min(50, max(10, round(50 * float(self.epsilon)))))
+        else:
+            T = int(self.n_estimators)
+        if self.learning_rate == "auto":
+            lr = 0.1 if self.variant == "dpboost" else min(1.0, 25.0 / T)
+        else:
+            lr = float(self.learning_rate)
+        return T, lr
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X, y):
+        """Fit the trees; every release is recorded in ``privacy_ledger_``.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        rng = check_random_state(self.random_state)
+        Xf, y01 = self._check_fit(X, y)
+        d = Xf.shape[1]
+        self.bounds_ = check_feature_bounds(self.bounds, d, type(self).__name__)
+        delta = self._resolve_delta(self.delta)
+        newton = self.variant == "newton"
+        accountant = self.accountant or ("pld" if (delta > 0 and newton) else "basic")
+        if accountant == "pld" and not newton:
+            raise InvalidParameterError("accountant='pld' is for variant='newton'; DPBoost composes basically.")
+        if self.variant == "dpboost" and self.reg_lambda is None:
+            lam = 0.1
+        else:
+            lam = None if self.reg_lambda is None else float(self.reg_lambda)
+        self._warn_about_guarantee(float(self.epsilon))
+        self.n_estimators_, self.learning_rate_ = self._resolved_sizes()
+        # entries are collected without a budget under basic sums (fast), then checked once below
+        ledger = PrivacyLedger(epsilon=None, accountant="basic")
+        eps = float(self.epsilon)
+        eps_bins = self._fit_edges(Xf, eps, rng, ledger)
+        binned = Binned(self._bins(Xf), np.array([e.size for e in self.edges_], dtype=np.int64))
+        rest = eps - eps_bins
+        if newton:
+            result, per = self._fit_newton(binned, y01, rest, delta, accountant, lam, rng, eps_bins)
+        else:
+            result, per = self._fit_dpboost(binned, y01, rest, lam, rng)
+        for e in result.entries:
+            ledger.spend(**e)
+        ledger.epsilon, ledger.delta, ledger.accountant = eps, (delta if accountant == "pld" else 0.0), accountant
+        spent = ledger.total()
+        if spent[0] > eps * (1 + RELATIVE_TOLERANCE) or spent[1] > ledger.delta * (1 + RELATIVE_TOLERANCE):
+            raise BudgetExceededError(f"The releases compose to {spent}, above the budget ({eps}, {ledger.delta}): "
+                                      "nothing is returned.")  # pragma: no cover - calibration prevents it
+        self.estimators_ = result.trees
+        self.init_score_ = result.init_score
+        self.tree_epsilon_ = per
+        self.delta_ = delta
+        self.privacy_ledger_ = ledger
+        self.privacy_ledger_.replayable = is_replayable(rng)
+        return self
+
+    def _fit_edges(self, Xf, eps, rng, ledger) -> float:
+        """Cut points of every feature; DP quantiles spend ``quantile_share`` of epsilon."""
+        nb = int(self.max_bins)
+        numeric = [j for j, b in enumerate(self.bounds_) if b is not None]
+        if self.binning == "uniform" or not numeric:
+            self.edges_ = [np.array([0.5]) if b is None else uniform_edges(b[0], b[1], nb) for b in self.bounds_]
+            return 0.0
+        from dpglass.privacy.quantile import dp_quantile
+
+        share = eps * float(self.quantile_share)
+        each = share / (len(numeric) * (nb - 1))
+        edges = [np.array([0.5]) if b is None else None for b in self.bounds_]
+        for j in numeric:
+            qs = [dp_quantile(Xf[:, j], k / nb, each, self.bounds_[j], rng) for k in range(1, nb)]
+            edges[j] = np.sort(np.array(qs))
+            ledger.spend(release=f"bins: {nb - 1} quantiles of column {j}", mechanism="exponential-quantile",
+                         epsilon=each * (nb - 1), guarantee="proven",
+                         note="Smith (2011) exponential-mechanism quantiles on a public grid, basic composition")
+        self.edges_ = edges
+        return share
+
+    def _fit_newton(self, binned, y01, eps, delta, accountant, lam, rng, eps_bins):
+        from dpglass.privacy.accounting import calibrate
+
+        T, D = self.n_estimators_, int(self.max_depth)
+        shares = dict(split=self.split, split_share=float(self.split_share),
+                      hessian_share=float(self.hessian_share))
+        prefix = [LedgerEntry("bins", "exponential-quantile", epsilon=eps_bins)] if eps_bins else []
+        if accountant == "pld":
+            x = calibrate(lambda x: prefix + newton_plan(x, T, D, **shares), float(self.epsilon), delta, "pld",
+                          tol=1e-2)
+        else:
+            x = eps / (T + 1)  # T trees and the intercept
+        how = f"{accountant} composition over {T} trees of epsilon_tree={x:.6g}"
+        if lam is None:  # twice the Hessian-sum noise scale: a function of the parameters only
+            sel = float(self.split_share) if self.split == "exponential" else 0.0
+            lam = 2.0 * 0.25 / (x * (1 - sel) * float(self.hessian_share))
+        self.reg_lambda_ = lam
+        result = fit_newton(binned, y01, tree_eps=x, n_trees=T, depth=D, learning_rate=self.learning_rate_,
+                            reg_lambda=lam, max_leaf=float(self.max_leaf_value), rng=rng, how=how, **shares)
+        return result, x
+
+    def _fit_dpboost(self, binned, y01, eps, lam, rng):
+        T, K = self.n_estimators_, int(self.trees_per_ensemble)
+        n_ens = math.ceil(T / K)
+        per = eps / n_ens
+        self.reg_lambda_ = lam
+        how = f"basic composition over {n_ens} ensembles of epsilon_ensemble={per:.6g}"
+        result = fit_dpboost(binned, y01, ensemble_eps=per, n_trees=T, trees_per_ensemble=K,
+                             depth=int(self.max_depth), learning_rate=self.learning_rate_, reg_lambda=lam,
+                             gradient_clip=float(self.gradient_clip), subset_selection=self.subset_selection,
+                             rng=rng, how=how)
+        return result, per
+
+    # ------------------------------------------------------------ prediction
+    def decision_function(self, X):
+        """The boosted log-odds: the sum of the trees' leaf values."""
+        check_is_fitted(self)
+        B = self._bins(self._check_X(X, reset=False))
+        F = np.full(B.shape[0], self.init_score_)
+        for tree in self.estimators_:
+            F += tree.value[leaf_index(B, tree.feature, tree.cut, tree.depth)]
+        return F
+
+    def predict_proba(self, X):
+        """Logistic probabilities of the two classes."""
+        p1 = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p1, p1])
+
+    # -------------------------------------------------------------- printout
+    def _condition(self, names, j, c) -> tuple[str, str]:
+        if self.bounds_[j] is None:
+            return f"{names[j]} = 0", f"{names[j]} = 1"
+        t = self.edges_[j][c]
+        return f"{names[j]} <= {t:.6g}", f"{names[j]} > {t:.6g}"
+
+    def _tree_lines(self, tree: BinnedTree, names) -> list[str]:
+        lines = []
+
+        def walk(node, indent):
+            pad = "  " * indent
+            if node >= tree.feature.size:
+                return
+            left, right = 2 * node + 1, 2 * node + 2
+            yes, no = self._condition(names, int(tree.feature[node]), int(tree.cut[node]))
+            for cond, child in ((yes, left), (no, right)):
+                if child >= tree.feature.size:
+                    lines.append(f"{pad}if {cond}: {tree.value[child - tree.feature.size]:+.4f}")
+                else:
+                    lines.append(f"{pad}if {cond}:")
+                    walk(child, indent + 1)
+
+        walk(0, 1)
+        return lines
+
+    def to_text(self, max_trees: int | None = None) -> str:
+        """Every tree as nested ifs with feature names, thresholds and leaf values (log-odds added)."""
+        names = self.feature_names()
+        eps, delta = self.privacy_ledger_.total()
+        head = (f"DPGradientBoostingClassifier ({self.variant}): {len(self.estimators_)} trees of depth "
+                f"{self.max_depth}, ({eps:.4g}, {delta:.3g})-DP [{self.privacy_ledger_.accountant}]")
+        lines = [head, f"score = {self.init_score_:+.4f} + one leaf value per tree; predict {self.classes_[1]!s} if score > 0, "
+                       f"else {self.classes_[0]!s}"]
+        trees = self.estimators_ if max_trees is None else self.estimators_[:max_trees]
+        for i, tree in enumerate(trees, 1):
+            lines.append(f"tree {i}:")
+            lines += self._tree_lines(tree, names)
+        if len(trees) < len(self.estimators_):
+            lines.append(f"... {len(self.estimators_) - len(trees)} more trees")
+        return "\n".join(lines)
+
+    # ----------------------------------------------------------- serialising
+    def _state_to_dict(self) -> dict:
+        return {
+            "bounds_resolved": [None if b is None else [b[0], b[1]] for b in self.bounds_],
+            "edges": [[float(v) for v in e] for e in self.edges_],
+            "trees": [{"feature": [int(v) for v in t.feature], "cut": [int(v) for v in t.cut],
+                       "value": [float(v) for v in t.value]} for t in self.estimators_],
+            "init_score": float(self.init_score_),
+            "tree_epsilon": float(self.tree_epsilon_),
+            "reg_lambda": float(self.reg_lambda_),
+            "delta": float(self.delta_),
+        }
+
+    @classmethod
+    def _params_from_dict(cls, params: dict) -> dict:
+        if params.get("bounds") is not None:
+            params = dict(params, bounds=[None if b is None else tuple(b) for b in params["bounds"]])
+        if params.get("classes") is not None:
+            params = dict(params, classes=list(params["classes"]))
+        return params
+
+    def _state_from_dict(self, data: dict) -> None:
+        self.bounds_ = [None if b is None else (float(b[0]), float(b[1])) for b in data["bounds_resolved"]]
+        self.edges_ = [np.array(e, dtype=np.float64) for e in data["edges"]]
+        n_cuts = np.array([e.size for e in self.edges_])
+        trees = []
+        for i, t in enumerate(data["trees"]):
+            check_tree_arrays(t["feature"], t["cut"], t["value"], n_cuts, f"trees[{i}]")
+            trees.append(BinnedTree(np.array(t["feature"], dtype=np.int64), np.array(t["cut"], dtype=np.int64),
+                                    np.array(t["value"], dtype=np.float64)))
+        self.estimators_ = trees
+        self.n_estimators_, self.learning_rate_ = self._resolved_sizes()
+        self.init_score_ = float(data["init_score"])
+        self.tree_epsilon_ = float(data["tree_epsilon"])
+        self.reg_lambda_ = float(data["reg_lambda"])
+        self.delta_ = float(data["delta"])
