@@ -248,3 +248,25 @@ def test_learner_audit_at_the_composed_claim_stays_under_it(accountant, mechanis
     assert res.verdict == "PASS", res.summary()
     # the claim is what the ledger composed to, at most the budget
     assert res.claim[0] <= 4.0 * (1 + 1e-9)
+
+
+def test_an_integer_curve_field_edited_below_one_is_refused(tmp_path, binary_data):
+    """The review's attack: sensitivity 0.9999999999 passed a relative check and truncated to 0 (free counts)."""
+    import json
+
+    from dpglass.exceptions import InvalidParameterError, ModelFileError
+
+    X, y = binary_data
+    DPRuleListClassifier(epsilon=1.0, delta=1e-6, max_length=5, accountant="rdp", random_state=0).fit(
+        X, y).save(tmp_path / "m.json")
+    data = json.loads((tmp_path / "m.json").read_text())
+    for e in data["privacy_ledger"]["entries"]:
+        if e.get("curve", {}) and e["curve"]["kind"] == "discrete-laplace":
+            e["curve"]["sensitivity"] = 0.9999999999
+    (tmp_path / "m.json").write_text(json.dumps(data))
+    with pytest.raises(ModelFileError, match="sensitivity"):
+        load_model(tmp_path / "m.json")
+    bad = LedgerEntry("c", "discrete laplace", epsilon=0.1,
+                      curve={"kind": "discrete-laplace", "parameter": 0.1, "sensitivity": 0.9999999999})
+    with pytest.raises(InvalidParameterError, match="integer"):
+        compose([bad] * 3, "rdp", 1e-6)

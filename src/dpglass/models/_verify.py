@@ -310,6 +310,10 @@ def _check_curve(entry: dict, field: str) -> None:
     if kind not in shapes or set(curve) != shapes[kind] or not all(_is_num(v) and v > 0 for k, v in curve.items()
                                                                     if k != "kind"):
         _fail(f"{field}.curve", f"is {curve!r}", "one of the curves of dpglass.privacy.accounting")
+    for key in {"discrete-laplace": ("sensitivity",), "discrete-gaussian": ("sensitivity",),
+                "randomized-response": ("buckets",)}.get(kind, ()):
+        if isinstance(curve[key], bool) or not float(curve[key]).is_integer() or curve[key] < 1:
+            _fail(f"{field}.curve.{key}", f"is {curve[key]!r}", "an integer >= 1")
     if kind == "bounded-range" and not entry["mechanism"].startswith("exponential"):
         _fail(f"{field}.curve", f"is bounded-range for mechanism {entry['mechanism']!r}",
               "bounded-range only for the exponential mechanism")
@@ -511,8 +515,10 @@ def _rule_list_curve(mechanism: str, selection: bool, eps: float):
 def _check_declared_curve(entry: dict, field: str, want) -> None:
     """An entry's curve must be the one its learner declares (or none: the worst case of its pair)."""
     have = entry.get("curve")
+    integer = ("sensitivity", "buckets") if want and want.get("kind") != "gaussian" else ()
     if have is not None and (want is None or set(have) != set(want) or any(
-            k != "kind" and not _close(have[k], want[k]) for k in want) or have.get("kind") != want.get("kind")):
+            k != "kind" and not (have[k] == want[k] if k in integer else _close(have[k], want[k])) for k in want)
+            or have.get("kind") != want.get("kind")):
         _fail(f"{field}.curve", f"is {have!r}", f"{want!r} (the mechanism's own curve) or null")
 
 

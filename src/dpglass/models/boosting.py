@@ -408,8 +408,9 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         Total privacy budget (> 0).
     delta : float or None, default=0.0
         ``0``: pure epsilon-DP (basic composition: ``epsilon / n_rounds`` per
-        round).  ``> 0``: advanced composition across rounds when it gives
-        each round more budget.  ``None``: ``1/n**2``.
+        round).  ``> 0``: the rounds compose by ``accountant`` (tight by
+        default).  ``None``: the public constant ``DEFAULT_DELTA`` (1e-8),
+        never a function of n.
     weak_learner : {"stump", "tree"}, default="stump"
     n_rounds : int, default=15
         Number of rounds tau (committee size), >= 1.
