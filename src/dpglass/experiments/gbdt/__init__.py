@@ -19,7 +19,7 @@ import numpy as np
 
 from dpglass.experiments.gbdt.plan import DELTA, FULL, METHODS, QUICK
 
-__all__ = ["reproduce"]
+__all__ = ["REPRODUCTION", "reproduce"]
 
 
 def _adult(plan, data_home):
@@ -87,18 +87,12 @@ def _references(fold, bounds):
     return rows
 
 
-def reproduce(out, *, quick=False, n_jobs=1, progress=True, fresh=False, raw_dir=None, data_home=None,
-              base_seed=0, plan=None, log=print) -> dict:
-    """Run the plan and write ``results.csv``, ``summary.csv``, ``accuracy.png`` and ``report.md``."""
-    from dpglass.experiments.gbdt.report import write_report
-
-    if data_home is not None:
-        os.environ["DPGLASS_DATA"] = str(data_home)
-    plan = plan or (QUICK if quick else FULL)
-    os.makedirs(out, exist_ok=True)
+def _experiments(run) -> dict:
+    """Every fit of the plan: ``{"rows": per-fit rows, "refs": non-private references, "elapsed": seconds}``."""
+    plan, base_seed = run.plan, run.base_seed
     rows, refs = [], []
     started = time.perf_counter()
-    datasets = [("adult",) + _adult(plan, data_home)]
+    datasets = [("adult",) + _adult(plan, run.data_home)]
     if plan.codrna:
         datasets.append(("cod-rna",) + _codrna(plan))
     for dname, bounds, folds in datasets:
@@ -111,12 +105,20 @@ def reproduce(out, *, quick=False, n_jobs=1, progress=True, fresh=False, raw_dir
                     acc, t, (spent, delta) = _fit_one(name, params, bounds, fold, eps, seed)
                     rows.append(dict(dataset=dname, split=fname, method=label, epsilon=eps, accuracy=acc,
                                      fit_seconds=round(t, 3), epsilon_spent=spent, delta_spent=delta))
-            if progress:
-                log(f"{dname} {fname}: done ({time.perf_counter() - started:.0f}s)")
-    with open(os.path.join(out, "results.csv"), "w", newline="") as fh:
+            if run.progress:
+                run.log(f"{dname} {fname}: done ({time.perf_counter() - started:.0f}s)")
+    with open(os.path.join(run.out, "results.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    elapsed = time.perf_counter() - started
-    write_report(out, rows, refs, plan, elapsed)
-    return {"rows": len(rows), "seconds": elapsed}
+    return {"rows": rows, "refs": refs, "elapsed": time.perf_counter() - started}
+
+
+def _report(run, results) -> None:
+    from dpglass.experiments.gbdt.report import write_report
+
+    write_report(run.out, results["rows"], results["refs"], run.plan, results["elapsed"])
+
+
+REPRODUCTION = Reproduction(full=FULL, quick=QUICK, experiments=_experiments, report=_report)
+reproduce = REPRODUCTION.reproduce
