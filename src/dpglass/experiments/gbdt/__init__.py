@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from dpglass.experiments.gbdt.plan import DELTA, FULL, METHODS, QUICK
+from dpglass.experiments.reproduction import Reproduction
 
 __all__ = ["REPRODUCTION", "reproduce"]
 
