@@ -22,6 +22,7 @@ from itertools import combinations
 
 import numpy as np
 
+from dpglass.aggregates import CHUNK_ROWS, PackedRows, pattern_table
 from dpglass.exceptions import InvalidParameterError
 
 __all__ = [
@@ -158,8 +159,8 @@ class SufficientStats:
 
     Parameters
     ----------
-    X : ndarray of uint8, shape (n, d)
-    y : ndarray of uint8, shape (n,)
+    X : ndarray of uint8, shape (n, d), or a :class:`~dpglass.aggregates.PatternTable`
+    y : ndarray of uint8, shape (n,) (ignored with a PatternTable)
     candidates : CandidateSet
 
     Attributes
@@ -168,29 +169,38 @@ class SufficientStats:
         The distinct rows not yet caught by a rule.
     """
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, candidates: CandidateSet):
-        packed = np.packbits(X, axis=1) if X.shape[1] else np.zeros((X.shape[0], 1), np.uint8)
-        keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1])))[:, 0]
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        self.rows = X[first].astype(np.uint8)
-        self.row_of_sample = inverse.ravel()
-        m = self.rows.shape[0]
-        self.w1 = np.bincount(self.row_of_sample, weights=y, minlength=m)
-        self.w0 = np.bincount(self.row_of_sample, minlength=m) - self.w1
+    def __init__(self, X, y, candidates: CandidateSet):
+        # the seam: distinct rows with label counts, from numpy arrays or a dask DataFrame (dpglass.aggregates)
+        table = pattern_table(X, y)
+        packed, self.w0, self.w1 = table.by_pattern()
+        self.rows = PackedRows(packed, table.n_features).unpack()
+        m, d = self.rows.shape
         self.candidates = candidates
         self.alive = np.ones(m, dtype=bool)
         self._cover_cache: dict = {}
-        self._dtype = np.float32 if X.shape[0] < 2**24 else np.float64
+        self._dtype = np.float32 if table.n_records < 2**24 else np.float64
         self._pairwise = candidates.max_card <= 2
         if self._pairwise:
-            U = self._U = self.rows.astype(self._dtype)
-            self._W = np.concatenate([self.w1[:, None], self.w0[:, None]], axis=1).astype(self._dtype)
-            self._G1 = (U * self._W[:, :1]).T @ U
-            self._G0 = (U * self._W[:, 1:]).T @ U
+            self._G1, self._G0 = self._grams(np.arange(m))
             lit = candidates.literals
             i = lit[:, 0]
             j = np.where(lit[:, 1] >= 0, lit[:, 1], lit[:, 0]) if lit.shape[1] > 1 else lit[:, 0]
-            self._pair_plan = _pair_plan(i, j, X.shape[1])
+            self._pair_plan = _pair_plan(i, j, d)
+
+    def _grams(self, index: np.ndarray):
+        """``(U.T diag(w1) U, U.T diag(w0) U)`` over the distinct rows ``index``, a chunk at a time.
+
+        Entries are integer counts below 2**24 in float32 (2**53 in float64), so
+        they are exact whatever the chunking.
+        """
+        d = self.rows.shape[1]
+        G = np.zeros((2 * d, d), dtype=self._dtype)
+        for s in range(0, len(index), CHUNK_ROWS):
+            at = index[s : s + CHUNK_ROWS]
+            U = self.rows[at].astype(self._dtype)
+            G += np.concatenate([U * self.w1[at, None].astype(self._dtype),
+                                 U * self.w0[at, None].astype(self._dtype)], axis=1).T @ U
+        return G[:d], G[d:]
 
     def copy(self) -> "SufficientStats":
         """An independent copy of the mutable state (alive rows, Gram matrices).
@@ -264,11 +274,9 @@ class SufficientStats:
                 self._cover_cache[index] = cover
         caught = cover & self.alive
         if self._pairwise and caught.any():
-            U, W = self._U[caught], self._W[caught]
-            d = U.shape[1]
-            G = np.concatenate([U * W[:, :1], U * W[:, 1:]], axis=1).T @ U  # both Gram updates in one product
-            self._G1 -= G[:d]
-            self._G0 -= G[d:]
+            G1, G0 = self._grams(np.flatnonzero(caught))
+            self._G1 -= G1
+            self._G0 -= G0
         self.alive &= ~caught
 
 

@@ -110,7 +110,7 @@ def fit_greedy_rule_list(X, y, *, candidates: CandidateSet, max_length: int, min
     caught side, then by candidate order.
     """
     stats = SufficientStats(X, y, candidates)
-    support = max(1, math.floor(min_support * len(y)))
+    support = max(1, math.floor(min_support * sum(stats.remaining())))
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease()
     for _ in range(max_length):
