@@ -459,6 +459,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
     """
 
     _private = True
+    _distributed_fit = True  # fits on dask collections through dpglass.aggregates
     _parameter_constraints = {
         "epsilon": EPSILON,
         "delta": DELTA_OR_NONE,

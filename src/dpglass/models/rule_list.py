@@ -276,6 +276,7 @@ class _RuleListBase(BinaryClassifierBase):
     """Fitted-model behaviour shared by the rule-list classifiers."""
 
     _noisy = False
+    _distributed_fit = True  # fits on dask collections through dpglass.aggregates
 
     def _candidate_set(self, n_features: int, names: list[str]) -> CandidateSet:
         if self.candidates is None:
