@@ -198,3 +198,30 @@ def test_dev_extra_installs_dask():
     for extra in ("dev", "dask"):
         deps = " ".join(meta["optional-dependencies"][extra])
         assert "dask[dataframe]" in deps and "distributed" in deps and "pyarrow" in deps
+
+
+# ----------------------------------------------------------------------- CLI
+def test_cli_fits_parquet_through_the_scheduler(client, data, tmp_path, capsys):
+    import json
+
+    from dpglass.cli import main
+    from dpglass.privacy.rng import check_random_state, spawn
+
+    df, glob = data
+    out = tmp_path / "model.json"
+    rc = main(["fit", "--data", glob, "--target", "y", "--model", "smooth-boost-stumps", "--epsilon", "1",
+               "--scheduler", client.scheduler.address, "--seed", "7", "--out", str(out)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "through Dask" in printed and "privacy ledger" in printed
+    model_rng = spawn(check_random_state(7), 2)[1]  # the CLI's model generator
+    ref = SmoothBoostClassifier(epsilon=1.0, random_state=model_rng).fit(df[FEATURES], df["y"])
+    assert json.loads(out.read_text()) == json.loads(json.dumps(ref.to_dict()))
+
+
+def test_cli_refuses_a_split_or_a_bad_scheduler_through_dask(data):
+    from dpglass.cli import main
+
+    _, glob = data
+    assert main(["fit", "--data", glob, "--target", "y", "--test-size", "0.3"]) != 0
+    assert main(["fit", "--data", glob, "--target", "y", "--scheduler", "udp://nope"]) != 0

@@ -202,6 +202,7 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
     import dask
 
     fault = _FAULT if fault is None else fault
+    progress = progress or _PROGRESS
 
     if not hasattr(X, "columns"):
         raise DataValidationError("X must be a dask DataFrame (one column per feature), not a dask "
@@ -305,6 +306,21 @@ def fit_table(estimator, X, y, *, classes=None, **kwargs):
 
 #: A ``fault`` every reduction gets (tests set it through :func:`inject_fault`).
 _FAULT = None
+#: Show a progress bar while the partitions reduce (the CLI sets it through :func:`progress_bar`).
+_PROGRESS = False
+
+
+class progress_bar:
+    """Context manager: fits started inside show distributed's progress bar while the partitions reduce."""
+
+    def __enter__(self):
+        global _PROGRESS
+        self._saved, _PROGRESS = _PROGRESS, True
+        return self
+
+    def __exit__(self, *exc):
+        global _PROGRESS
+        _PROGRESS = self._saved
 
 
 class inject_fault:
