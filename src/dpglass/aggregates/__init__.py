@@ -139,14 +139,19 @@ class PatternTable(PackedRows):
         m = self.n_entries
         if m == 0:
             return self.packed, np.zeros(0), np.zeros(0)
+        # entries are sorted by (row, label): a row has one or two entries, label 0 first
         new = np.ones(m, dtype=bool)
-        new[1:] = np.any(self.packed[1:] != self.packed[:-1], axis=1)
-        group = np.cumsum(new) - 1
-        k = int(group[-1]) + 1
-        pos = self.labels == 1
-        w1 = np.bincount(group[pos], weights=self.counts[pos], minlength=k)
-        w0 = np.bincount(group[~pos], weights=self.counts[~pos], minlength=k)
-        return self.packed[new], w0, w1
+        for s in range(1, m, CHUNK_ROWS):
+            e = min(s + CHUNK_ROWS, m)
+            new[s:e] = np.any(self.packed[s:e] != self.packed[s - 1 : e - 1], axis=1)
+        first = np.flatnonzero(new)
+        del new
+        last = np.empty_like(first)
+        last[:-1] = first[1:] - 1
+        last[-1] = m - 1
+        w0 = np.where(self.labels[first] == 0, self.counts[first], 0).astype(np.float64)
+        w1 = np.where(self.labels[last] == 1, self.counts[last], 0).astype(np.float64)
+        return self.packed[first], w0, w1
 
     def equals(self, other: "PatternTable") -> bool:
         return (self.n_features == other.n_features and np.array_equal(self.packed, other.packed)
@@ -181,13 +186,27 @@ def encode_keys(X, y01, n_features: int) -> np.ndarray:
     return keys
 
 
-def count_keys(keys: np.ndarray, counts: np.ndarray | None = None):
-    """``(sorted distinct keys, int64 counts)``: the exact reduction, whatever order the keys come in."""
+def count_keys(keys: np.ndarray, counts: np.ndarray | None = None, *, owned: bool = False):
+    """``(sorted distinct keys, int64 counts)``: the exact reduction, whatever order the keys come in.
+
+    Without ``counts`` each key counts once; ``owned=True`` lets the keys be sorted in place.
+    """
     if counts is None:
-        uniq, c = np.unique(keys, return_counts=True)
-        return uniq, c.astype(np.int64)
+        if not owned:
+            keys = keys.copy()
+        keys.sort()
+        if keys.size == 0:
+            return keys, np.zeros(0, dtype=np.int64)
+        new = np.empty(keys.size, dtype=bool)
+        new[0] = True
+        new[1:] = keys[1:] != keys[:-1]
+        start = np.flatnonzero(new)
+        del new
+        c = np.diff(np.append(start, keys.size))
+        return keys[start], c.astype(np.int64, copy=False)
     order = np.argsort(keys, kind="stable")
     keys, counts = keys[order], np.asarray(counts, dtype=np.int64)[order]
+    del order
     if keys.size == 0:
         return keys, counts
     start = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
@@ -204,11 +223,18 @@ def merge_counts(*parts):
 
 def table_from_keys(keys: np.ndarray, counts: np.ndarray, n_features: int) -> PatternTable:
     B = (n_features + 7) // 8
-    if keys.dtype == np.uint64:
-        raw = keys.astype(">u8").view(np.uint8).reshape(-1, 8)
-    else:
-        raw = keys.view(np.uint8).reshape(-1, B + 1)
-    return PatternTable(raw[:, :B].copy(), raw[:, B].copy(), counts, n_features)
+    m = keys.shape[0]
+    packed = np.empty((m, B), dtype=np.uint8)
+    labels = np.empty(m, dtype=np.uint8)
+    for s in range(0, m, CHUNK_ROWS):
+        block = keys[s : s + CHUNK_ROWS]
+        if keys.dtype == np.uint64:
+            raw = block.astype(">u8").view(np.uint8).reshape(-1, 8)
+        else:
+            raw = block.view(np.uint8).reshape(-1, B + 1)
+        packed[s : s + CHUNK_ROWS] = raw[:, :B]
+        labels[s : s + CHUNK_ROWS] = raw[:, B]
+    return PatternTable(packed, labels, counts, n_features)
 
 
 # ------------------------------------------------------------------- dispatch

@@ -19,7 +19,7 @@ __all__ = ["pattern_table", "reduce_block"]
 
 def reduce_block(X, y01, n_features: int):
     """``(keys, counts)`` of one block of records: sorted distinct (row, label) keys and their counts."""
-    return count_keys(encode_keys(X, np.asarray(y01, dtype=np.uint8), n_features))
+    return count_keys(encode_keys(X, np.asarray(y01, dtype=np.uint8), n_features), owned=True)
 
 
 def pattern_table(X, y01) -> PatternTable:

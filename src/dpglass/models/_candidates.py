@@ -173,8 +173,8 @@ class SufficientStats:
         # the seam: distinct rows with label counts, from numpy arrays or a dask DataFrame (dpglass.aggregates)
         table = pattern_table(X, y)
         packed, self.w0, self.w1 = table.by_pattern()
-        self.rows = PackedRows(packed, table.n_features).unpack()
-        m, d = self.rows.shape
+        self._packed = PackedRows(packed, table.n_features)  # bit-packed: d/8 bytes a distinct row
+        m, d = self._packed.n_rows, table.n_features
         self.candidates = candidates
         self.alive = np.ones(m, dtype=bool)
         self._cover_cache: dict = {}
@@ -193,14 +193,19 @@ class SufficientStats:
         Entries are integer counts below 2**24 in float32 (2**53 in float64), so
         they are exact whatever the chunking.
         """
-        d = self.rows.shape[1]
+        d = self._packed.n_features
         G = np.zeros((2 * d, d), dtype=self._dtype)
         for s in range(0, len(index), CHUNK_ROWS):
             at = index[s : s + CHUNK_ROWS]
-            U = self.rows[at].astype(self._dtype)
+            U = self._packed.unpack(at).astype(self._dtype)
             G += np.concatenate([U * self.w1[at, None].astype(self._dtype),
                                  U * self.w0[at, None].astype(self._dtype)], axis=1).T @ U
         return G[:d], G[d:]
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The distinct rows, unpacked (uint8, a full copy: the statistics keep them bit-packed)."""
+        return self._packed.unpack()
 
     def copy(self) -> "SufficientStats":
         """An independent copy of the mutable state (alive rows, Gram matrices).
@@ -237,31 +242,34 @@ class SufficientStats:
         out = coef[0] * flat[both_at] + coef[1] * flat[i_at] + coef[2] * flat[j_at] + coef[3] * total
         return np.rint(out) + 0.0  # + 0.0: no negative zeros
 
-    def _chunked_counts(self, chunk: int = 4096):
+    def _chunked_counts(self, chunk: int = 1024):
+        # blocks of rows x candidates; the counts are integers, exact in float64 whatever the blocking
         lit = self.candidates.literals
-        rows = self.rows[self.alive].astype(bool)
-        w0, w1 = self.w0[self.alive], self.w1[self.alive]
-        c0 = np.empty(len(lit))
-        c1 = np.empty(len(lit))
-        for s in range(0, len(lit), chunk):
-            block = lit[s : s + chunk]
-            cover = np.ones((rows.shape[0], block.shape[0]), dtype=bool)
-            for col in range(block.shape[1]):
-                ids = block[:, col]
-                valid = ids >= 0
-                test = rows[:, ids // 2] == (ids % 2 == 0)
-                cover &= test | ~valid
-            c0[s : s + chunk] = w0 @ cover
-            c1[s : s + chunk] = w1 @ cover
+        alive = np.flatnonzero(self.alive)
+        c0 = np.zeros(len(lit))
+        c1 = np.zeros(len(lit))
+        for at, rows in self._packed.chunks(alive):
+            rows = rows.astype(bool)
+            w0, w1 = self.w0[at], self.w1[at]
+            for s in range(0, len(lit), chunk):
+                block = lit[s : s + chunk]
+                cover = np.ones((rows.shape[0], block.shape[0]), dtype=bool)
+                for col in range(block.shape[1]):
+                    ids = block[:, col]
+                    valid = ids >= 0
+                    test = rows[:, ids // 2] == (ids % 2 == 0)
+                    cover &= test | ~valid
+                c0[s : s + chunk] += w0 @ cover
+                c1[s : s + chunk] += w1 @ cover
         return c0, c1
 
     # ---------------------------------------------------------------- updates
     def covers(self, index: int, rows: np.ndarray | None = None) -> np.ndarray:
         """Boolean mask of the given rows (default: distinct rows) caught by candidate ``index``."""
-        rows = self.rows if rows is None else rows
-        mask = np.ones(rows.shape[0], dtype=bool)
+        mask = np.ones(self._packed.n_rows if rows is None else rows.shape[0], dtype=bool)
         for feature, value in self.candidates.conditions(index):
-            mask &= rows[:, feature] == (1 if value else 0)
+            column = self._packed.column(feature) if rows is None else rows[:, feature]
+            mask &= column == (1 if value else 0)
         return mask
 
     def remove(self, index: int) -> None:
