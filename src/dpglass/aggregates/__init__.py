@@ -146,11 +146,13 @@ class PatternTable(PackedRows):
             new[s:e] = np.any(self.packed[s:e] != self.packed[s - 1 : e - 1], axis=1)
         first = np.flatnonzero(new)
         del new
-        last = np.empty_like(first)
-        last[:-1] = first[1:] - 1
-        last[-1] = m - 1
-        w0 = np.where(self.labels[first] == 0, self.counts[first], 0).astype(np.float64)
-        w1 = np.where(self.labels[last] == 1, self.counts[last], 0).astype(np.float64)
+        k = first.size
+        w0, w1 = np.zeros(k), np.zeros(k)
+        for s in range(0, k, CHUNK_ROWS):  # by chunks: no full-size temporaries
+            a = first[s : s + CHUNK_ROWS]
+            b = np.append(first[s + 1 : s + CHUNK_ROWS + 1], m)[: a.size] - 1  # each row's last entry
+            w0[s : s + a.size] = np.where(self.labels[a] == 0, self.counts[a], 0)
+            w1[s : s + a.size] = np.where(self.labels[b] == 1, self.counts[b], 0)
         return self.packed[first], w0, w1
 
     def equals(self, other: "PatternTable") -> bool:

@@ -174,30 +174,30 @@ class SufficientStats:
         table = pattern_table(X, y)
         packed, self.w0, self.w1 = table.by_pattern()
         self._packed = PackedRows(packed, table.n_features)  # bit-packed: d/8 bytes a distinct row
-        m, d = self._packed.n_rows, table.n_features
+        m, d, n = self._packed.n_rows, table.n_features, table.n_records
+        del table, packed
         self.candidates = candidates
         self.alive = np.ones(m, dtype=bool)
         self._cover_cache: dict = {}
-        self._dtype = np.float32 if table.n_records < 2**24 else np.float64
+        self._dtype = np.float32 if n < 2**24 else np.float64
         self._pairwise = candidates.max_card <= 2
         if self._pairwise:
-            self._G1, self._G0 = self._grams(np.arange(m))
+            self._G1, self._G0 = self._grams()
             lit = candidates.literals
             i = lit[:, 0]
             j = np.where(lit[:, 1] >= 0, lit[:, 1], lit[:, 0]) if lit.shape[1] > 1 else lit[:, 0]
             self._pair_plan = _pair_plan(i, j, d)
 
-    def _grams(self, index: np.ndarray):
-        """``(U.T diag(w1) U, U.T diag(w0) U)`` over the distinct rows ``index``, a chunk at a time.
+    def _grams(self, index: np.ndarray | None = None):
+        """``(U.T diag(w1) U, U.T diag(w0) U)`` over the distinct rows ``index`` (default all), a chunk at a time.
 
         Entries are integer counts below 2**24 in float32 (2**53 in float64), so
         they are exact whatever the chunking.
         """
         d = self._packed.n_features
         G = np.zeros((2 * d, d), dtype=self._dtype)
-        for s in range(0, len(index), CHUNK_ROWS):
-            at = index[s : s + CHUNK_ROWS]
-            U = self._packed.unpack(at).astype(self._dtype)
+        for at, U in self._packed.chunks(index):
+            U = U.astype(self._dtype)
             G += np.concatenate([U * self.w1[at, None].astype(self._dtype),
                                  U * self.w0[at, None].astype(self._dtype)], axis=1).T @ U
         return G[:d], G[d:]

@@ -183,7 +183,8 @@ def literal_errors(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray) -> np.ndarr
     """
     p = np.asarray(p, dtype=np.float64)
     total = float(p.sum())
-    signed = p * (1.0 - 2.0 * y01)  # +p on negatives, -p on positives
+    signed = p.copy()  # +p on negatives, -p on positives (without float temporaries of y)
+    np.negative(signed, out=signed, where=np.asarray(y01) == 1)
     p1 = 0.5 * (total - float(signed.sum()))
     err_pos = p1 + F.tdot(signed)
     return np.concatenate([err_pos, total - err_pos, [total - p1, p1]])

@@ -325,8 +325,9 @@ def smooth_boost(
     target = density * n  # private: used only inside the projection (Lemma S')
     paper = variant == "paper"
     y01, counts = table.labels, table.counts.astype(np.float64)
-    y_sign = 2 * y01.astype(np.int64) - 1
+    y_sign = 2 * y01.astype(np.int8) - 1
     F = FeatureMatrix(table)
+    del table  # F keeps the packed rows; the int64 counts are not needed any more
 
     if accountant == "pld" and delta > 0:
         shares = (1.0,) if weak_learner == "stump" else (1.0 / (2 * tree_nodes),) * tree_nodes + (0.5,)
@@ -334,7 +335,7 @@ def smooth_boost(
     else:
         eps_round, composition = per_round_epsilon(epsilon, delta, n_rounds)
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant="pld" if composition == "pld" else "basic")
-    margin = np.zeros(table.n_entries, dtype=np.int64)  # sigma_t(i) = y_i * sum_j h_j(x_i), in [-t, t]
+    margin = np.zeros(F.n_samples, dtype=np.int64)  # sigma_t(i) = y_i * sum_j h_j(x_i), in [-t, t]
     hypotheses = []
     round_entries = []
     for t in range(n_rounds):
