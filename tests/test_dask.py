@@ -192,8 +192,8 @@ def test_workers_lost_beyond_the_retries_is_a_clear_error(client, data):
 
 def test_dev_extra_installs_dask():
     import pathlib
-    import tomllib
 
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
     meta = tomllib.loads((pathlib.Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
     for extra in ("dev", "dask"):
         deps = " ".join(meta["optional-dependencies"][extra])

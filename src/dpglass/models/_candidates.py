@@ -179,7 +179,6 @@ class SufficientStats:
         self.candidates = candidates
         self.alive = np.ones(m, dtype=bool)
         self._cover_cache: dict = {}
-        self._dtype = np.float32 if n < 2**24 else np.float64
         self._pairwise = candidates.max_card <= 2
         if self._pairwise:
             self._G1, self._G0 = self._grams()
@@ -191,15 +190,18 @@ class SufficientStats:
     def _grams(self, index: np.ndarray | None = None):
         """``(U.T diag(w1) U, U.T diag(w0) U)`` over the distinct rows ``index`` (default all), a chunk at a time.
 
-        Entries are integer counts below 2**24 in float32 (2**53 in float64), so
-        they are exact whatever the chunking.
+        Entries are integer counts: a chunk's product is taken in float32 when
+        its records number below 2**24 (every partial sum is then an exact
+        integer), and the chunks are added in float64 (exact below 2**53), so
+        the counts are exact whatever the chunking or the number of records.
         """
         d = self._packed.n_features
-        G = np.zeros((2 * d, d), dtype=self._dtype)
+        G = np.zeros((2 * d, d))
         for at, U in self._packed.chunks(index):
-            U = U.astype(self._dtype)
-            G += np.concatenate([U * self.w1[at, None].astype(self._dtype),
-                                 U * self.w0[at, None].astype(self._dtype)], axis=1).T @ U
+            w1, w0 = self.w1[at, None], self.w0[at, None]
+            dtype = np.float32 if float(w1.sum() + w0.sum()) < 2**24 else np.float64
+            U = U.astype(dtype)
+            G += np.concatenate([U * w1.astype(dtype), U * w0.astype(dtype)], axis=1).T @ U
         return G[:d], G[d:]
 
     @property

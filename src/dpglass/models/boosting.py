@@ -181,7 +181,7 @@ def smooth_weighting(margin, t: int, *, density: float, learning_rate: float, ta
     mu_levels = np.zeros(levels.size)
     if target > 0:
         mu_levels[present] = _project_log(log_w, float(target), counts[present])
-    return mu_levels[margin + t]
+    return np.take(np.roll(mu_levels, -t), margin, mode="wrap")  # mu_levels[margin + t], without its index copy
 
 
 # ----------------------------------------------------------------- composition
@@ -340,8 +340,9 @@ def smooth_boost(
     round_entries = []
     for t in range(n_rounds):
         # mu of each entry's records times their number: the weak learners' sums run over entries
-        p = smooth_weighting(margin, t, density=density, learning_rate=learning_rate, target=target,
-                             counts=counts) * counts
+        p = None  # the last round's weights are not needed: free them first
+        p = smooth_weighting(margin, t, density=density, learning_rate=learning_rate, target=target, counts=counts)
+        p *= counts
         if weak_learner == "stump":
             h, entries, pred = dp_one_rule(F, y01, p, epsilon=eps_round, paper=paper, rng=rng)
         else:
