@@ -158,15 +158,17 @@ def check_binary_X(estimator, X, *, reset: bool):
         raise DataValidationError(str(exc)) from exc
     if X.dtype == bool:
         return X.astype(np.uint8)
-    binary = (X == 0) | (X == 1)
-    if not binary.all():
-        bad = int(np.argwhere(~binary.all(axis=0))[0, 0])
-        raise DataValidationError(
-            f"{type(estimator).__name__} works on binary features, but column {bad} of X has values "
-            "other than 0 and 1. Binarize the data first with dpglass.datasets.Binarizer, using "
-            "public thresholds or thresholds chosen with differential privacy."
-        )
-    return X.astype(np.uint8)
+    for s in range(0, X.shape[0], 1 << 16):  # by blocks: no bool copies of the whole matrix
+        block = X[s : s + (1 << 16)]
+        binary = (block == 0) | (block == 1)
+        if not binary.all():
+            bad = int(np.argwhere(~binary.all(axis=0))[0, 0])
+            raise DataValidationError(
+                f"{type(estimator).__name__} works on binary features, but column {bad} of X has values "
+                "other than 0 and 1. Binarize the data first with dpglass.datasets.Binarizer, using "
+                "public thresholds or thresholds chosen with differential privacy."
+            )
+    return X.astype(np.uint8, copy=False)  # uint8 input is used as it is
 
 
 def check_binary_y(y, classes=None):

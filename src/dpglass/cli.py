@@ -51,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fit", help="train a model, print it, its held-out accuracy and its ledger")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--dataset", help="a built-in dataset (see `dpglass datasets`); default breast-cancer")
-    src.add_argument("--data", help="a CSV file: raw columns with --schema (or the inline options), else 0/1 columns")
+    src.add_argument("--data", help="a CSV file: raw columns with --schema (or the inline options), else 0/1 "
+                     "columns; or parquet files ('path/*.parquet', 0/1 columns) fitted through Dask")
     p.add_argument("--target", help="the target column of --data")
     p.add_argument("--schema", help="a schema file (JSON or TOML) describing the columns of --data")
     p.add_argument("--bounds", action="append", default=[], metavar="NAME=LO:HI",
@@ -71,7 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-length", type=int, help="rule lists: maximum number of rules")
     p.add_argument("--min-support", type=float, help="rule lists: minimum support lambda")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="any other model parameter")
-    p.add_argument("--test-size", type=float, default=0.3, help="held-out fraction (default 0.3; 0 trains on all)")
+    p.add_argument("--test-size", type=float, default=None,
+                   help="held-out fraction (default 0.3; 0 trains on all; not through Dask)")
+    p.add_argument("--scheduler", help="fit --data through Dask: 'local' (a LocalCluster) or a scheduler address "
+                   "tcp://host:port (default for parquet --data: local)")
     p.add_argument("--seed", type=int, default=None, help="seed for the split and the model (default: unpredictable)")
     p.add_argument("--classes", help="the two class labels, negative first (e.g. '<=50K,>50K'): the public label set")
     p.add_argument("--exact-accuracy", action="store_true",
@@ -193,6 +197,12 @@ def _cmd_fit(args) -> int:
     from dpglass.registry import get_spec
 
     check_out_path(args.out)  # before any training
+    from dpglass import _cli_dask
+
+    if _cli_dask.wants_dask(args):  # parquet files or --scheduler: fit through Dask
+        return _cli_dask.cmd_fit(args, make_params=_model_params, build_model=_build_model, parse=_parse_value)
+    if args.test_size is None:
+        args.test_size = 0.3
     X, y, source, schema = _load_fit_data(args)
     spec = get_spec(args.model)
     params = _model_params(spec, args)

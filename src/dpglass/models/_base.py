@@ -49,6 +49,9 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {}
+    #: Whether ``fit`` accepts dask collections (it then learns from their
+    #: :class:`~dpglass.aggregates.PatternTable`, see ``_check_fit_data``).
+    _distributed_fit = False
     #: DP models trade accuracy for privacy: scikit-learn's fixed accuracy bar
     #: in check_classifiers_train does not apply to them (``poor_score`` tag).
     _private = False
@@ -81,14 +84,24 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
     def _check_fit_data(self, X, y):
         """Validate ``X`` (0/1) and ``y`` (two classes); set ``classes_``.
 
+        Dask ``X`` and ``y`` (models with ``_distributed_fit``) are checked and
+        reduced on the cluster: the result is then ``(PatternTable, None)``.
+
         A caller that knows the label set (the public schema, e.g.
         :class:`~dpglass.models.PrivateGridSearch` fitting on part of the
         data) sets ``_schema_classes``; then ``y`` may hold a single class.
         """
-        X01 = check_binary_X(self, X, reset=True)
         declared = self.__dict__.get("_schema_classes")
         if declared is None:
             declared = getattr(self, "classes", None)
+        from dpglass.aggregates import is_distributed
+
+        if is_distributed(X) or is_distributed(y):
+            # partitioned data: checked and reduced to its pattern table on the cluster (dpglass.aggregates)
+            from dpglass.aggregates.dask_backend import fit_table
+
+            return fit_table(self, X, y, classes=declared), None
+        X01 = check_binary_X(self, X, reset=True)
         y01, classes = check_binary_y(y, classes=declared)
         if y01.shape[0] != X01.shape[0]:
             from dpglass.exceptions import DataValidationError

@@ -22,6 +22,7 @@ from itertools import combinations
 
 import numpy as np
 
+from dpglass.aggregates import CHUNK_ROWS, PackedRows, pattern_table
 from dpglass.exceptions import InvalidParameterError
 
 __all__ = [
@@ -158,8 +159,8 @@ class SufficientStats:
 
     Parameters
     ----------
-    X : ndarray of uint8, shape (n, d)
-    y : ndarray of uint8, shape (n,)
+    X : ndarray of uint8, shape (n, d), or a :class:`~dpglass.aggregates.PatternTable`
+    y : ndarray of uint8, shape (n,) (ignored with a PatternTable)
     candidates : CandidateSet
 
     Attributes
@@ -168,29 +169,45 @@ class SufficientStats:
         The distinct rows not yet caught by a rule.
     """
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, candidates: CandidateSet):
-        packed = np.packbits(X, axis=1) if X.shape[1] else np.zeros((X.shape[0], 1), np.uint8)
-        keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1])))[:, 0]
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        self.rows = X[first].astype(np.uint8)
-        self.row_of_sample = inverse.ravel()
-        m = self.rows.shape[0]
-        self.w1 = np.bincount(self.row_of_sample, weights=y, minlength=m)
-        self.w0 = np.bincount(self.row_of_sample, minlength=m) - self.w1
+    def __init__(self, X, y, candidates: CandidateSet):
+        # the seam: distinct rows with label counts, from numpy arrays or a dask DataFrame (dpglass.aggregates)
+        table = pattern_table(X, y)
+        packed, self.w0, self.w1 = table.by_pattern()
+        self._packed = PackedRows(packed, table.n_features)  # bit-packed: d/8 bytes a distinct row
+        m, d, n = self._packed.n_rows, table.n_features, table.n_records
+        del table, packed
         self.candidates = candidates
         self.alive = np.ones(m, dtype=bool)
         self._cover_cache: dict = {}
-        self._dtype = np.float32 if X.shape[0] < 2**24 else np.float64
         self._pairwise = candidates.max_card <= 2
         if self._pairwise:
-            U = self._U = self.rows.astype(self._dtype)
-            self._W = np.concatenate([self.w1[:, None], self.w0[:, None]], axis=1).astype(self._dtype)
-            self._G1 = (U * self._W[:, :1]).T @ U
-            self._G0 = (U * self._W[:, 1:]).T @ U
+            self._G1, self._G0 = self._grams()
             lit = candidates.literals
             i = lit[:, 0]
             j = np.where(lit[:, 1] >= 0, lit[:, 1], lit[:, 0]) if lit.shape[1] > 1 else lit[:, 0]
-            self._pair_plan = _pair_plan(i, j, X.shape[1])
+            self._pair_plan = _pair_plan(i, j, d)
+
+    def _grams(self, index: np.ndarray | None = None):
+        """``(U.T diag(w1) U, U.T diag(w0) U)`` over the distinct rows ``index`` (default all), a chunk at a time.
+
+        Entries are integer counts: a chunk's product is taken in float32 when
+        its records number below 2**24 (every partial sum is then an exact
+        integer), and the chunks are added in float64 (exact below 2**53), so
+        the counts are exact whatever the chunking or the number of records.
+        """
+        d = self._packed.n_features
+        G = np.zeros((2 * d, d))
+        for at, U in self._packed.chunks(index):
+            w1, w0 = self.w1[at, None], self.w0[at, None]
+            dtype = np.float32 if float(w1.sum() + w0.sum()) < 2**24 else np.float64
+            U = U.astype(dtype)
+            G += np.concatenate([U * w1.astype(dtype), U * w0.astype(dtype)], axis=1).T @ U
+        return G[:d], G[d:]
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The distinct rows, unpacked (uint8, a full copy: the statistics keep them bit-packed)."""
+        return self._packed.unpack()
 
     def copy(self) -> "SufficientStats":
         """An independent copy of the mutable state (alive rows, Gram matrices).
@@ -227,31 +244,34 @@ class SufficientStats:
         out = coef[0] * flat[both_at] + coef[1] * flat[i_at] + coef[2] * flat[j_at] + coef[3] * total
         return np.rint(out) + 0.0  # + 0.0: no negative zeros
 
-    def _chunked_counts(self, chunk: int = 4096):
+    def _chunked_counts(self, chunk: int = 1024):
+        # blocks of rows x candidates; the counts are integers, exact in float64 whatever the blocking
         lit = self.candidates.literals
-        rows = self.rows[self.alive].astype(bool)
-        w0, w1 = self.w0[self.alive], self.w1[self.alive]
-        c0 = np.empty(len(lit))
-        c1 = np.empty(len(lit))
-        for s in range(0, len(lit), chunk):
-            block = lit[s : s + chunk]
-            cover = np.ones((rows.shape[0], block.shape[0]), dtype=bool)
-            for col in range(block.shape[1]):
-                ids = block[:, col]
-                valid = ids >= 0
-                test = rows[:, ids // 2] == (ids % 2 == 0)
-                cover &= test | ~valid
-            c0[s : s + chunk] = w0 @ cover
-            c1[s : s + chunk] = w1 @ cover
+        alive = np.flatnonzero(self.alive)
+        c0 = np.zeros(len(lit))
+        c1 = np.zeros(len(lit))
+        for at, rows in self._packed.chunks(alive):
+            rows = rows.astype(bool)
+            w0, w1 = self.w0[at], self.w1[at]
+            for s in range(0, len(lit), chunk):
+                block = lit[s : s + chunk]
+                cover = np.ones((rows.shape[0], block.shape[0]), dtype=bool)
+                for col in range(block.shape[1]):
+                    ids = block[:, col]
+                    valid = ids >= 0
+                    test = rows[:, ids // 2] == (ids % 2 == 0)
+                    cover &= test | ~valid
+                c0[s : s + chunk] += w0 @ cover
+                c1[s : s + chunk] += w1 @ cover
         return c0, c1
 
     # ---------------------------------------------------------------- updates
     def covers(self, index: int, rows: np.ndarray | None = None) -> np.ndarray:
         """Boolean mask of the given rows (default: distinct rows) caught by candidate ``index``."""
-        rows = self.rows if rows is None else rows
-        mask = np.ones(rows.shape[0], dtype=bool)
+        mask = np.ones(self._packed.n_rows if rows is None else rows.shape[0], dtype=bool)
         for feature, value in self.candidates.conditions(index):
-            mask &= rows[:, feature] == (1 if value else 0)
+            column = self._packed.column(feature) if rows is None else rows[:, feature]
+            mask &= column == (1 if value else 0)
         return mask
 
     def remove(self, index: int) -> None:
@@ -264,11 +284,9 @@ class SufficientStats:
                 self._cover_cache[index] = cover
         caught = cover & self.alive
         if self._pairwise and caught.any():
-            U, W = self._U[caught], self._W[caught]
-            d = U.shape[1]
-            G = np.concatenate([U * W[:, :1], U * W[:, 1:]], axis=1).T @ U  # both Gram updates in one product
-            self._G1 -= G[:d]
-            self._G0 -= G[d:]
+            G1, G0 = self._grams(np.flatnonzero(caught))
+            self._G1 -= G1
+            self._G0 -= G0
         self.alive &= ~caught
 
 

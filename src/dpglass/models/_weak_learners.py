@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
+from dpglass.aggregates import PackedRows
 from dpglass.privacy.mechanisms import ExponentialMechanism, LaplaceMechanism
 
 __all__ = [
@@ -51,30 +51,29 @@ LEAF_SENSITIVITY_FACTOR = 2.0
 
 
 # --------------------------------------------------------------------------- data
-class FeatureMatrix:
-    """A 0/1 matrix prepared for fast weighted column sums ``X.T @ W``.
+class FeatureMatrix(PackedRows):
+    """A 0/1 matrix prepared for weighted column sums ``X.T @ W``: bit-packed rows.
 
-    Sparse (CSR of ``X.T``) when at most a quarter of the entries are 1 (one-hot
-    data), dense float64 otherwise.  The columns of ``X`` are read with
-    :meth:`column`.
+    Built from a 0/1 array or taken from the aggregation seam
+    (:class:`~dpglass.aggregates.PatternTable`, whose rows are the distinct
+    (row, label) entries; the weights then carry the entries' record counts).
+    ``tdot`` works a chunk of rows at a time (no float copy of the matrix); the
+    columns are read with :meth:`column`.
     """
 
-    def __init__(self, X01: np.ndarray):
-        self.X = np.asarray(X01, dtype=np.uint8)
-        self.n_samples, self.n_features = self.X.shape
-        density = float(self.X.mean()) if self.X.size else 0.0
-        if density <= 0.25:
-            self._T = sp.csr_matrix(self.X.T, dtype=np.float64)
+    def __init__(self, X01):
+        if isinstance(X01, PackedRows):
+            super().__init__(X01.packed, X01.n_features)
         else:
-            self._T = np.ascontiguousarray(self.X.T, dtype=np.float64)
+            X01 = np.asarray(X01, dtype=np.uint8)
+            packed = PackedRows.from_array(X01)
+            super().__init__(packed.packed, X01.shape[1])
+        self.n_samples = self.n_rows
 
-    def tdot(self, w: np.ndarray) -> np.ndarray:
-        """``X.T @ w`` for a vector or an ``(n, k)`` matrix ``w``."""
-        out = self._T @ w
-        return np.asarray(out)
-
-    def column(self, j: int) -> np.ndarray:
-        return self.X[:, j]
+    @property
+    def X(self) -> np.ndarray:
+        """The unpacked uint8 matrix (a full copy: prefer :meth:`chunks` or :meth:`column`)."""
+        return self.unpack()
 
 
 # --------------------------------------------------------------------- hypotheses
@@ -184,7 +183,8 @@ def literal_errors(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray) -> np.ndarr
     """
     p = np.asarray(p, dtype=np.float64)
     total = float(p.sum())
-    signed = p * (1.0 - 2.0 * y01)  # +p on negatives, -p on positives
+    signed = p.copy()  # +p on negatives, -p on positives (without float temporaries of y)
+    np.negative(signed, out=signed, where=np.asarray(y01) == 1)
     p1 = 0.5 * (total - float(signed.sum()))
     err_pos = p1 + F.tdot(signed)
     return np.concatenate([err_pos, total - err_pos, [total - p1, p1]])
@@ -247,7 +247,7 @@ def dp_one_rule(F: FeatureMatrix, y01: np.ndarray, mu: np.ndarray, *, epsilon: f
         ),
     )
     stump = _stump_of(index, F.n_features)
-    return stump, [entry], stump.predict(F.X)
+    return stump, [entry], F.map_rows(stump.predict)
 
 
 # ------------------------------------------------------------------- DP-TopDown

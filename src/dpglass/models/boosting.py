@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpglass._validation import Interval
+from dpglass.aggregates import pattern_table
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
 from dpglass.models._weak_learners import FeatureMatrix, Stump, Tree, dp_one_rule, dp_top_down
@@ -143,7 +144,8 @@ def bregman_projection(mu_tilde, target: float, counts=None) -> np.ndarray:
     return _project_log(log_w, float(target), counts)
 
 
-def smooth_weighting(margin, t: int, *, density: float, learning_rate: float, target: float) -> np.ndarray:
+def smooth_weighting(margin, t: int, *, density: float, learning_rate: float, target: float,
+                     counts=None) -> np.ndarray:
     """The kappa-dense measure LazyBB gives the weak learner in round ``t + 1``.
 
     ``mu~(i) = kappa * exp(-lambda * margin[i])`` projected by
@@ -160,6 +162,9 @@ def smooth_weighting(margin, t: int, *, density: float, learning_rate: float, ta
         ``sigma_t(i) = y_i * sum_j h_j(x_i)``, in ``[-t, t]``.
     t : int
         Rounds done so far.
+    counts : ndarray of int, optional
+        Records behind each entry of ``margin`` (the pattern table's counts);
+        default one each.
 
     Returns
     -------
@@ -172,14 +177,14 @@ def smooth_weighting(margin, t: int, *, density: float, learning_rate: float, ta
     [0.5, 0.5, 0.5, 0.5]
     """
     margin = np.asarray(margin, dtype=np.int64)
-    counts = np.bincount(margin + t, minlength=2 * t + 1).astype(np.float64)
+    counts = np.bincount(margin + t, weights=counts, minlength=2 * t + 1).astype(np.float64)
     present = counts > 0
     levels = np.arange(-t, t + 1)
     log_w = math.log(density) - learning_rate * levels[present]
     mu_levels = np.zeros(levels.size)
     if target > 0:
         mu_levels[present] = _project_log(log_w, float(target), counts[present])
-    return mu_levels[margin + t]
+    return np.take(np.roll(mu_levels, -t), margin, mode="wrap")  # mu_levels[margin + t], without its index copy
 
 
 # ----------------------------------------------------------------- composition
@@ -315,7 +320,7 @@ def smooth_boost(
 
     Parameters
     ----------
-    X01 : ndarray of 0/1, shape (n, d)
+    X01 : ndarray of 0/1, shape (n, d), or a :class:`~dpglass.aggregates.PatternTable` (then y01 is ignored)
     y01 : ndarray of 0/1, shape (n,)
     epsilon, delta : float
         Total budget; ``delta > 0`` enables advanced composition across rounds.
@@ -338,22 +343,27 @@ def smooth_boost(
     -------
     SmoothBoostRelease
     """
-    X01 = np.asarray(X01, dtype=np.uint8)
-    y01 = np.asarray(y01, dtype=np.uint8)
-    n = X01.shape[0]
+    # the seam (dpglass.aggregates): records grouped by (row, label), whose smooth weight they share
+    table = pattern_table(X01, y01)
+    n = table.n_records
     target = density * n  # private: used only inside the projection (Lemma S')
     paper = variant == "paper"
-    y_sign = 2 * y01.astype(np.int64) - 1
-    F = FeatureMatrix(X01)
+    y01, counts = table.labels, table.counts.astype(np.float64)
+    y_sign = 2 * y01.astype(np.int8) - 1
+    F = FeatureMatrix(table)
+    del table  # F keeps the packed rows; the int64 counts are not needed any more
 
     eps_round, composition = round_budget(epsilon, delta, n_rounds, weak_learner, tree_nodes, accountant)
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta,
                            accountant=composition if composition in ("pld", "rdp") else "basic")
-    margin = np.zeros(n, dtype=np.int64)  # sigma_t(i) = y_i * sum_j h_j(x_i), in [-t, t]
+    margin = np.zeros(F.n_samples, dtype=np.int64)  # sigma_t(i) = y_i * sum_j h_j(x_i), in [-t, t]
     hypotheses = []
     round_entries = []
     for t in range(n_rounds):
-        p = smooth_weighting(margin, t, density=density, learning_rate=learning_rate, target=target)
+        # mu of each entry's records times their number: the weak learners' sums run over entries
+        p = None  # the last round's weights are not needed: free them first
+        p = smooth_weighting(margin, t, density=density, learning_rate=learning_rate, target=target, counts=counts)
+        p *= counts
         if weak_learner == "stump":
             h, entries, pred = dp_one_rule(F, y01, p, epsilon=eps_round, paper=paper, rng=rng)
         else:
@@ -478,6 +488,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
     """
 
     _private = True
+    _distributed_fit = True  # fits on dask collections through dpglass.aggregates
     _parameter_constraints = {
         "epsilon": EPSILON,
         "delta": DELTA_OR_NONE,

@@ -112,7 +112,7 @@ def fit_greedy_rule_list(X, y, *, candidates: CandidateSet, max_length: int, min
     caught side, then by candidate order.
     """
     stats = SufficientStats(X, y, candidates)
-    support = max(1, math.floor(min_support * len(y)))
+    support = max(1, math.floor(min_support * sum(stats.remaining())))
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease()
     for _ in range(max_length):
@@ -278,6 +278,7 @@ class _RuleListBase(BinaryClassifierBase):
     """Fitted-model behaviour shared by the rule-list classifiers."""
 
     _noisy = False
+    _distributed_fit = True  # fits on dask collections through dpglass.aggregates
 
     def _candidate_set(self, n_features: int, names: list[str]) -> CandidateSet:
         if self.candidates is None:

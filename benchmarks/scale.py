@@ -1,0 +1,253 @@
+"""Scale: fitting on 10^6 .. 5*10^7 rows x 50 binary features, in memory and through Dask (issue 15).
+
+Generates seeded synthetic data with a planted rule list as parquet files
+(never committed; ``--data-dir``, default a temporary folder kept between
+runs), then, for each size:
+
+* in memory (a fresh process per model): the parquet files read into one
+  uint8 matrix, then ``DPRuleListClassifier`` or ``SmoothBoostClassifier``
+  (stumps) at epsilon = 1: fit time, and peak memory = the input plus the
+  growth of the process's peak RSS during the fit, as a multiple of the
+  input's size as uint8 (n x 50 bytes);
+* through Dask (a fresh process): a LocalCluster of 2 worker processes (1
+  thread each) fits the same models from ``dd.read_parquet``: fit time, the
+  client's peak RSS (it also runs the scheduler) and each worker's peak RSS;
+  with the model checked equal to the in-memory one when both ran;
+* the rules recovered at epsilon = 1: how many of the 3 planted rules the DP
+  rule list's rules are.
+
+Planted model (public): features ``f00..f49`` independent Bernoulli(p_j),
+p_j cycling through 0.2, 0.3, 0.4, 0.5; the label is 1 if ``f00 and f01``,
+else 1 if ``f02 and not f03``, else 1 if ``f04 and f05``, else 0, flipped
+with probability 0.05.  Nearly every row is distinct (50 bits), which is the
+worst case for the pattern table.
+
+Run (from the repository root)::
+
+    PYTHONPATH=src python benchmarks/scale.py --rows 1e6 1e7          # what the README table shows
+    PYTHONPATH=src python benchmarks/scale.py --rows 5e7 --no-memory  # Dask only above --max-memory-rows
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+D = 50
+FEATURES = [f"f{j:02d}" for j in range(D)]
+PLANTED = [((0, True), (1, True)), ((2, True), (3, False)), ((4, True), (5, True))]
+FILE_ROWS = 1_000_000
+
+
+# ---------------------------------------------------------------- generation
+def _block(n: int, seed: np.random.SeedSequence):
+    rng = np.random.default_rng(seed)
+    p = np.array([0.2, 0.3, 0.4, 0.5])[np.arange(D) % 4]
+    X = (rng.random((n, D), dtype=np.float32) < p).astype(np.uint8)
+    y = np.zeros(n, dtype=np.uint8)
+    undecided = np.ones(n, dtype=bool)
+    for rule in PLANTED:
+        caught = undecided.copy()
+        for j, v in rule:
+            caught &= X[:, j] == int(v)
+        y[caught] = 1
+        undecided &= ~caught
+    y ^= (rng.random(n) < 0.05).astype(np.uint8)
+    return X, y
+
+
+def generate(n: int, root: Path, seed: int = 0) -> Path:
+    """Write ``n`` rows as parquet files of at most 10^6 rows (at least 4 files); reuse a finished folder."""
+    import pandas as pd
+
+    folder = root / f"rows{n}-seed{seed}"
+    if (folder / "DONE").exists():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    per = min(FILE_ROWS, -(-n // 4))
+    sizes = [min(per, n - s) for s in range(0, n, per)]
+    for i, (size, child) in enumerate(zip(sizes, np.random.SeedSequence(seed).spawn(len(sizes)))):
+        X, y = _block(size, child)
+        frame = pd.DataFrame(X, columns=FEATURES)
+        frame["y"] = y
+        frame.to_parquet(folder / f"part-{i:05d}.parquet", index=False)
+    (folder / "DONE").write_text(str(n))
+    return folder
+
+
+# ------------------------------------------------------------------- models
+def _models():
+    from dpglass.models import DPRuleListClassifier, SmoothBoostClassifier
+
+    return {
+        "rule list": lambda: DPRuleListClassifier(epsilon=1.0, classes=[0, 1], random_state=0),
+        "stumps": lambda: SmoothBoostClassifier(epsilon=1.0, classes=[0, 1], random_state=0),
+    }
+
+
+def _comparable(model_dict: dict) -> str:
+    """The model as JSON with the in-memory fit's default names (x0, ...) in place of f00, ... (Dask reads names)."""
+    data = dict(model_dict)
+    data.pop("feature_names", None)
+    data.pop("has_feature_names", None)
+    text = json.dumps(data, sort_keys=True)
+    for j in reversed(range(D)):
+        text = text.replace(f'"f{j:02d}"', f'"x{j}"').replace(f'"not f{j:02d}"', f'"not x{j}"')
+    return text
+
+
+def _recovered(model) -> int:
+    found = {tuple(sorted((c.feature, bool(c.value)) for c in r.conditions)) for r in model.rules_}
+    return sum(tuple(sorted(rule)) in found for rule in PLANTED)
+
+
+# ---------------------------------------------------------------- children
+def run_memory(folder: str, models: list[str]) -> dict:
+    """One model (``models[0]``) in this fresh process: fit time and peak RSS growth during the fit."""
+    import resource
+
+    import pyarrow.parquet as pq
+
+    files = sorted(Path(folder).glob("*.parquet"))
+    n = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    X = np.empty((n, D), dtype=np.uint8)
+    y = np.empty(n, dtype=np.uint8)
+    at = 0
+    for f in files:
+        t = pq.read_table(f)
+        k = t.num_rows
+        for j, name in enumerate(FEATURES):
+            X[at : at + k, j] = t.column(name).to_numpy()
+        y[at : at + k] = t.column("y").to_numpy()
+        at += k
+        del t
+    name = models[0]
+    model = _models()[name]()
+    rss_before = _rss()  # X and y are resident
+    start = time.perf_counter()
+    model.fit(X, y)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    # peak while fitting, minus what the process held before it besides the data, over the data
+    out = {"rows": n, "input_bytes": X.nbytes, "maxrss_bytes": peak,
+           name: {"seconds": seconds, "peak_x_input": (peak - rss_before + X.nbytes) / X.nbytes,
+                  "model": model.to_dict()}}
+    if name == "rule list":
+        out[name]["recovered"] = _recovered(model)
+    return out
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _worker_maxrss():
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def run_dask(folder: str, models: list[str]) -> dict:
+    import resource
+
+    import dask.dataframe as dd
+    from distributed import Client, LocalCluster
+
+    out = {}
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=0,
+                      dashboard_address=None, silence_logs=40) as cluster, Client(cluster) as client:
+        # warm the workers' imports and parquet reader (the first fit would pay for them)
+        client.run(lambda: [__import__(m) for m in ("dpglass.aggregates.dask_backend", "pyarrow.parquet")])
+        dd.read_parquet(str(Path(folder) / "*.parquet"))["y"].sum().compute()
+        for name in models:
+            frame = dd.read_parquet(str(Path(folder) / "*.parquet"))
+            model = _models()[name]()
+            start = time.perf_counter()
+            model.fit(frame[FEATURES], frame["y"])
+            out[name] = {"seconds": time.perf_counter() - start, "model": model.to_dict()}
+            if name == "rule list":
+                out[name]["recovered"] = _recovered(model)
+        out["workers_maxrss_bytes"] = sorted(client.run(_worker_maxrss).values())
+        out["partitions"] = frame.npartitions
+    out["client_maxrss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return out
+
+
+def _child(mode: str, folder: Path, models: list[str]) -> dict:
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    res = subprocess.run([sys.executable, __file__, "--child", mode, str(folder), ",".join(models)],
+                         capture_output=True, text=True, env=env)
+    if res.returncode != 0:
+        return {"error": res.stderr.strip().splitlines()[-1] if res.stderr.strip() else f"exit {res.returncode}"}
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+# --------------------------------------------------------------------- main
+def _gb(b) -> str:
+    return f"{b / 2**30:.2f}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", nargs="+", default=["1e6", "1e7"], help="sizes (default 1e6 1e7)")
+    ap.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "dpglass-scale"))
+    ap.add_argument("--models", default="rule list,stumps", help="comma-separated: 'rule list', 'stumps'")
+    ap.add_argument("--max-memory-rows", type=float, default=2e7, help="skip the in-memory fit above this")
+    ap.add_argument("--no-memory", action="store_true", help="skip every in-memory fit")
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        mode, folder, models = args.child
+        fn = run_memory if mode == "memory" else run_dask
+        print(json.dumps(fn(folder, models.split(","))))
+        return 0
+
+    models = [m.strip() for m in args.models.split(",")]
+    rows = []
+    for size in args.rows:
+        n = int(float(size))
+        t = time.perf_counter()
+        folder = generate(n, Path(args.data_dir))
+        print(f"# {n:.0e} rows: data in {folder} ({time.perf_counter() - t:.0f} s)", file=sys.stderr)
+        mem = {}
+        if not (args.no_memory or n > args.max_memory_rows):
+            for name in models:  # one process per model: its peak RSS is that fit's
+                mem.update(_child("memory", folder, [name]))
+                print(f"#   in memory, {name}: {json.dumps({k: v for k, v in mem.items() if k not in models})}",
+                      file=sys.stderr)
+        dsk = _child("dask", folder, models)
+        print(f"#   dask: {json.dumps({k: v for k, v in dsk.items() if k not in models})}", file=sys.stderr)
+        for name in models:
+            m, d = mem.get(name, {}), dsk.get(name, {})
+            same = "" if not (m and d) else ("yes" if _comparable(m["model"]) == _comparable(d["model"]) else "NO")
+            rows.append([
+                f"{n:.0e}".replace("+0", ""), name,
+                f"{m['seconds']:.1f}" if m else "-",
+                f"{m['peak_x_input']:.2f}x" if m else "-",
+                f"{d['seconds']:.1f}" if d else dsk.get("error", "-"),
+                _gb(dsk["client_maxrss_bytes"]) if d else "-",
+                " / ".join(_gb(b) for b in dsk["workers_maxrss_bytes"]) if d else "-",
+                same,
+                str(d.get("recovered", m.get("recovered", ""))) + ("/3" if name == "rule list" else ""),
+            ])
+            print(f"#   {rows[-1]}", file=sys.stderr)
+    head = ["rows", "model", "in-memory fit (s)", "in-memory peak / input", "Dask fit (s)",
+            "Dask client peak (GiB)", "Dask workers peak (GiB)", "same model", "planted rules recovered (eps=1)"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,265 @@
+"""The aggregation seam: every learner reads its training data through a :class:`PatternTable`.
+
+DP training in dpglass needs only sums over records: a rule's caught and
+caught-positive counts, a literal's weighted error, a leaf's weighted
+masses.  Every one of them is a function of the **pattern table**: the
+distinct (row, label) pairs of the training data with their record counts.
+A learner never sees the records themselves, only this table:
+
+* :class:`~dpglass.models.rule_list.DPRuleListClassifier` and GreedyRL sum
+  it per distinct row (``w0``, ``w1``) and build their Gram counts from it;
+* :class:`~dpglass.models.boosting.SmoothBoostClassifier` reweights records
+  every round, but a record's smooth weight depends only on its margin
+  ``y * sum_t h_t(x)``, a function of its (row, label): records sharing a
+  (row, label) always share their weight, so each round's weighted sums are
+  sums over the table's entries weighted by their integer counts.
+
+The table is built by one of two backends, chosen by the type of ``X``:
+
+``numpy`` (:mod:`dpglass.aggregates.numpy_backend`, the default)
+    in memory, from 0/1 arrays, in fixed-size chunks of bit-packed rows
+    (no float copy of the data).
+``dask`` (:mod:`dpglass.aggregates.dask_backend`, ``pip install dpglass[dask]``)
+    from a dask DataFrame and Series: each partition reduces itself to its
+    own table, the tables are merged on the cluster (exact integer sums),
+    and only the merged table comes back to the client.
+
+Both backends sort the entries the same way (by the bytes of the packed row,
+then the label) and count with integers, so the table -- and every float
+computed from it on the client -- is the same whatever the partitioning:
+with the same ``random_state`` the two paths give the same model bit for
+bit.  Noise is drawn by the learners on the client, from the estimator's
+generator, after the table is built: never per partition.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["CHUNK_ROWS", "PackedRows", "PatternTable", "is_distributed", "pattern_table"]
+
+#: Rows processed at a time (unpacking, matrix products): fixed, so that every
+#: float sum is taken in the same order whatever the backend or machine.
+CHUNK_ROWS = 1 << 15
+
+
+def _unpack(packed: np.ndarray, d: int) -> np.ndarray:
+    return np.unpackbits(packed, axis=1, count=d) if packed.shape[0] else np.zeros((0, d), np.uint8)
+
+
+class PackedRows:
+    """A 0/1 matrix stored bit-packed (``np.packbits`` along rows: d/8 bytes a row).
+
+    Read by column (:meth:`column`), by chunk of unpacked rows
+    (:meth:`chunks`), or through weighted column sums (:meth:`tdot`), which
+    never materialise a float copy of more than :data:`CHUNK_ROWS` rows.
+    """
+
+    def __init__(self, packed: np.ndarray, n_features: int):
+        self.packed = np.ascontiguousarray(packed, dtype=np.uint8)
+        self.n_features = int(n_features)
+
+    @classmethod
+    def from_array(cls, X) -> "PackedRows":
+        X = np.asarray(X)
+        n, d = X.shape
+        packed = np.empty((n, (d + 7) // 8), dtype=np.uint8)
+        for s in range(0, n, CHUNK_ROWS):
+            packed[s : s + CHUNK_ROWS] = np.packbits(X[s : s + CHUNK_ROWS] != 0, axis=1)
+        return cls(packed, d)
+
+    @property
+    def n_rows(self) -> int:
+        return self.packed.shape[0]
+
+    def unpack(self, rows=slice(None)) -> np.ndarray:
+        """The unpacked uint8 rows selected by ``rows`` (a slice, index array or mask)."""
+        return _unpack(self.packed[rows], self.n_features)
+
+    def chunks(self, index: np.ndarray | None = None):
+        """Yield ``(selection, uint8 rows)`` over all rows (or ``index``), :data:`CHUNK_ROWS` at a time."""
+        n = self.n_rows if index is None else len(index)
+        for s in range(0, n, CHUNK_ROWS):
+            sel = slice(s, min(s + CHUNK_ROWS, n)) if index is None else index[s : s + CHUNK_ROWS]
+            yield sel, self.unpack(sel)
+
+    def column(self, j: int) -> np.ndarray:
+        """Column ``j`` as uint8 (read from the packed bits)."""
+        return (self.packed[:, j >> 3] >> (7 - (j & 7))) & np.uint8(1)
+
+    def tdot(self, w: np.ndarray) -> np.ndarray:
+        """``X.T @ w`` in float64 for a vector or ``(n, k)`` matrix ``w``, chunk by chunk in a fixed order."""
+        w = np.asarray(w, dtype=np.float64)
+        out = np.zeros((self.n_features,) + w.shape[1:])
+        for sel, rows in self.chunks():
+            out += rows.T.astype(np.float64) @ w[sel]
+        return out
+
+    def map_rows(self, fn) -> np.ndarray:
+        """``fn(rows)`` applied chunk by chunk to the unpacked rows, concatenated."""
+        parts = [fn(rows) for _, rows in self.chunks()]
+        return np.concatenate(parts) if parts else fn(np.zeros((0, self.n_features), np.uint8))
+
+
+class PatternTable(PackedRows):
+    """The distinct (row, label) pairs of a training set with their record counts.
+
+    Entries are sorted by the bytes of the packed row, then by the label.
+
+    Attributes
+    ----------
+    packed : ndarray of uint8, shape (m, ceil(d / 8))
+    labels : ndarray of uint8, shape (m,)
+        0 or 1 (``classes_[1]`` is 1).
+    counts : ndarray of int64, shape (m,)
+        Records with this row and label (>= 1).
+    n_features : int
+    """
+
+    def __init__(self, packed, labels, counts, n_features: int):
+        super().__init__(packed, n_features)
+        self.labels = np.asarray(labels, dtype=np.uint8)
+        self.counts = np.asarray(counts, dtype=np.int64)
+
+    @property
+    def n_entries(self) -> int:
+        return self.n_rows
+
+    @property
+    def n_records(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(records, features)``, as the array it summarises."""
+        return self.n_records, self.n_features
+
+    def by_pattern(self):
+        """``(rows, w0, w1)``: the distinct rows (bit-packed, sorted) and their negative / positive counts (float64)."""
+        m = self.n_entries
+        if m == 0:
+            return self.packed, np.zeros(0), np.zeros(0)
+        # entries are sorted by (row, label): a row has one or two entries, label 0 first
+        new = np.ones(m, dtype=bool)
+        for s in range(1, m, CHUNK_ROWS):
+            e = min(s + CHUNK_ROWS, m)
+            new[s:e] = np.any(self.packed[s:e] != self.packed[s - 1 : e - 1], axis=1)
+        first = np.flatnonzero(new)
+        del new
+        k = first.size
+        w0, w1 = np.zeros(k), np.zeros(k)
+        for s in range(0, k, CHUNK_ROWS):  # by chunks: no full-size temporaries
+            a = first[s : s + CHUNK_ROWS]
+            b = np.append(first[s + 1 : s + CHUNK_ROWS + 1], m)[: a.size] - 1  # each row's last entry
+            w0[s : s + a.size] = np.where(self.labels[a] == 0, self.counts[a], 0)
+            w1[s : s + a.size] = np.where(self.labels[b] == 1, self.counts[b], 0)
+        return self.packed[first], w0, w1
+
+    def equals(self, other: "PatternTable") -> bool:
+        return (self.n_features == other.n_features and np.array_equal(self.packed, other.packed)
+                and np.array_equal(self.labels, other.labels) and np.array_equal(self.counts, other.counts))
+
+
+# ------------------------------------------------------------ keys (both backends)
+def key_dtype(n_features: int) -> np.dtype:
+    """Packed row plus a label byte: a uint64 when it fits in 8 bytes, raw bytes otherwise."""
+    width = (n_features + 7) // 8 + 1
+    return np.dtype(np.uint64) if width <= 8 else np.dtype((np.void, width))
+
+
+def encode_keys(X, y01, n_features: int) -> np.ndarray:
+    """One sortable key per record: its packed row then its label, compared as bytes."""
+    X = np.asarray(X)
+    n = X.shape[0]
+    B = (n_features + 7) // 8
+    dt = key_dtype(n_features)
+    keys = np.empty(n, dtype=dt)
+    width = 8 if dt == np.uint64 else B + 1
+    for s in range(0, n, CHUNK_ROWS):
+        e = min(s + CHUNK_ROWS, n)
+        buf = np.zeros((e - s, width), dtype=np.uint8)
+        if B:
+            buf[:, :B] = np.packbits(X[s:e] != 0, axis=1)
+        buf[:, B] = y01[s:e]
+        if dt == np.uint64:
+            keys[s:e] = buf.view(">u8")[:, 0]  # big-endian: integer order is byte order
+        else:
+            keys[s:e] = buf.view(dt)[:, 0]
+    return keys
+
+
+def count_keys(keys: np.ndarray, counts: np.ndarray | None = None, *, owned: bool = False):
+    """``(sorted distinct keys, int64 counts)``: the exact reduction, whatever order the keys come in.
+
+    Without ``counts`` each key counts once; ``owned=True`` lets the keys be sorted in place.
+    """
+    if counts is None:
+        if not owned:
+            keys = keys.copy()
+        keys.sort()
+        if keys.size == 0:
+            return keys, np.zeros(0, dtype=np.int64)
+        new = np.empty(keys.size, dtype=bool)
+        new[0] = True
+        new[1:] = keys[1:] != keys[:-1]
+        start = np.flatnonzero(new)
+        del new
+        c = np.diff(np.append(start, keys.size))
+        return keys[start], c.astype(np.int64, copy=False)
+    order = np.argsort(keys, kind="stable")
+    keys, counts = keys[order], np.asarray(counts, dtype=np.int64)[order]
+    del order
+    if keys.size == 0:
+        return keys, counts
+    start = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    return keys[start], np.add.reduceat(counts, start)
+
+
+def merge_counts(*parts):
+    """Merge several ``(keys, counts)`` reductions into one (exact integer sums)."""
+    parts = [p for p in parts if p[0].size] or parts[:1]
+    if len(parts) == 1:
+        return parts[0]
+    return count_keys(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+
+
+def table_from_keys(keys: np.ndarray, counts: np.ndarray, n_features: int) -> PatternTable:
+    B = (n_features + 7) // 8
+    m = keys.shape[0]
+    packed = np.empty((m, B), dtype=np.uint8)
+    labels = np.empty(m, dtype=np.uint8)
+    for s in range(0, m, CHUNK_ROWS):
+        block = keys[s : s + CHUNK_ROWS]
+        if keys.dtype == np.uint64:
+            raw = block.astype(">u8").view(np.uint8).reshape(-1, 8)
+        else:
+            raw = block.view(np.uint8).reshape(-1, B + 1)
+        packed[s : s + CHUNK_ROWS] = raw[:, :B]
+        labels[s : s + CHUNK_ROWS] = raw[:, B]
+    return PatternTable(packed, labels, counts, n_features)
+
+
+# ------------------------------------------------------------------- dispatch
+def is_distributed(X) -> bool:
+    """Whether ``X`` is a dask collection (the Dask backend then builds the table)."""
+    mod = type(X).__module__ or ""
+    return mod.startswith("dask") and hasattr(X, "__dask_graph__")
+
+
+def pattern_table(X, y, **kwargs) -> PatternTable:
+    """The :class:`PatternTable` of 0/1 features ``X`` and 0/1 labels ``y``, by the backend ``X`` calls for.
+
+    A :class:`PatternTable` is returned as is.  Numpy arrays go to
+    :func:`dpglass.aggregates.numpy_backend.pattern_table`; dask collections
+    to :func:`dpglass.aggregates.dask_backend.pattern_table` (``kwargs`` are
+    passed on).
+    """
+    if isinstance(X, PatternTable):
+        return X
+    if is_distributed(X):
+        from dpglass.aggregates import dask_backend
+
+        return dask_backend.pattern_table(X, y, **kwargs)
+    from dpglass.aggregates import numpy_backend
+
+    return numpy_backend.pattern_table(X, y)

@@ -1,0 +1,361 @@
+"""Dask backend of the aggregation seam: the pattern table of a partitioned dataset.
+
+``fit(X, y)`` with a dask DataFrame of 0/1 features and a dask Series of
+labels (e.g. both from one ``dd.read_parquet``) builds the
+:class:`~dpglass.aggregates.PatternTable` here:
+
+1. every partition checks itself (the columns are there, the values are 0/1,
+   the labels are in the class set: a :class:`~dpglass.exceptions.DataValidationError`
+   naming the partition and the column otherwise) and reduces itself to its
+   sorted distinct (row, label) keys with integer counts
+   (:func:`dpglass.aggregates.numpy_backend.reduce_block`, the function the
+   in-memory backend runs on the whole array);
+2. the reductions are merged pairwise on the cluster (exact integer sums, in
+   a tree of fan-in :data:`FAN_IN`);
+3. only the merged table comes back to the client, where the learner runs and
+   draws its noise from the estimator's generator, once per release.
+
+Because the keys are sorted and the counts are integers, the table does not
+depend on how the records are partitioned, so the model equals the
+in-memory one for the same ``random_state``.
+
+Faults: tasks are pure and keyed by their inputs.  A worker that dies is
+replaced and its tasks rerun (``distributed``'s ``allowed-failures``), a task
+that raises an unexpected error is retried ``retries`` times; a rerun returns
+the same reduction, so a fit that finishes returns the same model.  A fit that
+cannot finish raises :class:`DistributedFitError`; it never returns a model
+built on part of the data.
+
+Install with ``pip install "dpglass[dask]"`` (``dask[dataframe]``,
+``distributed``, ``pyarrow``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from dpglass.aggregates import table_from_keys, merge_counts
+from dpglass.aggregates.numpy_backend import reduce_block
+from dpglass.exceptions import DataValidationError
+
+__all__ = ["DistributedFitError", "FAN_IN", "fit_table", "pattern_table", "reduce_partition"]
+
+#: Reductions merged per task in the merge tree.
+FAN_IN = 8
+
+
+class DistributedFitError(RuntimeError):
+    """The cluster could not finish the reduction (workers lost beyond the retries).
+
+    No model is returned: a fit never silently uses part of the data.
+    """
+
+
+def _require_dask():
+    try:
+        import dask  # noqa: F401
+        import dask.dataframe  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - the extra is installed in dev
+        raise ImportError('Fitting on dask collections needs the dask extra: pip install "dpglass[dask]"') from exc
+
+
+def _where(index: int, n_parts: int) -> str:
+    return f"partition {index} (of {n_parts})"
+
+
+def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, classes: list, fault=None):
+    """Check one partition and reduce it to ``(keys, counts)``.
+
+    Raises
+    ------
+    DataValidationError
+        A column is missing, a value is not 0/1 (or missing), a label is not
+        in ``classes``, or X and y have different lengths in this partition;
+        the message names the partition and the column.
+    """
+    if fault is not None:
+        fault(index)
+    where = _where(index, n_parts)
+    missing = [c for c in columns if c not in X_part.columns]
+    if missing:
+        raise DataValidationError(f"{where}: column {missing[0]!r} is missing (X has {len(columns)} feature "
+                                  f"columns; this partition has {list(X_part.columns)!r}).")
+    if len(X_part) != len(y_part):
+        raise DataValidationError(f"{where}: X has {len(X_part)} rows but y has {len(y_part)}; the "
+                                  "partitions of X and y must line up (take both from one DataFrame).")
+    X = np.empty((len(X_part), len(columns)), dtype=np.uint8)
+    for j, c in enumerate(columns):
+        v = X_part[c].to_numpy()
+        if v.dtype == bool:
+            X[:, j] = v
+            continue
+        if v.dtype == object or v.dtype.kind not in "biuf":
+            try:
+                v = v.astype(np.float64)
+            except (TypeError, ValueError):
+                raise DataValidationError(f"{where}: column {c!r} is not numeric 0/1 "
+                                          f"(dtype {X_part[c].dtype}).") from None
+        ok = (v == 0) | (v == 1)
+        if not ok.all():
+            bad = v[~ok][0]
+            bad = bad.item() if hasattr(bad, "item") else bad
+            what = "missing values" if bad != bad else f"the value {bad!r}"
+            raise DataValidationError(
+                f"{where}: column {c!r} has {what}; dpglass works on binary features (0/1). Binarize the "
+                "data first (dpglass.datasets.Binarizer with public thresholds)."
+            )
+        X[:, j] = v
+    y = y_part.to_numpy()
+    if len(y) and y.dtype.kind == "f" and np.isnan(y).any():
+        raise DataValidationError(f"{where}: y has missing labels (NaN); drop or label those records first.")
+    inside = np.isin(y, np.asarray(classes, dtype=object) if y.dtype == object else np.asarray(classes))
+    if not inside.all():
+        bad = y[~inside][0]
+        bad = bad.item() if hasattr(bad, "item") else bad
+        raise DataValidationError(f"{where}: y has the label {bad!r}, outside classes={list(classes)!r}.")
+    return reduce_block(X, (y == classes[1]), len(columns))
+
+
+_LABEL = "__dpglass_label__"
+
+
+def _reduce_joined(part, index: int, n_parts: int, columns: list, classes: list, fault=None):
+    return reduce_partition(part.drop(columns=[_LABEL]), part[_LABEL], index, n_parts, columns, classes, fault)
+
+
+def _lost(exc) -> bool:
+    """Whether ``exc`` means the cluster lost work (a worker died, a connection closed)."""
+    return type(exc).__name__ in ("KilledWorker", "CancelledError", "CommClosedError", "FutureCancelledError") \
+        or isinstance(exc, (OSError, TimeoutError))
+
+
+def _partition_error(index: int, n_parts: int, exc) -> Exception:
+    """The error of partition ``index``: data errors name it, lost workers become DistributedFitError."""
+    if isinstance(exc, DataValidationError):
+        return exc
+    if _lost(exc):
+        return DistributedFitError(
+            f"{_where(index, n_parts)} could not be reduced: the worker running it was lost "
+            f"({type(exc).__name__}: {exc}). No model was fitted: rerun the fit (the result will be the same), "
+            "or raise distributed's allowed-failures if workers are being lost."
+        )
+    if isinstance(exc, KeyError):
+        return DataValidationError(f"{_where(index, n_parts)}: a column is missing when it is read "
+                                   f"({exc}); every file must have the feature and label columns.")
+    return DataValidationError(f"{_where(index, n_parts)} could not be read or checked: "
+                               f"{type(exc).__name__}: {exc}")
+
+
+def _client():
+    try:
+        from distributed import default_client
+        return default_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _classes(y, classes):
+    from dpglass._validation import check_binary_y
+
+    if classes is not None:
+        return list(np.asarray(classes))
+    import dask
+    import pandas as pd
+
+    # a second pass over the labels only; declare classes= to skip it
+    found = dask.compute(*[dask.delayed(pd.unique)(part) for part in y.to_delayed()])
+    uniq = pd.unique(np.concatenate([np.asarray(u) for u in found])) if found else np.array([])
+    if uniq.size == 0:
+        raise DataValidationError("y is empty: fit needs at least one labelled record.")
+    return list(check_binary_y(uniq)[1])
+
+
+def _merge_tree(parts, submit):
+    while len(parts) > 1:
+        parts = [submit(merge_counts, *parts[i : i + FAN_IN]) for i in range(0, len(parts), FAN_IN)]
+    return parts[0]
+
+
+def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = False, fault=None):
+    """The :class:`~dpglass.aggregates.PatternTable` of a dask DataFrame ``X`` and dask Series ``y``.
+
+    Parameters
+    ----------
+    X : dask.dataframe.DataFrame of 0/1 (or bool) columns
+    y : dask.dataframe.Series with two labels, partitioned as ``X``
+    classes : list of two labels or None
+        ``[negative, positive]``; None reads the sorted distinct labels of ``y``.
+    retries : int
+        Retries of a task that raised (worker deaths are rerun by the scheduler).
+    progress : bool
+        Show ``distributed``'s progress bar while the partitions reduce.
+    fault : callable or None
+        Called with the partition index at the start of each reduction (tests
+        use it to kill a worker).
+
+    Uses the current ``distributed`` client if there is one, dask's default
+    scheduler otherwise.  The table's ``classes`` attribute holds the labels.
+    """
+    _require_dask()
+    import dask
+
+    fault = _FAULT if fault is None else fault
+    progress = progress or _PROGRESS
+
+    if not hasattr(X, "columns"):
+        raise DataValidationError("X must be a dask DataFrame (one column per feature), not a dask "
+                                  f"{type(X).__name__}.")
+    if not hasattr(y, "to_delayed") or getattr(y, "ndim", 1) != 1:
+        raise DataValidationError("y must be a dask Series partitioned as X (e.g. df['y'] of the same DataFrame).")
+    if X.npartitions != y.npartitions:
+        raise DataValidationError(f"X has {X.npartitions} partitions but y has {y.npartitions}; take both from "
+                                  "one DataFrame so that their partitions line up.")
+    columns = list(X.columns)
+    if _LABEL in columns:
+        raise DataValidationError(f"X has a column named {_LABEL!r}, which dpglass reserves; rename it.")
+    classes = _classes(y, classes)
+    # one collection, so that the optimiser partitions features and labels alike
+    try:
+        both = X.assign(**{_LABEL: y})
+    except Exception as exc:
+        raise DataValidationError(f"X and y are not aligned ({exc}); take both from one DataFrame.") from exc
+    n = both.npartitions
+    reduce = dask.delayed(_reduce_joined, pure=True)
+    parts = [reduce(part, i, n, columns, classes, fault) for i, part in enumerate(both.to_delayed())]
+    client = _client()
+    try:
+        if client is None:
+            try:
+                keys, counts = dask.compute(_merge_tree(parts, _delayed_submit))[0]
+            except (DataValidationError, MemoryError):
+                raise
+            except Exception as exc:  # find the partition that fails (error path only)
+                for i, part in enumerate(parts):
+                    try:
+                        part.compute()
+                    except Exception as inner:
+                        raise _partition_error(i, n, inner) from inner
+                raise
+        else:
+            from distributed import wait
+
+            futures = client.compute(parts, retries=retries)
+            if progress:
+                from distributed import progress as show_progress
+
+                show_progress(futures)
+            wait(futures)
+            for i, f in enumerate(futures):
+                if f.status == "error":
+                    exc = f.exception()
+                    raise _partition_error(i, n, exc) from exc
+            root = _merge_tree(futures, lambda fn, *a: client.submit(fn, *a, retries=retries, pure=True))
+            keys, counts = root.result()
+    except DataValidationError:
+        raise
+    except Exception as exc:
+        if _lost(exc):
+            raise DistributedFitError(
+                f"The Dask cluster could not reduce the {n} partitions ({type(exc).__name__}: {exc}). No model "
+                "was fitted: rerun the fit (the result will be the same), or raise distributed's "
+                "allowed-failures / retries if workers are being lost."
+            ) from exc
+        raise
+    table = table_from_keys(keys, counts, len(columns))
+    table.classes = classes
+    table.columns = columns
+    return table
+
+
+def _delayed_submit(fn, *args):
+    import dask
+
+    return dask.delayed(fn, pure=True)(*args)
+
+
+def fit_table(estimator, X, y, *, classes=None, **kwargs):
+    """Validate dask ``X``, ``y`` for ``estimator.fit`` and reduce them; set ``n_features_in_``, names, ``classes_``.
+
+    Returns the :class:`~dpglass.aggregates.PatternTable` the learner fits on.
+    """
+    if not getattr(estimator, "_distributed_fit", False):
+        raise DataValidationError(
+            f"{type(estimator).__name__} does not fit on dask collections yet; the rule lists and "
+            "SmoothBoostClassifier do. Call .compute() on X and y to fit in memory."
+        )
+    if y is None:
+        raise DataValidationError("This classifier requires y to be passed, but the target y is None.")
+    from dpglass.aggregates import is_distributed
+
+    if not (is_distributed(X) and is_distributed(y)):
+        raise DataValidationError("X and y must both be dask collections (or both in memory).")
+    table = pattern_table(X, y, classes=classes, **kwargs)
+    if table.n_records == 0:
+        raise DataValidationError("X is empty: fit needs at least one record.")
+    columns = table.columns
+    estimator.n_features_in_ = len(columns)
+    if all(isinstance(c, str) for c in columns):
+        estimator.feature_names_in_ = np.asarray(columns, dtype=object)
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    estimator.classes_ = np.asarray(table.classes)
+    return table
+
+
+#: A ``fault`` every reduction gets (tests set it through :func:`inject_fault`).
+_FAULT = None
+#: Show a progress bar while the partitions reduce (the CLI sets it through :func:`progress_bar`).
+_PROGRESS = False
+
+
+class progress_bar:
+    """Context manager: fits started inside show distributed's progress bar while the partitions reduce."""
+
+    def __enter__(self):
+        global _PROGRESS
+        self._saved, _PROGRESS = _PROGRESS, True
+        return self
+
+    def __exit__(self, *exc):
+        global _PROGRESS
+        _PROGRESS = self._saved
+
+
+class inject_fault:
+    """Context manager: every Dask reduction started inside calls ``fault(partition index)`` first (tests)."""
+
+    def __init__(self, fault):
+        self.fault = fault
+
+    def __enter__(self):
+        global _FAULT
+        self._saved, _FAULT = _FAULT, self.fault
+        return self
+
+    def __exit__(self, *exc):
+        global _FAULT
+        _FAULT = self._saved
+
+
+def crash_once(marker: str):
+    """A ``fault`` for tests: the first reduction to run kills its worker process (once, by a marker file)."""
+    import functools
+
+    return functools.partial(_crash_once, marker)
+
+
+def _crash_once(marker: str, index: int) -> None:
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.close(fd)
+    os._exit(1)
+
+
+def crash_always(index: int) -> None:
+    """A ``fault`` for tests: the reduction of partition 0 kills its worker, every time."""
+    if index == 0:
+        os._exit(1)
