@@ -122,7 +122,7 @@ def _int(x) -> int:
 #: compositions (found by exact brute force); asking at a slightly smaller delta keeps every
 #: reported epsilon an upper bound.
 PLD_DELTA_MARGIN = 1e-3
-#: Above this per-release epsilon the PLD accountant is not run: dp-accounting's loss grid (interval
+#: Above this per-release epsilon (Gaussian curves aside) the PLD accountant is not run: dp-accounting's loss grid (interval
 #: 1e-4) grows with epsilon and takes minutes, while tight composition gains little there.  The
 #: result is then basic composition (a valid bound).
 PLD_MAX_EPSILON = 2.0
@@ -205,7 +205,8 @@ def _pld_epsilon(seq, delta: float) -> float:
     (Very large per-release epsilons overflow its grids; there basic
     composition is as good as any.)
     """
-    if any(e.epsilon > PLD_MAX_EPSILON for e in seq):
+    if any(e.epsilon > PLD_MAX_EPSILON and (e.curve or {}).get("kind") not in ("gaussian", "discrete-gaussian")
+           for e in seq):
         return math.inf
     try:
         total = None
