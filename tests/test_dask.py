@@ -91,6 +91,16 @@ def test_table_does_not_depend_on_the_partitioning(d):
         assert table.equals(whole)
 
 
+@pytest.mark.parametrize("d", [10, 60])  # uint64 keys, then raw-byte keys
+def test_cluster_merges_by_key_range_to_the_same_table(client, d):
+    rng = np.random.default_rng(d)
+    X = (rng.random((4000, d)) < np.linspace(0.05, 0.9, d)).astype(np.uint8)
+    y = (rng.random(4000) < 0.4).astype(np.uint8)
+    ddf = dd.from_pandas(pd.DataFrame(X, columns=[f"c{j}" for j in range(d)]).assign(t=y), npartitions=5)
+    table = pattern_table(ddf[[f"c{j}" for j in range(d)]], ddf["t"], classes=[0, 1])
+    assert table.equals(pattern_table(X, y))
+
+
 def test_table_rows_and_counts_are_the_data():
     X = np.array([[1, 0], [1, 0], [0, 1], [1, 0]], dtype=np.uint8)
     y = np.array([1, 0, 1, 1], dtype=np.uint8)

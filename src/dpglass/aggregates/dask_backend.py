@@ -10,10 +10,12 @@ labels (e.g. both from one ``dd.read_parquet``) builds the
    sorted distinct (row, label) keys with integer counts
    (:func:`dpglass.aggregates.numpy_backend.reduce_block`, the function the
    in-memory backend runs on the whole array);
-2. the reductions are merged pairwise on the cluster (exact integer sums, in
-   a tree of fan-in :data:`FAN_IN`);
-3. only the merged table comes back to the client, where the learner runs and
-   draws its noise from the estimator's generator, once per release.
+2. the reductions are cut into :data:`N_BUCKETS` key ranges and each range is
+   merged on the cluster (exact integer sums, a tree of fan-in :data:`FAN_IN`),
+   so no worker ever holds the whole table;
+3. only the merged table comes back to the client, a range at a time, where
+   the learner runs and draws its noise from the estimator's generator, once
+   per release.
 
 Because the keys are sorted and the counts are integers, the table does not
 depend on how the records are partitioned, so the model equals the
@@ -44,6 +46,8 @@ __all__ = ["DistributedFitError", "FAN_IN", "fit_table", "pattern_table", "reduc
 
 #: Reductions merged per task in the merge tree.
 FAN_IN = 8
+#: Key ranges merged separately on the cluster (a power of two up to 256).
+N_BUCKETS = 16
 
 
 class DistributedFitError(RuntimeError):
@@ -251,8 +255,7 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
                 if f.status == "error":
                     exc = f.exception()
                     raise _partition_error(i, n, exc) from exc
-            root = _merge_tree(futures, lambda fn, *a: client.submit(fn, *a, retries=retries, pure=True))
-            keys, counts = root.result()
+            keys, counts = _merge_by_buckets(client, futures, retries)
     except DataValidationError:
         raise
     except Exception as exc:
@@ -267,6 +270,52 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
     table.classes = classes
     table.columns = columns
     return table
+
+
+def split_buckets(pair, n_buckets: int = None):
+    """A sorted ``(keys, counts)`` cut into ``n_buckets`` key ranges (by the top bits of the first byte)."""
+    keys, counts = pair
+    n_buckets = n_buckets or N_BUCKETS
+    if keys.dtype == np.uint64:
+        first = (keys >> np.uint64(56)).astype(np.uint8)  # big-endian keys: the packed row's first byte
+    else:
+        first = keys.view(np.uint8).reshape(keys.shape[0], -1)[:, 0] if keys.size else np.zeros(0, np.uint8)
+    step = 256 // n_buckets
+    cuts = np.searchsorted(first, np.arange(1, n_buckets) * step, side="left")
+    edges = np.concatenate([[0], cuts, [keys.shape[0]]])
+    return [(keys[a:b].copy(), counts[a:b].copy()) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _merge_by_buckets(client, futures, retries: int):
+    """Merge the partitions' reductions bucket by bucket on the cluster; fill the result on the client.
+
+    The key space is cut into :data:`N_BUCKETS` ranges, each merged by its own
+    tree, so no worker holds more than about one bucket of the final table,
+    and the client receives the buckets one at a time, in key order, into
+    arrays sized in advance: the same sorted keys and counts as one merge.
+    """
+    import operator
+
+    submit = lambda fn, *a: client.submit(fn, *a, retries=retries, pure=True)  # noqa: E731
+    split = [submit(split_buckets, f, N_BUCKETS) for f in futures]
+    roots = [_merge_tree([submit(operator.getitem, s, b) for s in split], submit) for b in range(N_BUCKETS)]
+    sizes = client.gather([submit(_size, r) for r in roots])
+    del split
+    first = roots[0].result()
+    keys = np.empty(sum(sizes), dtype=first[0].dtype)
+    counts = np.empty(sum(sizes), dtype=np.int64)
+    at = 0
+    for b, root in enumerate(roots):
+        part_keys, part_counts = first if b == 0 else root.result()
+        keys[at : at + sizes[b]], counts[at : at + sizes[b]] = part_keys, part_counts
+        at += sizes[b]
+        first = part_keys = part_counts = None
+        roots[b] = None  # let the cluster free the bucket
+    return keys, counts
+
+
+def _size(pair) -> int:
+    return int(pair[0].shape[0])
 
 
 def _delayed_submit(fn, *args):
