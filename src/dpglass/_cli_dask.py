@@ -38,8 +38,8 @@ def _client(scheduler: str | None):
                                     f"got {scheduler!r}.")
 
 
-def cmd_fit(args, *, make_params, build_model, parse) -> int:
-    """The Dask branch of ``dpglass fit`` (``make_params``, ``build_model``, ``parse`` come from the CLI)."""
+def cmd_fit(args, *, make_params, build_model) -> int:
+    """The Dask branch of ``dpglass fit`` (``make_params`` and ``build_model`` come from the CLI)."""
     try:
         import dask.dataframe as dd
         from dpglass.aggregates import dask_backend
@@ -62,12 +62,7 @@ def cmd_fit(args, *, make_params, build_model, parse) -> int:
     if not getattr(spec.cls, "_distributed_fit", False):
         raise InvalidParameterError(f"Model {spec.name!r} does not fit through Dask yet; the rule lists and "
                                     "smooth boosting do.")
-    params = make_params(spec, args)
-    if args.classes is not None:
-        labels = [parse(v) for v in args.classes.split(",")]
-        if len(labels) != 2:
-            raise InvalidParameterError(f"--classes takes two labels separated by a comma; got {args.classes!r}.")
-        params["classes"] = labels
+    params = make_params(spec, args)  # --classes included
     _, model_rng = spawn(check_random_state(args.seed), 2)  # the same child as an in-memory fit
     model = build_model(spec, params, None, model_rng)
     try:

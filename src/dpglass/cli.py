@@ -159,6 +159,11 @@ def _model_params(spec, args) -> dict:
         raise InvalidParameterError(
             f"Model {spec.name!r} has no parameter {', '.join(unknown)}; its parameters are: {', '.join(sorted(accepted))}."
         )
+    if args.classes is not None:
+        labels = [_parse_value(v) for v in args.classes.split(",")]
+        if len(labels) != 2:
+            raise InvalidParameterError(f"--classes takes two labels separated by a comma; got {args.classes!r}.")
+        params["classes"] = labels
     return params
 
 
@@ -200,17 +205,12 @@ def _cmd_fit(args) -> int:
     from dpglass import _cli_dask
 
     if _cli_dask.wants_dask(args):  # parquet files or --scheduler: fit through Dask
-        return _cli_dask.cmd_fit(args, make_params=_model_params, build_model=_build_model, parse=_parse_value)
+        return _cli_dask.cmd_fit(args, make_params=_model_params, build_model=_build_model)
     if args.test_size is None:
         args.test_size = 0.3
     X, y, source, schema = _load_fit_data(args)
     spec = get_spec(args.model)
-    params = _model_params(spec, args)
-    if args.classes is not None:
-        labels = [_parse_value(v) for v in args.classes.split(",")]
-        if len(labels) != 2:
-            raise InvalidParameterError(f"--classes takes two labels separated by a comma; got {args.classes!r}.")
-        params["classes"] = labels
+    params = _model_params(spec, args)  # --classes included
     if not 0 <= args.test_size < 1:
         raise InvalidParameterError(f"--test-size must be in [0, 1); got {args.test_size}.")
     # one generator for the run; the split and the model get independent children

@@ -296,6 +296,8 @@ def _check_ledger_shape(raw: dict) -> None:
 
 def _check_curve(entry: dict, field: str) -> None:
     """A declared privacy curve may not be more private than its entry's own (epsilon, delta)."""
+    from dpglass.privacy.accounting import is_positive_integer
+
     curve = entry.get("curve")
     if curve is None:
         return
@@ -312,7 +314,7 @@ def _check_curve(entry: dict, field: str) -> None:
         _fail(f"{field}.curve", f"is {curve!r}", "one of the curves of dpglass.privacy.accounting")
     for key in {"discrete-laplace": ("sensitivity",), "discrete-gaussian": ("sensitivity",),
                 "randomized-response": ("buckets",)}.get(kind, ()):
-        if isinstance(curve[key], bool) or not float(curve[key]).is_integer() or curve[key] < 1:
+        if not is_positive_integer(curve[key]):
             _fail(f"{field}.curve.{key}", f"is {curve[key]!r}", "an integer >= 1")
     if kind == "bounded-range" and not entry["mechanism"].startswith("exponential"):
         _fail(f"{field}.curve", f"is bounded-range for mechanism {entry['mechanism']!r}",

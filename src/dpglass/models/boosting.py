@@ -288,7 +288,7 @@ class SmoothBoostRelease:
     round_epsilon : float
         Each round's (pure) budget.
     composition : str
-        ``"basic"`` or ``"advanced"``.
+        ``"basic"``, ``"advanced"``, ``"pld"`` or ``"rdp"`` (:func:`round_budget`).
     """
 
     hypotheses: tuple

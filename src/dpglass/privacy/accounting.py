@@ -111,9 +111,14 @@ def _sequential_view(entries):
     return seq, rest
 
 
+def is_positive_integer(x) -> bool:
+    """Whether a curve's integer field (a sensitivity in grid units, a number of buckets) is an exact integer >= 1."""
+    return not isinstance(x, bool) and float(x).is_integer() and x >= 1
+
+
 def _int(x) -> int:
-    """An integer field of a curve (a sensitivity in grid units, a number of buckets): exact, >= 1, never truncated."""
-    if isinstance(x, bool) or not float(x).is_integer() or x < 1:
+    """An integer field of a curve: exact, >= 1, never truncated."""
+    if not is_positive_integer(x):
         raise InvalidParameterError(f"A privacy curve's integer field must be an integer >= 1; got {x!r}.")
     return int(x)
 
