@@ -158,11 +158,12 @@ def run_unit(config, d_index: int, seed: int, todo, fast: bool, data_home=None) 
                     if cls not in fitters:
                         fitters[cls] = cls(X_tr, y_tr, X_ev, y_ev, names)
                     fit = fitters[cls].fit_score(est)
-                elif method.public_fraction:
-                    priv, pub = public_split(config, dataset, seed, len(y_tr), method.public_fraction)
-                    fit = _fit_as_a_user(est, X_tr[priv], y_tr[priv], X_ev, y_ev, names, X_public=X_tr[pub])
                 else:
-                    fit = _fit_as_a_user(est, X_tr, y_tr, X_ev, y_ev, names)
+                    if method.public_fraction:
+                        priv, pub = public_split(config, dataset, seed, len(y_tr), method.public_fraction)
+                        fit = _fit_as_a_user(est, X_tr[priv], y_tr[priv], X_ev, y_ev, names, X_public=X_tr[pub])
+                    else:
+                        fit = _fit_as_a_user(est, X_tr, y_tr, X_ev, y_ev, names)
                     for a in config.extra_columns:
                         row[extra_column(a)] = _extra_value(est, a)
                 row.update(train_accuracy=fit.train_accuracy, n_rules=fit.n_rules, stop_reason=fit.stop_reason,
