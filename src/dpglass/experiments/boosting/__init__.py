@@ -114,7 +114,7 @@ def _tuning(run, data) -> tuple[dict, pd.DataFrame]:
 
 
 def _table2(run, data, tuned, extra=None) -> dict:
-    """Table 2's sweep and figure (with ``extra`` summary rows: DP-Bag's), features used (Tables 3, 5-7), settings (8-10)."""
+    """Table 2's sweep and figure (plus ``extra`` summary rows: DP-Bag's); features used (Tables 3, 5-7); Tables 8-10."""
     plan = run.plan
     table2_methods = methods(plan, tuned)
     run.log(f"Table 2: {len(table2_methods)} methods x {len(plan.epsilons)} epsilons x {plan.n_seeds} repetitions "

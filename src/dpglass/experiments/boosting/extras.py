@@ -43,7 +43,8 @@ __all__ = ["ENCODINGS", "TEACHER_METHODS", "bagging_section", "encodings_section
            "run_bagging", "run_mushroom_table10", "run_paper_encodings"]
 
 #: The paper's encodings (docs/datasets.md), standing for its Adult and Cod-RNA.
-ENCODINGS = {"Adult": DatasetSpec("adult-162", split="canonical"), "Cod-RNA": DatasetSpec("cod-rna-80", split="kfold:5")}
+ENCODINGS = {"Adult": DatasetSpec("adult-162", split="canonical"),
+             "Cod-RNA": DatasetSpec("cod-rna-80", split="kfold:5")}
 #: Table 2's rows of the teacher ensembles (Adult, the DP-Bag regime only).
 TEACHER_METHODS = ("DP-Bag", "Subsample-aggregate")
 #: The no-noise limit of LazyBB-stumps: an epsilon at which the exponential mechanism is nearly argmax.
@@ -133,9 +134,9 @@ def _encodings_discussion(enc, acc) -> str:
         a, b = _mean(acc, ours, "LazyBB-stumps", 1.0), _mean(enc, spec.name, "LazyBB-stumps", 1.0)
         if math.isnan(b):
             continue
+        gap = lambda v: f"{round(v - APPENDIX_C[paper], 3) + 0.0:+.3f}"  # noqa: E731 (no "-0.000")
         lines.append(f"* {paper} at ε = 1: {b:.3f} on the paper's encoding, {a:.3f} on ours, the paper "
-                     f"{APPENDIX_C[paper]:.2f} (gap {b - APPENDIX_C[paper]:+.3f} on its encoding, "
-                     f"{a - APPENDIX_C[paper]:+.3f} on ours).")
+                     f"{APPENDIX_C[paper]:.2f} (gap {gap(b)} on its encoding, {gap(a)} on ours).")
     h = _mean(enc, "adult-162", "LazyBB-stumps", HEADLINE.epsilon)
     if not math.isnan(h):
         lines.append(f"* Adult at ε = {HEADLINE.epsilon:g} (Table 4's 0.82, one model): {h:.3f} on `adult-162`.")
@@ -181,10 +182,10 @@ def mushroom_section(w, plan, m) -> None:
     own_mean = float(own["mean"].iloc[0]) if len(own) else math.nan
     rank = int(own.index[0]) + 1 if len(own) else None
     w.table([
-        {"what": f"Table 10 at ε = 1 ({m['table10']}), {m['n_reps']} x 5-fold CV", "CV accuracy": pm(at1["mean"], at1["se"]),
-         "runs": int(at1["n"])},
-        {"what": f"the same setting without noise (ε = {NO_NOISE_EPSILON:g})", "CV accuracy": pm(limit["mean"], limit["se"]),
-         "runs": int(limit["n"])},
+        {"what": f"Table 10 at ε = 1 ({m['table10']}), {m['n_reps']} x 5-fold CV",
+         "CV accuracy": pm(at1["mean"], at1["se"]), "runs": int(at1["n"])},
+        {"what": f"the same setting without noise (ε = {NO_NOISE_EPSILON:g})",
+         "CV accuracy": pm(limit["mean"], limit["se"]), "runs": int(limit["n"])},
         {"what": f"best of {len(grid)} grid points ({grid_text(plan.mushroom_grid)}) on the first 5 folds, ε = 1: "
                  f"{best['method']}", "CV accuracy": pm(best["mean"], best["se"]), "runs": int(best["n"])},
         {"what": "Table 10's setting on those 5 folds (the first 5 runs above)"
@@ -269,12 +270,13 @@ def bagging_section(w, plan, res, acc, quick=False) -> None:
         rec = {"method": m, "guarantee": {"DP-Bag": "paper-claim"}.get(m, "proven")}
         for e in b["epsilons"]:
             rec[f"ε={e:g}"] = _pm(frame, adult, m, e)
-            if m in TEACHER_METHODS:
-                r = _row(frame, adult, m, e)
-                rec[f"labels ε={e:g}"] = "n/a" if r is None else f"{r['labels']:.0f}"
+            r = _row(frame, adult, m, e) if m in TEACHER_METHODS else None
+            rec[f"labels ε={e:g}"] = "—" if m not in TEACHER_METHODS else (
+                "n/a" if r is None else f"{r['labels']:.0f}")
         rows.append(rec)
     w.table(rows)
-    w("\"labels\": mean number of public records labelled per fit (measured by the curator on this public "
+    w("LazyBB-stumps and DP-LR (Table 2's rows) learn from the whole training part, every record labelled and "
+      "private. \"labels\": mean number of public records labelled per fit (measured by the curator on this public "
       "benchmark; DP-Bag's number is data-dependent, which is why its model never publishes it, while "
       "subsample-and-aggregate's is fixed by ε, δ, the noise scale and the public part's size). Paper 002 gives no "
       "number for DP-Bag: its curves cannot be compared beyond their order.")

@@ -182,7 +182,8 @@ QUICK = Plan(
     fig23_val_seeds=1, codrna_fine=False,
     bagging={"epsilons": (1.0,), "n_teachers": 20, "n_partitions": 3, "noise_scale": 10.0, "alpha": 1.0,
              "delta": 1e-5, "public_fraction": 0.5},
-    encodings=(1.0,), mushroom_repeats=1, mushroom_grid={"n_rounds": [15, 29], "learning_rate": [0.3], "density": [0.25]},
+    encodings=(1.0,), mushroom_repeats=1,
+    mushroom_grid={"n_rounds": [15, 29], "learning_rate": [0.3], "density": [0.25]},
 )
 
 FAMILIES = {"stump": ("LazyBB-stumps", "smooth-boost-stumps"), "tree": ("LazyBB-trees", "smooth-boost-trees"),
