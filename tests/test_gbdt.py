@@ -10,6 +10,7 @@ from scipy.special import expit
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
 from dpglass.models import DPGradientBoostingClassifier, load_model
 from dpglass.models._gbdt_fit import _dpboost_gain, _select_records
+from dpglass.models._gbdt_hist import Cells
 from dpglass.models._gbdt_trees import apply_bins, uniform_edges
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE
 
@@ -148,6 +149,26 @@ def test_edited_file_is_refused(tmp_path, data):
     bad["trees"][0]["feature"][0] = 99
     with pytest.raises(ModelFileError, match="does not exist"):
         DPGradientBoostingClassifier.from_dict(bad)
+
+
+# ------------------------------------------------------------------ histograms
+@pytest.mark.parametrize("n_bins", [[2, 2, 5, 2], [300, 2, 256]])
+def test_cell_histograms_equal_per_feature_sums(n_bins):
+    """One bincount over the non-zero cells (bin 0 by subtraction) gives every feature's per-node bin sums."""
+    rng = np.random.default_rng(0)
+    n = 500
+    B = np.column_stack([rng.integers(0, k, n) * (rng.random(n) < 0.6) for k in n_bins]).astype(np.uint16)
+    offsets = np.concatenate([[0], np.cumsum(n_bins)])
+    w = rng.normal(size=n)
+    rows = np.sort(rng.choice(n, 300, replace=False))
+    node = rng.integers(0, 4, rows.size)
+    cells = Cells.from_bins(B, offsets)
+    assert cells.codes.dtype == (np.uint16 if offsets[-1] < 2**16 else np.uint32)
+    (h,) = cells.take(rows).histograms(node, 4, [w[rows]])
+    for j, k in enumerate(n_bins):
+        want = np.zeros((4, k))
+        np.add.at(want, (node, B[rows, j]), w[rows])
+        assert np.allclose(h[:, offsets[j]:offsets[j + 1]], want, atol=1e-12)
 
 
 # ------------------------------------------------------------------ agreement with a non-private GBDT

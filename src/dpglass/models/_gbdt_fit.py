@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.special import expit
 
+from dpglass.models._gbdt_hist import Cells
 from dpglass.models._gbdt_releases import leaf_sum_entry, release_leaf_sums, release_leaf_values, select_split
 from dpglass.models._gbdt_trees import BinnedTree, leaf_index, random_structure
 
@@ -44,6 +46,11 @@ class Binned:
     def offsets(self) -> np.ndarray:
         return np.concatenate([[0], np.cumsum(self.n_cuts + 1)])
 
+    @cached_property
+    def cells(self) -> Cells:
+        """The non-zero bins of ``B`` as global codes, for the level histograms (``_gbdt_hist``)."""
+        return Cells.from_bins(self.B, self.offsets)
+
     def candidates(self) -> tuple[np.ndarray, np.ndarray]:
         f = np.concatenate([np.full(c, j) for j, c in enumerate(self.n_cuts)]).astype(np.int64)
         c = np.concatenate([np.arange(c) for c in self.n_cuts]).astype(np.int64)
@@ -55,19 +62,6 @@ class FitResult:
     trees: list
     entries: list
     init_score: float = 0.0
-
-
-def _level_histograms(binned: Binned, Bsub: np.ndarray, node: np.ndarray, n_nodes: int, weights) -> list:
-    """Per (node, feature bin) sums of each weight vector (``Bsub``: the rows' bins, column-major)."""
-    offs = binned.offsets
-    out = [np.empty((n_nodes, offs[-1])) for _ in weights]
-    for j in range(binned.n_cuts.size):
-        nb = int(binned.n_cuts[j]) + 1
-        col = Bsub[:, j]
-        idx = col if n_nodes == 1 else node * nb + col
-        for o, w in zip(out, weights):
-            o[:, offs[j]:offs[j + 1]] = np.bincount(idx, w, minlength=n_nodes * nb).reshape(n_nodes, nb)
-    return out
 
 
 def _left_sums(hist: np.ndarray, binned: Binned, cand_f, cand_c) -> tuple[np.ndarray, np.ndarray]:
@@ -87,17 +81,18 @@ def _grow(binned: Binned, rows, depth, utility, split_eps, sensitivity, rng, wei
     feature = np.zeros(2**depth - 1, dtype=np.int64)
     cut = np.zeros(2**depth - 1, dtype=np.int64)
     node = np.zeros(rows.size, dtype=np.int64)
-    Bsub = np.asfortranarray(binned.B if rows.size == binned.B.shape[0] else binned.B[rows])
+    everyone = rows.size == binned.B.shape[0]
+    cells = binned.cells if everyone else binned.cells.take(rows)
     ws = [w[rows] for w in weights]
     for level in range(depth):
         first, width = 2**level - 1, 2**level
-        hists = _level_histograms(binned, Bsub, node - first, width, ws)
+        hists = cells.histograms(node - first, width, ws)
         sums = [_left_sums(h, binned, cand_f, cand_c) for h in hists]
         u = utility(*sums)
         for i in range(width):
             k = select_split(u[i], epsilon=split_eps, sensitivity=sensitivity, rng=rng)
             feature[first + i], cut[first + i] = cand_f[k], cand_c[k]
-        right = Bsub[np.arange(rows.size), feature[node]] > cut[node]
+        right = binned.B[rows, feature[node]] > cut[node]
         node = 2 * node + 1 + right
     return feature, cut
 
