@@ -71,7 +71,8 @@ def test_values_outside_the_bounds_are_clipped():
     dict(), dict(delta=0.0), dict(split="random"), dict(binning="quantile", max_bins=4),
     dict(variant="dpboost", trees_per_ensemble=2, n_estimators=4),
     dict(variant="dpboost", subset_selection="gradient", trees_per_ensemble=3, n_estimators=5),
-    dict(accountant="basic"), dict(max_depth=3, n_estimators=4),
+    dict(accountant="basic"), dict(max_depth=3, n_estimators=4), dict(accountant="rdp"), dict(accountant="pld"),
+    dict(variant="dpboost", subset_selection="gradient", trees_per_ensemble=2, n_estimators=10, accountant="rdp"),
 ])
 def test_ledger_total_equals_the_budget(data, kw):
     X, y = data
@@ -80,11 +81,67 @@ def test_ledger_total_equals_the_budget(data, kw):
     eps, delta = m.privacy_ledger_.total()
     assert eps <= 0.7 * (1 + RELATIVE_TOLERANCE)
     assert eps >= 0.7 * (1 - 2e-2)  # calibration to a relative 1e-2; basic splits are exact
-    if kw.get("delta") == 0.0 or kw.get("variant") == "dpboost" or kw.get("accountant") == "basic":
+    if kw.get("delta") == 0.0 or kw.get("accountant") == "basic":
         assert m.privacy_ledger_.accountant == "basic"
         assert abs(eps - 0.7) <= 0.7 * 1e-9
         assert delta == 0.0
     assert m.privacy_ledger_.guarantee == "proven"
+
+
+def test_auto_takes_the_tighter_of_pld_and_rdp_and_never_less_than_basic(data):
+    """Each tree's budget under "auto" is the larger of the two calibrations; delta = 0 is basic."""
+    X, y = data
+    kw = dict(epsilon=0.5, n_estimators=10, max_depth=2)
+    per = {a: _fit(X, y, accountant=a, **kw) for a in ("auto", "pld", "rdp", "basic")}
+    assert per["basic"].tree_epsilon_ == pytest.approx(0.5 / 11, rel=1e-12)
+    best = max(per["pld"].tree_epsilon_, per["rdp"].tree_epsilon_)
+    assert per["auto"].tree_epsilon_ == pytest.approx(best, rel=2e-2)
+    assert per["auto"].tree_epsilon_ > 1.2 * per["basic"].tree_epsilon_
+    for a, m in per.items():
+        assert m.privacy_ledger_.accountant == (a if a != "auto" else m.accountant_)
+        assert m.privacy_ledger_.total()[0] <= 0.5 * (1 + RELATIVE_TOLERANCE)
+    assert _fit(X, y, delta=0.0, **kw).accountant_ == "basic"
+
+
+@pytest.mark.parametrize("variant", ["newton", "dpboost"])
+def test_splits_declare_the_exponential_mechanisms_bounded_range_curve(data, variant):
+    X, y = data
+    m = _fit(X, y, variant=variant, epsilon=0.3, n_estimators=20, trees_per_ensemble=2, max_depth=2, accountant="rdp")
+    splits = [e for e in m.privacy_ledger_ if e.mechanism == "exponential"]
+    assert splits and all(e.curve == {"kind": "bounded-range", "epsilon": e.epsilon} for e in splits)
+    # under RDP a bounded-range selection costs eps^2/8-zCDP, less than a pure-eps release would
+    from dpglass.privacy.accounting import compose
+    from dpglass.privacy.ledger import LedgerEntry
+
+    pure = [LedgerEntry(e.release, e.mechanism, epsilon=e.epsilon, curve=None if e.mechanism == "exponential"
+                        else e.curve) for e in m.privacy_ledger_]
+    assert m.privacy_ledger_.total()[0] < compose(pure, "rdp", m.privacy_ledger_.delta)[0]
+
+
+def _first_split(d):
+    return next(e for e in d["privacy_ledger"]["entries"] if e["mechanism"] == "exponential")
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d["privacy_ledger"].update(accountant="pld"), "accountant|budget"),
+    (lambda d: d["privacy_ledger"].update(accountant="basic"), "accountant|budget"),
+    (lambda d: d.update(tree_epsilon=d["tree_epsilon"] * 1.5), "tree_epsilon"),
+    (lambda d: _first_split(d)["curve"].update(epsilon=1e-6), "curve"),
+    (lambda d: _first_split(d).update(curve={"kind": "discrete-laplace", "parameter": 1e-3, "sensitivity": 1}),
+     "curve"),
+    (lambda d: d["privacy_ledger"]["entries"][0]["curve"].update(parameter=1e-6), "curve"),
+])
+def test_file_with_an_edited_budget_or_curve_is_refused(data, edit, match):
+    """Edits that make the releases look cheaper, with the stored total recomputed to match, are refused."""
+    from dpglass.privacy.ledger import PrivacyLedger
+
+    X, y = data
+    d = _fit(X, y, n_estimators=4, max_depth=2, accountant="rdp").to_dict()
+    edit(d)
+    eps, delta = PrivacyLedger.from_dict(d["privacy_ledger"]).total()
+    d["privacy_ledger"]["total"] = {"epsilon": eps, "delta": delta}
+    with pytest.raises(ModelFileError, match=match):
+        DPGradientBoostingClassifier.from_dict(json.loads(json.dumps(d)))
 
 
 def test_leaf_sums_are_released_on_a_public_grid(data):

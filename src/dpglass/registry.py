@@ -127,7 +127,7 @@ _register(
         name="dp-gbdt",
         target="dpglass.models.gbdt:DPGradientBoostingClassifier",
         private=True,
-        guarantee="(epsilon, delta)-DP proven (PLD over trees); pure epsilon-DP with delta=0; DPBoost variant pure",
+        guarantee="(epsilon, delta)-DP proven (PLD or RDP over trees, 'auto'); pure epsilon-DP with delta=0",
         description="DP gradient boosted trees on 0/1 and bounded numeric features (Newton leaves; DPBoost variant).",
         test_params={"n_estimators": 3, "epsilon": 1.0},
     )

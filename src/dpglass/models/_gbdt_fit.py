@@ -29,10 +29,11 @@ import numpy as np
 from scipy.special import expit
 
 from dpglass.models._gbdt_hist import Cells
-from dpglass.models._gbdt_releases import leaf_sum_entry, release_leaf_sums, release_leaf_values, select_split
+from dpglass.models._gbdt_releases import release_leaf_sums, release_leaf_values
 from dpglass.models._gbdt_trees import BinnedTree, leaf_index, random_structure
+from dpglass.privacy.mechanisms import ExponentialMechanism
 
-__all__ = ["Binned", "FitResult", "fit_dpboost", "fit_newton", "newton_plan"]
+__all__ = ["Binned", "FitResult", "fit_dpboost", "fit_newton"]
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,9 @@ def _left_sums(hist: np.ndarray, binned: Binned, cand_f, cand_c) -> tuple[np.nda
     return left, np.broadcast_to(total[:, None], left.shape)
 
 
-def _grow(binned: Binned, rows, depth, utility, split_eps, sensitivity, rng, weights, split):
-    """Split levels of one tree: random, or by the exponential mechanism per node (parallel within a level)."""
-    if split == "random":
+def _grow(binned: Binned, rows, depth, utility, mech, rng, weights):
+    """Split levels of one tree: random (``mech`` None), or by ``mech`` per node (parallel within a level)."""
+    if mech is None:
         return random_structure(binned.n_cuts, depth, rng)
     cand_f, cand_c = binned.candidates()
     feature = np.zeros(2**depth - 1, dtype=np.int64)
@@ -90,7 +91,7 @@ def _grow(binned: Binned, rows, depth, utility, split_eps, sensitivity, rng, wei
         sums = [_left_sums(h, binned, cand_f, cand_c) for h in hists]
         u = utility(*sums)
         for i in range(width):
-            k = select_split(u[i], epsilon=split_eps, sensitivity=sensitivity, rng=rng)
+            k = mech.select(u[i], rng)
             feature[first + i], cut[first + i] = cand_f[k], cand_c[k]
         right = binned.B[rows, feature[node]] > cut[node]
         node = 2 * node + 1 + right
@@ -103,22 +104,6 @@ def _abs_gradient_utility(gsums):
 
 
 # ---------------------------------------------------------------- newton
-def newton_plan(x: float, n_trees: int, depth: int, split: str, split_share: float, hessian_share: float):
-    """The ledger entries a full newton run writes if every tree spends ``x`` (for calibration)."""
-    from dpglass.privacy.ledger import LedgerEntry
-
-    one = []
-    if split == "exponential":
-        one += [LedgerEntry("split", "exponential", epsilon=x * split_share / depth)] * depth
-    leaves = x * (1.0 - (split_share if split == "exponential" else 0.0))
-    one.append(LedgerEntry(**leaf_sum_entry("g", leaves * (1 - hessian_share), 1.0, "")))
-    one.append(LedgerEntry(**leaf_sum_entry("h", leaves * hessian_share, 0.25, "")))
-    # the intercept: one leaf holding every record, released like a tree's leaves
-    start = [LedgerEntry(**leaf_sum_entry("g", x * (1 - hessian_share), 1.0, "")),
-             LedgerEntry(**leaf_sum_entry("h", x * hessian_share, 0.25, ""))]
-    return start + one * n_trees
-
-
 def _newton_leaves(leaf, n_leaves, g, h, eps_g, eps_h, rng, name, how):
     """Noisy per-leaf gradient and Hessian sums, with their two ledger entries."""
     G, e1 = release_leaf_sums(np.bincount(leaf, g, minlength=n_leaves), epsilon=eps_g, sensitivity=1.0,
@@ -139,6 +124,7 @@ def fit_newton(binned: Binned, y01, *, tree_eps, n_trees, depth, split, split_sh
     y = np.asarray(y01, dtype=np.float64)
     sel = split_share if split == "exponential" else 0.0
     eps_g, eps_h = tree_eps * (1 - sel) * (1 - hessian_share), tree_eps * (1 - sel) * hessian_share
+    mech = ExponentialMechanism(tree_eps * sel / depth, 1.0) if sel else None
     p = np.full(n, 0.5)
     G, H, entries = _newton_leaves(np.zeros(n, dtype=np.int64), 1, p - y, p * (1 - p),
                                    tree_eps * (1 - hessian_share), tree_eps * hessian_share, rng, "intercept", how)
@@ -149,11 +135,10 @@ def fit_newton(binned: Binned, y01, *, tree_eps, n_trees, depth, split, split_sh
         p = expit(F)
         g = np.clip(p - y, -1.0, 1.0)
         h = np.clip(p * (1.0 - p), 0.0, 0.25)
-        feature, cut = _grow(binned, rows, depth, _abs_gradient_utility, tree_eps * sel / depth if sel else 0.0,
-                             1.0, rng, [g], split)
-        if sel:
+        feature, cut = _grow(binned, rows, depth, _abs_gradient_utility, mech, rng, [g])
+        if mech is not None:
             entries += [dict(release=f"tree {t}: level {lev + 1} splits", mechanism="exponential",
-                             epsilon=tree_eps * sel / depth, sensitivity=1.0, guarantee="proven",
+                             epsilon=mech.epsilon, sensitivity=1.0, guarantee="proven", curve=mech.curve,
                              note=f"one (feature, cut) per node, utility |G_left|+|G_right|; the level's nodes "
                                   f"hold disjoint records (parallel); {how}") for lev in range(depth)]
         leaf = leaf_index(binned.B, feature, cut, depth)
@@ -197,6 +182,7 @@ def fit_dpboost(binned: Binned, y01, *, ensemble_eps, n_trees, trees_per_ensembl
     K = trees_per_ensemble
     gstar = float(gradient_clip)
     split_eps, leaf_eps = ensemble_eps / (2 * depth), ensemble_eps / 2
+    mech = ExponentialMechanism(split_eps, 3.0 * gstar**2)
     trees, entries = [], []
     n_ens = math.ceil(n_trees / K)
     for e in range(n_ens):
@@ -210,8 +196,8 @@ def fit_dpboost(binned: Binned, y01, *, ensemble_eps, n_trees, trees_per_ensembl
             chosen = _select_records(unused, g, k, K, subset_selection, coins)
             unused &= ~chosen
             rows = np.flatnonzero(chosen)
-            feature, cut = _grow(binned, rows, depth, lambda gs, cs: _dpboost_gain(gs, cs, reg_lambda),
-                                 split_eps, 3.0 * gstar**2, rng, [g, ones], "exponential")
+            feature, cut = _grow(binned, rows, depth, lambda gs, cs: _dpboost_gain(gs, cs, reg_lambda), mech, rng,
+                                 [g, ones])
             leaf = leaf_index(binned.B[rows], feature, cut, depth)
             G = np.bincount(leaf, g[rows], minlength=2**depth)
             m = np.bincount(leaf, minlength=2**depth)
@@ -222,17 +208,17 @@ def fit_dpboost(binned: Binned, y01, *, ensemble_eps, n_trees, trees_per_ensembl
             value = learning_rate * Vn
             trees.append(BinnedTree(feature, cut, value))
             F += value[leaf_index(binned.B, feature, cut, depth)]
-        entries += _ensemble_entries(e + 1, depth, split_eps, leaf_eps, gstar, reg_lambda, learning_rate,
+        entries += _ensemble_entries(e + 1, depth, mech, leaf_eps, gstar, reg_lambda, learning_rate,
                                      subset_selection, how)
     return FitResult(trees, entries)
 
 
-def _ensemble_entries(e, depth, split_eps, leaf_eps, gstar, lam, lr, mode, how) -> list:
+def _ensemble_entries(e, depth, mech, leaf_eps, gstar, lam, lr, mode, how) -> list:
     """One ensemble's entries: its trees hold disjoint records, so each release step is charged once."""
     why = ("a public random partition (parallel composition)" if mode == "random" else
            "per-record gradient pre-selection of unused records (docs/privacy.md: a record reaches one tree)")
     splits = [dict(release=f"ensemble {e}: level {lev + 1} splits of every tree", mechanism="exponential",
-                   epsilon=split_eps, sensitivity=3.0 * gstar**2, guarantee="proven",
+                   epsilon=mech.epsilon, sensitivity=3.0 * gstar**2, guarantee="proven", curve=mech.curve,
                    note=f"XGBoost gain with unit Hessians, sensitivity 3 g*^2 (g*={gstar:g}); trees on {why}; {how}")
               for lev in range(depth)]
     leaves = dict(release=f"ensemble {e}: leaf values of every tree", mechanism="laplace", epsilon=leaf_eps,

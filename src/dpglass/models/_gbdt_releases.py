@@ -1,4 +1,4 @@
-"""The noisy releases of :mod:`dpglass.models.gbdt`: leaf sums on a public grid, split selections.
+"""The noisy leaf releases of :mod:`dpglass.models.gbdt`: sums and values on a public grid.
 
 Every function draws its noise through :mod:`dpglass.privacy.mechanisms` and
 returns the released values with the ledger entry (a dict for
@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism, ExponentialMechanism, LaplaceMechanism
+from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism, LaplaceMechanism
 
-__all__ = ["grid_for", "leaf_sum_entry", "release_leaf_sums", "release_leaf_values", "select_split"]
+__all__ = ["grid_for", "leaf_sum_entry", "release_leaf_sums", "release_leaf_values"]
 
 #: Units of the grid below the noise scale: the grid is 2**-16 of it.
 GRID_OFFSET = 16
@@ -71,7 +71,3 @@ def release_leaf_values(values: np.ndarray, *, epsilon: float, sensitivity: floa
                  scale=mech.scale_for(max(np.size(values), 1)), guarantee="proven", note=note)
     return noisy, entry
 
-
-def select_split(utilities: np.ndarray, *, epsilon: float, sensitivity: float, rng) -> int:
-    """One (feature, cut) by the exponential mechanism (exact sampler)."""
-    return ExponentialMechanism(float(epsilon), float(sensitivity)).select(utilities, rng)
