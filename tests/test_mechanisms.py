@@ -27,6 +27,7 @@ from dpglass.privacy import mechanisms
 from dpglass.privacy.mechanisms import (
     ExponentialMechanism,
     GaussianMechanism,
+    DiscreteGaussianMechanism,
     DiscreteLaplaceMechanism,
     LaplaceMechanism,
     PermuteAndFlip,
@@ -151,6 +152,7 @@ ALL_MECHANISMS = [
     ReportNoisyMax(1.0, 1.0, noise="exponential", monotonic=True),
     SmoothLaplaceMechanism(1.0, 1e-6),
     SmoothCauchyMechanism(0.3, gamma=2.5),
+    DiscreteGaussianMechanism(3.0, 1e-6),
 ]
 
 
@@ -197,7 +199,7 @@ def test_mechanisms_are_immutable(mech):
 def test_public_names():
     assert set(mechanisms.__all__) == {
         "sample_laplace", "sample_cauchy_like", "cauchy_like_cdf", "LaplaceMechanism", "DiscreteLaplaceMechanism",
-        "GaussianMechanism", "ExponentialMechanism", "PermuteAndFlip", "ReportNoisyMax",
+        "GaussianMechanism", "DiscreteGaussianMechanism", "ExponentialMechanism", "PermuteAndFlip", "ReportNoisyMax",
         "SmoothLaplaceMechanism", "SmoothCauchyMechanism",
     }
 
