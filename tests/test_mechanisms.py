@@ -159,7 +159,9 @@ ALL_MECHANISMS = [
 @pytest.mark.parametrize("mech", ALL_MECHANISMS, ids=repr)
 def test_repr_round_trips(mech):
     text = repr(mech)
-    assert text.startswith(type(mech).__name__ + "(epsilon=")
+    # every mechanism is built from its privacy parameter: epsilon, or the discrete Gaussian's sigma
+    assert text.startswith(type(mech).__name__ + ("(sigma=" if isinstance(mech, DiscreteGaussianMechanism)
+                                                  else "(epsilon="))
     rebuilt = eval(text, vars(mechanisms))  # noqa: S307 - our own repr
     assert repr(rebuilt) == text
     assert rebuilt.guarantee == mech.guarantee
