@@ -159,7 +159,7 @@ def verify_model_dict(data: dict, cls) -> None:
     ledger = _check_ledger(data, cls, params)
     selected = "selected_by" in data
     if selected:
-        _check_selection(data, params, ledger)
+        _check_selection(data, params, ledger, cls)
     own = None if selected else ledger
     ctx = _Context(cls, params, d, names, own, data["privacy_ledger"]["entries"] if own is not None else [])
     check = MODEL_CHECKS.get(cls.__name__)
@@ -380,7 +380,7 @@ def _check_mechanisms(entries: list, model: str, selected: bool) -> None:
                   f"one of the mechanisms {model} uses: {', '.join(known)}")
 
 
-def _check_selection(data: dict, params: dict, ledger: PrivacyLedger) -> None:
+def _check_selection(data: dict, params: dict, ledger: PrivacyLedger, cls) -> None:
     """A file written by PrivateGridSearch: the ledger is the selection's one entry."""
     sel = _need(data, "selected_by", "selected_by", dict, "the selection's method and parameters")
     method = _need(sel, "method", "selected_by.method", str, f"one of {SELECTION_METHODS}")
@@ -395,6 +395,9 @@ def _check_selection(data: dict, params: dict, ledger: PrivacyLedger) -> None:
     if len(entries) != 1:
         _fail("privacy_ledger.entries", f"has {len(entries)} entries", "1 (the whole selection)")
     eps, run = float(entries[0]["epsilon"]), float(params["epsilon"])
+    if ledger.delta > 0:
+        _check_renyi_selection(data, params, ledger, cls)
+        return
     if not _close(eps, ledger.epsilon) or ledger.delta != 0 or entries[0].get("delta", 0.0) != 0:
         _fail("privacy_ledger.entries[0]", f"spends ({eps!r}, {entries[0].get('delta')!r})",
               f"the whole pure budget ({ledger.epsilon!r}, 0)")
@@ -405,6 +408,37 @@ def _check_selection(data: dict, params: dict, ledger: PrivacyLedger) -> None:
         _fail("params.epsilon", f"is {run!r}", f"the run budget epsilon/(2 + eta) = {eps / (2.0 + eta)!r}")
     if params.get("delta", 0.0) not in (0, 0.0):
         _fail("params.delta", f"is {params.get('delta')!r}", "0 (the selection needs pure candidates)")
+
+
+def _check_renyi_selection(data: dict, params: dict, ledger: PrivacyLedger, cls) -> None:
+    """A selection with delta > 0: recompute the Rényi bound from the grid and the selected model's parameters."""
+    from sklearn.model_selection import ParameterGrid
+
+    from dpglass.models._selection_rdp import selection_epsilon
+    from dpglass.models.selection import expected_repetitions
+
+    sel, entry = data["selected_by"], data["privacy_ledger"]["entries"][0]
+    eta = float(sel["eta"])
+    gamma = _need_num(sel, "stopping_probability", "selected_by.stopping_probability", "the selection's gamma")
+    grid = _need(sel, "param_grid", "selected_by.param_grid", list, "the grid the selection drew from")
+    if not 0 < gamma <= 1 or (gamma == 1 and eta != 1):
+        _fail("selected_by.stopping_probability", f"is {gamma!r}", "in (0, 1] (1 only for liu-talwar)")
+    if not _close(float(entry.get("delta", 0.0)), ledger.delta):
+        _fail("privacy_ledger.entries[0].delta", f"is {entry.get('delta')!r}", f"{ledger.delta!r}, the budget's delta")
+    try:
+        candidates = list(ParameterGrid(grid))
+        base = cls(**cls._params_from_dict(dict(params)))
+        run = float(params["epsilon"])
+        want = selection_epsilon(base, candidates, run, ledger.delta, eta, gamma, expected_repetitions(eta, gamma))
+    except (TypeError, ValueError, KeyError, InvalidParameterError) as exc:
+        _fail("selected_by", f"cannot be recomputed ({exc})", "the grid and parameters a selection writes")
+    if sel["best_params"] not in candidates:
+        _fail("selected_by.best_params", f"is {sel['best_params']!r}", "a point of selected_by.param_grid")
+    if not _close(float(entry["epsilon"]), want):
+        _fail("privacy_ledger.entries[0].epsilon", f"is {entry['epsilon']!r}",
+              f"{want!r}, the Rényi bound of runs at epsilon {run!r} over this grid")
+    if want > ledger.epsilon * (1 + RELATIVE_TOLERANCE):
+        _fail("params.epsilon", f"is {run!r}", f"a run budget whose selection fits epsilon={ledger.epsilon!r}")
 
 
 def _check_noise_scale(entry: dict, field: str, sensitivity: float, epsilon: float) -> None:

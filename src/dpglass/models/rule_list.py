@@ -300,19 +300,31 @@ def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, acco
     if accountant == "basic" or delta <= 0:
         return epsilon / (3 * K + 1), (delta / n_parts if n_parts else 0.0), "basic"
     part = delta / (2 * n_parts) if n_parts else 0.0
+    full_run = rule_list_plan(K, plan, mechanism, count_noise, delta, part)
+    x, used = choose_accountant(full_run, epsilon, delta, accountant)
+    return x, (part if used != "basic" else (delta / n_parts if n_parts else 0.0)), used
+
+
+def rule_list_plan(K: int, plan: DeltaPlan, mechanism: str, count_noise: str, delta: float, part: float):
+    """The ledger entries of a full run (K steps and the default rule) at per-release epsilon ``x``.
+
+    K remaining counts (discrete Laplace), K + 1 class-count pairs
+    (:func:`class_count_mechanism`) and K selections with the selector's own
+    curve and ``part`` of delta per delta-spending part.
+    """
     sel_delta = part * (int(plan.selection) + int(plan.charged_certification))
     selector = SELECTORS.get(mechanism)
 
     def full_run(x):
-        count = LedgerEntry("count", "discrete laplace", epsilon=x, curve=DiscreteLaplaceMechanism(x).curve)
+        count = LedgerEntry("rule: remaining count", "discrete laplace", epsilon=x,
+                            curve=DiscreteLaplaceMechanism(x).curve)
         cls = class_count_mechanism(count_noise, x, delta, K)
-        pair = LedgerEntry("class counts", "counts", epsilon=cls.epsilon, delta=cls.delta, curve=cls.curve)
-        sel = LedgerEntry("selection", "selection", epsilon=x, delta=sel_delta,
+        pair = LedgerEntry("rule: class counts", "counts", epsilon=cls.epsilon, delta=cls.delta, curve=cls.curve)
+        sel = LedgerEntry("rule: selection", "selection", epsilon=x, delta=sel_delta,
                           curve=selector.curve_for(x) if selector else None)
         return [count] * K + [pair] * (K + 1) + [sel] * K
 
-    x, used = choose_accountant(full_run, epsilon, delta, accountant)
-    return x, (part if used != "basic" else (delta / n_parts if n_parts else 0.0)), used
+    return full_run
 
 
 # ------------------------------------------------------------------- estimators
@@ -587,6 +599,15 @@ class DPRuleListClassifier(_RuleListBase):
         self.count_noise = count_noise
         self.classes = classes
         self.random_state = random_state
+
+    def _release_plan(self) -> list:
+        """The releases a full run would make (public parameters only): what private selection composes."""
+        delta = self._resolve_delta(self.delta)
+        plan = delta_plan(self.mechanism, self.confidence, self.variant)
+        K = int(self.max_length)
+        x, part, _ = rule_list_budget(float(self.epsilon), delta, K, plan, self.accountant, self.mechanism,
+                                      self.count_noise)
+        return rule_list_plan(K, plan, self.mechanism, self.count_noise, delta, part)(x)
 
     def fit(self, X, y):
         """Train on 0/1 features ``X`` and binary labels ``y`` with DP."""

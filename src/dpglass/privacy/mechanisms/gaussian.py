@@ -31,7 +31,7 @@ from dpglass.exceptions import InvalidParameterError
 from dpglass._validation import Interval
 from dpglass.privacy.discrete_gaussian import MAX_SIGMA, discrete_gaussian
 from dpglass.privacy.mechanisms._common import (
-    _POSITIVE, _PROBABILITY, _Mechanism, _as_output, _check_rng, _check_values, _describe,
+    _POSITIVE, _PROBABILITY, _Mechanism, _as_output, _check_integers, _check_rng, _check_values,
 )
 
 __all__ = ["DiscreteGaussianMechanism", "GaussianMechanism"]
@@ -220,10 +220,6 @@ class DiscreteGaussianMechanism(_Mechanism):
         """``value + Z`` (int64, same shape); ``value`` must be integer-valued."""
         owner = f"{type(self).__name__}.randomise"
         _check_rng(rng, owner)
-        arr = _check_values(value, owner)
-        if not np.all(arr == np.round(arr)) or np.any(np.abs(arr) > 2.0 ** 52):
-            raise InvalidParameterError(
-                f"The 'value' parameter of {owner} must hold integers (counts). Got {_describe(value)} instead."
-            )
+        arr = _check_integers(value, owner)
         out = arr.astype(np.int64) + discrete_gaussian(self.sigma, arr.shape or (), rng)
         return out if out.ndim else int(out)
