@@ -144,6 +144,35 @@ def test_file_with_an_edited_budget_or_curve_is_refused(data, edit, match):
         DPGradientBoostingClassifier.from_dict(json.loads(json.dumps(d)))
 
 
+@pytest.mark.parametrize("kw", [dict(delta=0.0), dict(accountant="basic"), dict(variant="dpboost")])
+def test_gaussian_leaves_need_delta_and_a_tight_accountant(data, kw):
+    X, y = data
+    with pytest.raises(InvalidParameterError, match="leaf_noise='gaussian'"):
+        _fit(X, y, leaf_noise="gaussian", n_estimators=2, **kw)
+
+
+def test_gaussian_leaves_release_grid_values_with_their_curve(tmp_path, data):
+    """Discrete Gaussian leaf sums: on the 2**-5-of-sensitivity grid, curve sigma = 33 / share, pairs at delta/8(T+1)."""
+    X, y = data
+    m = _fit(X, y, leaf_noise="gaussian", accountant="rdp", epsilon=0.5, n_estimators=6, max_depth=2)
+    x, T = m.tree_epsilon_, 6
+    sums = [e for e in m.privacy_ledger_ if e.mechanism == "discrete gaussian (grid)"]
+    assert len(sums) == 2 * (T + 1)
+    for e in sums[2:]:  # the trees' (the intercept's two come first)
+        share = x * 0.7 * (0.7 if "gradient" in e.release else 0.3)
+        assert e.curve == {"kind": "discrete-gaussian", "sigma": pytest.approx(33 / share), "sensitivity": 33}
+        assert e.delta == pytest.approx(1e-8 / (8 * (T + 1)))
+    eps, delta = m.privacy_ledger_.total()
+    assert eps <= 0.5 * (1 + RELATIVE_TOLERANCE) and delta <= 1e-8
+    path = tmp_path / "g.json"
+    m.save(path)
+    assert np.array_equal(load_model(path).predict_proba(X), m.predict_proba(X))
+    d = m.to_dict()
+    d["privacy_ledger"]["entries"][0]["curve"]["sigma"] *= 10  # claims ten times the noise it drew
+    with pytest.raises(ModelFileError, match="curve"):
+        DPGradientBoostingClassifier.from_dict(json.loads(json.dumps(d)))
+
+
 def test_leaf_sums_are_released_on_a_public_grid(data):
     X, y = data
     m = _fit(X, y, n_estimators=3)

@@ -104,20 +104,23 @@ def _abs_gradient_utility(gsums):
 
 
 # ---------------------------------------------------------------- newton
-def _newton_leaves(leaf, n_leaves, g, h, eps_g, eps_h, rng, name, how):
-    """Noisy per-leaf gradient and Hessian sums, with their two ledger entries."""
+def _newton_leaves(leaf, n_leaves, g, h, eps_g, eps_h, rng, name, how, leaf_delta):
+    """Noisy per-leaf gradient and Hessian sums, with their two ledger entries (``leaf_delta > 0``: Gaussian)."""
     G, e1 = release_leaf_sums(np.bincount(leaf, g, minlength=n_leaves), epsilon=eps_g, sensitivity=1.0,
-                              rng=rng, release=f"{name}: leaf gradient sums",
+                              rng=rng, release=f"{name}: leaf gradient sums", delta=leaf_delta,
                               note=f"gradients p - y in [-1, 1]; one record in one leaf; {how}")
     H, e2 = release_leaf_sums(np.bincount(leaf, h, minlength=n_leaves), epsilon=eps_h, sensitivity=0.25,
-                              rng=rng, release=f"{name}: leaf Hessian sums",
+                              rng=rng, release=f"{name}: leaf Hessian sums", delta=leaf_delta,
                               note=f"Hessians p(1 - p) in [0, 1/4]; one record in one leaf; {how}")
     return G, H, [e1, e2]
 
 
 def fit_newton(binned: Binned, y01, *, tree_eps, n_trees, depth, split, split_share, hessian_share,
-               learning_rate, reg_lambda, max_leaf, rng, how) -> FitResult:
-    """Newton boosting on all records: see the module docstring; ``tree_eps`` is each tree's budget."""
+               learning_rate, reg_lambda, max_leaf, rng, how, leaf_delta=0.0) -> FitResult:
+    """Newton boosting on all records: see the module docstring; ``tree_eps`` is each tree's budget.
+
+    ``leaf_delta > 0``: the leaf sums get discrete Gaussian noise of the same zCDP, their pairs stated at it.
+    """
     n = binned.B.shape[0]
     rows = np.arange(n)
     F = np.zeros(n)
@@ -127,7 +130,8 @@ def fit_newton(binned: Binned, y01, *, tree_eps, n_trees, depth, split, split_sh
     mech = ExponentialMechanism(tree_eps * sel / depth, 1.0) if sel else None
     p = np.full(n, 0.5)
     G, H, entries = _newton_leaves(np.zeros(n, dtype=np.int64), 1, p - y, p * (1 - p),
-                                   tree_eps * (1 - hessian_share), tree_eps * hessian_share, rng, "intercept", how)
+                                   tree_eps * (1 - hessian_share), tree_eps * hessian_share, rng, "intercept", how,
+                                   leaf_delta)
     init = float(np.clip(-G[0] / (max(H[0], 0.0) + reg_lambda), -max_leaf, max_leaf))
     F += init
     trees = []
@@ -142,7 +146,7 @@ def fit_newton(binned: Binned, y01, *, tree_eps, n_trees, depth, split, split_sh
                              note=f"one (feature, cut) per node, utility |G_left|+|G_right|; the level's nodes "
                                   f"hold disjoint records (parallel); {how}") for lev in range(depth)]
         leaf = leaf_index(binned.B, feature, cut, depth)
-        G, H, pair = _newton_leaves(leaf, 2**depth, g, h, eps_g, eps_h, rng, f"tree {t}", how)
+        G, H, pair = _newton_leaves(leaf, 2**depth, g, h, eps_g, eps_h, rng, f"tree {t}", how, leaf_delta)
         entries += pair
         value = learning_rate * np.clip(-G / (np.maximum(H, 0.0) + reg_lambda), -max_leaf, max_leaf)
         trees.append(BinnedTree(feature, cut, value))

@@ -65,7 +65,8 @@ KNOWN_MECHANISMS = {
     "DPRuleListClassifier": (*RULE_LIST_COUNT_NAMES, *(n for v in RULE_LIST_SELECTION_NAMES.values() for n in v)),
     "SmoothBoostClassifier": ("exponential", "laplace", "advanced-composition("),
     "DPLogisticRegression": (),  # plus logistic.MECHANISM; the removed objective perturbation is refused
-    "DPGradientBoostingClassifier": ("exponential", "discrete laplace (grid)", "laplace", "exponential-quantile"),
+    "DPGradientBoostingClassifier": ("exponential", "discrete laplace (grid)", "discrete gaussian (grid)", "laplace",
+                                     "exponential-quantile"),
 }
 SELECTION_MECHANISM = "private-selection("
 SELECTION_METHODS = ("liu-talwar", "papernot-steinke")

@@ -14,28 +14,32 @@ import math
 
 import numpy as np
 
+from dpglass.models._gbdt_budget import leaf_delta
+
 __all__ = ["check_gbdt"]
 
-MECHANISMS = ("exponential", "discrete laplace (grid)", "laplace", "exponential-quantile")
+MECHANISMS = ("exponential", "discrete laplace (grid)", "discrete gaussian (grid)", "laplace", "exponential-quantile")
 ACCOUNTANT_CHOICES = ("auto", "basic", "pld", "rdp")
 
 
-def _expected_releases(p: dict, d_numeric: int, x: float) -> list[tuple]:
-    """(release name, mechanism, epsilon, curve) of every entry the learner writes for parameters ``p``.
+def _expected_releases(p: dict, d_numeric: int, x: float, leaf_delta: float) -> list[tuple]:
+    """(release name, mechanism, epsilon, curve, delta) of every entry the learner writes for parameters ``p``.
 
     ``x`` is the file's ``tree_epsilon`` (a tree's budget; DPBoost: an
     ensemble's); the quantile entries' epsilon is checked by the total only
     (their curve, like DPBoost's leaf values', is the pure pair: none).
+    ``leaf_delta > 0``: Gaussian leaf sums stating their pair at it.
     """
     from dpglass.models._gbdt_budget import split_curve
     from dpglass.models._gbdt_releases import leaf_sum_entry
 
     def sums(release, eps, sens):
-        return (release, "discrete laplace (grid)", eps, leaf_sum_entry("", eps, sens, "")["curve"])
+        e = leaf_sum_entry("", eps, sens, "", leaf_delta)
+        return (release, e["mechanism"], e["epsilon"], e["curve"], leaf_delta)
 
     out = []
     if p["binning"] == "quantile" and d_numeric:
-        out += [(None, "exponential-quantile", None, None)] * d_numeric
+        out += [(None, "exponential-quantile", None, None, 0.0)] * d_numeric
     T, D = int(p["n_estimators"]), int(p["max_depth"])
     if p["variant"] == "newton":
         hs = float(p["hessian_share"])
@@ -44,20 +48,23 @@ def _expected_releases(p: dict, d_numeric: int, x: float) -> list[tuple]:
         for t in range(1, T + 1):
             if sel:
                 s = x * sel / D
-                out += [(f"tree {t}: level {lev + 1} splits", "exponential", s, split_curve(s, 1.0)) for lev in range(D)]
+                out += [(f"tree {t}: level {lev + 1} splits", "exponential", s, split_curve(s, 1.0), 0.0)
+                        for lev in range(D)]
             out += [sums(f"tree {t}: leaf gradient sums", x * (1 - sel) * (1 - hs), 1.0),
                     sums(f"tree {t}: leaf Hessian sums", x * (1 - sel) * hs, 0.25)]
     else:
         s, sens = x / (2 * D), 3.0 * float(p["gradient_clip"]) ** 2
         for e in range(1, math.ceil(T / int(p["trees_per_ensemble"])) + 1):
-            out += [(f"ensemble {e}: level {lev + 1} splits of every tree", "exponential", s, split_curve(s, sens))
+            out += [(f"ensemble {e}: level {lev + 1} splits of every tree", "exponential", s, split_curve(s, sens), 0.0)
                     for lev in range(D)]
-            out.append((f"ensemble {e}: leaf values of every tree", "laplace", x / 2, None))
+            out.append((f"ensemble {e}: leaf values of every tree", "laplace", x / 2, None, 0.0))
     return out
 
 
-def _check_budget(data: dict, model, ledger, fail, is_num) -> float:
-    """The file's delta, accountant and tree_epsilon must be what the parameters give; returns tree_epsilon.
+def _check_budget(data: dict, model, ledger, fail, is_num) -> tuple[float, float]:
+    """The file's delta, accountant and tree_epsilon must be what the parameters give.
+
+    Returns ``(tree_epsilon, the delta each Gaussian leaf release states)``.
 
     (The ledger's delta budget is checked against the parameters by ``_verify``.)
     """
@@ -71,12 +78,17 @@ def _check_budget(data: dict, model, ledger, fail, is_num) -> float:
         fail("tree_epsilon", f"is {x!r}", "a finite number > 0")
     if model.accountant not in ACCOUNTANT_CHOICES:
         fail("params.accountant", f"is {model.accountant!r}", f"one of {ACCOUNTANT_CHOICES}")
-    want_x, acct = model._budget(want_delta)
+    if model.leaf_noise not in ("laplace", "gaussian"):
+        fail("params.leaf_noise", f"is {model.leaf_noise!r}", "'laplace' or 'gaussian'")
+    try:
+        want_x, acct = model._budget(want_delta)
+    except ValueError as exc:
+        fail("params", f"cannot be fitted ({exc})", "parameters DPGradientBoostingClassifier accepts")
     if ledger.accountant != acct:
         fail("privacy_ledger.accountant", f"is {ledger.accountant!r}", f"{acct!r} for these parameters")
     if not math.isclose(x, want_x, rel_tol=1e-9):
         fail("tree_epsilon", f"is {x!r}", f"{want_x!r}, the {acct} split of the budget for these parameters")
-    return float(x)
+    return float(x), leaf_delta(model.leaf_noise, want_delta, int(model.n_estimators))
 
 
 def check_gbdt(data: dict, ctx, fail, is_num) -> None:
@@ -118,17 +130,19 @@ def check_gbdt(data: dict, ctx, fail, is_num) -> None:
 
     model = DPGradientBoostingClassifier(**{k: v for k, v in p.items() if k != "bounds"})
     model.bounds_ = [None if b is None else (float(b[0]), float(b[1])) for b in bounds]
-    x = _check_budget(data, model, ctx.ledger, fail, is_num)
-    expected = _expected_releases(p, sum(1 for b in bounds if b is not None), x)
+    x, ld = _check_budget(data, model, ctx.ledger, fail, is_num)
+    expected = _expected_releases(p, sum(1 for b in bounds if b is not None), x, ld)
     entries = ctx.entries
     if len(entries) != len(expected):
         fail("privacy_ledger.entries", f"has {len(entries)} releases", f"{len(expected)} for these parameters")
-    for i, (e, (release, mech, eps, curve)) in enumerate(zip(entries, expected)):
+    for i, (e, (release, mech, eps, curve, delta)) in enumerate(zip(entries, expected)):
         field = f"privacy_ledger.entries[{i}]"
         if e["mechanism"] != mech or (release is not None and e["release"] != release):
             fail(field, f"is {e['release']!r} by {e['mechanism']!r}", f"{release or 'a bin release'!r} by {mech!r}")
         if eps is not None and not math.isclose(e["epsilon"], eps, rel_tol=1e-9):
             fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"{eps!r} (tree_epsilon and the shares)")
+        if not math.isclose(e.get("delta", 0.0), delta, rel_tol=1e-9, abs_tol=0.0):
+            fail(f"{field}.delta", f"is {e.get('delta')!r}", f"{delta!r}")
         _check_declared_curve(e, field, curve)
     spent, budget = ctx.ledger.total()[0], ctx.ledger.epsilon
     low = 1 - 1e-9 if ctx.ledger.accountant == "basic" else 0.97  # tight calibration is to a relative 1e-2

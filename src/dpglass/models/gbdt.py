@@ -43,7 +43,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dpglass._validation import Interval
 from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
-from dpglass.models._gbdt_budget import budget
+from dpglass.models._gbdt_budget import budget, leaf_delta
 from dpglass.models._gbdt_fit import Binned, fit_dpboost, fit_newton
 from dpglass.models._gbdt_trees import (
     BinnedTree, apply_bins, check_feature_bounds, check_tree_arrays, leaf_index, uniform_edges,
@@ -107,6 +107,11 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         ``variant="dpboost"``: how each tree's records are chosen.
     gradient_clip : float, default=1.0
         ``variant="dpboost"``: g*, gradients are clipped to [-g*, g*].
+    leaf_noise : {"laplace", "gaussian"}, default="laplace"
+        ``variant="newton"``: noise of the leaf gradient and Hessian sums.
+        ``"gaussian"``: exact discrete Gaussian of the same zCDP as the
+        Laplace release (half its variance), for ``delta > 0`` with a tight
+        accountant only.
     accountant : {"auto", "basic", "pld", "rdp"}, default="auto"
         How the releases compose (:mod:`dpglass.privacy.accounting`): each
         tree's budget (DPBoost: each ensemble's) is the largest whose whole
@@ -163,6 +168,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         "trees_per_ensemble": [Interval(numbers.Integral, 1, None, closed="left")],
         "subset_selection": [["random", "gradient"]],
         "gradient_clip": [Interval(numbers.Real, 0, None, closed="neither")],
+        "leaf_noise": [["laplace", "gaussian"]],
         "accountant": [list(ACCOUNTANT_CHOICES)],
         "classes": CLASSES,
         "random_state": RANDOM_STATE,
@@ -172,7 +178,8 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         self, *, epsilon=1.0, delta=None, variant="newton", n_estimators="auto", max_depth=1, learning_rate="auto",
         bounds=None, max_bins=32, binning="uniform", quantile_share=0.1, split="exponential", split_share=0.3,
         hessian_share=0.3, reg_lambda=None, max_leaf_value=2.0, trees_per_ensemble=10,
-        subset_selection="random", gradient_clip=1.0, accountant="auto", classes=None, random_state=None,
+        subset_selection="random", gradient_clip=1.0, leaf_noise="laplace", accountant="auto", classes=None,
+        random_state=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -192,6 +199,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         self.trees_per_ensemble = trees_per_ensemble
         self.subset_selection = subset_selection
         self.gradient_clip = gradient_clip
+        self.leaf_noise = leaf_noise
         self.accountant = accountant
         self.classes = classes
         self.random_state = random_state
@@ -272,6 +280,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
             lam = None if self.reg_lambda is None else float(self.reg_lambda)
         eps = float(self.epsilon)
         self._warn_about_guarantee(eps)
+        self._check_leaf_noise(delta)
         self.n_estimators_, self.learning_rate_ = self._resolved_sizes()
         x, accountant = self._budget(delta)  # public parameters only
         # entries are collected without a budget under basic sums (fast), then checked once below
@@ -281,7 +290,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         how = f"{accountant} composition"
         if self.variant == "newton":
             result = self._fit_newton(binned, y01, x, f"{how} over {self.n_estimators_} trees of epsilon_tree={x:.6g}",
-                                      lam, rng)
+                                      lam, rng, leaf_delta(self.leaf_noise, delta, self.n_estimators_))
         else:
             n_ens = math.ceil(self.n_estimators_ / int(self.trees_per_ensemble))
             result = self._fit_dpboost(binned, y01, x, f"{how} over {n_ens} ensembles of epsilon_ensemble={x:.6g}",
@@ -306,6 +315,13 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         """The accountant used (the ledger's)."""
         return self.privacy_ledger_.accountant
 
+    def _check_leaf_noise(self, delta: float) -> None:
+        if self.leaf_noise == "gaussian" and (self.variant != "newton" or delta <= 0 or self.accountant == "basic"):
+            raise InvalidParameterError(
+                "leaf_noise='gaussian' is for variant='newton' with delta > 0 and accountant 'auto', 'pld' or "
+                f"'rdp' (Gaussian releases compose by their curves); got variant={self.variant!r}, delta={delta!r}, "
+                f"accountant={self.accountant!r}. Use leaf_noise='laplace' otherwise.")
+
     def _budget(self, delta: float) -> tuple[float, str]:
         """``(each tree's epsilon (DPBoost: each ensemble's), accountant used)``, from public parameters only."""
         numeric = sum(b is not None for b in self.bounds_)
@@ -316,7 +332,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
                       hessian_share=float(self.hessian_share), trees_per_ensemble=int(self.trees_per_ensemble),
                       gradient_clip=float(self.gradient_clip),
                       bins_epsilon=eps * float(self.quantile_share) if quantiles else 0.0,
-                      bin_releases=numeric if quantiles else 0)
+                      bin_releases=numeric if quantiles else 0, leaf_noise=self.leaf_noise)
 
     def _fit_edges(self, Xf, eps, rng, ledger) -> float:
         """Cut points of every feature; DP quantiles spend ``quantile_share`` of epsilon."""
@@ -339,7 +355,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         self.edges_ = edges
         return share
 
-    def _fit_newton(self, binned, y01, x, how, lam, rng):
+    def _fit_newton(self, binned, y01, x, how, lam, rng, gauss_delta):
         T, D = self.n_estimators_, int(self.max_depth)
         if lam is None:  # twice the Hessian-sum noise scale: a function of the parameters only
             sel = float(self.split_share) if self.split == "exponential" else 0.0
@@ -347,7 +363,8 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         self.reg_lambda_ = lam
         return fit_newton(binned, y01, tree_eps=x, n_trees=T, depth=D, learning_rate=self.learning_rate_,
                           reg_lambda=lam, max_leaf=float(self.max_leaf_value), rng=rng, how=how, split=self.split,
-                          split_share=float(self.split_share), hessian_share=float(self.hessian_share))
+                          split_share=float(self.split_share), hessian_share=float(self.hessian_share),
+                          leaf_delta=gauss_delta)
 
     def _fit_dpboost(self, binned, y01, x, how, lam, rng):
         self.reg_lambda_ = lam
