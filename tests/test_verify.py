@@ -254,6 +254,22 @@ def t_logistic_coef_not_finite(data):
     return "coef"
 
 
+def t_bag_guarantee_proven(data):
+    data["privacy_ledger"]["entries"][0]["guarantee"] = "proven"
+    data["privacy_ledger"]["guarantee"] = "proven"
+    return "privacy_ledger.entries[0].guarantee"
+
+
+def t_saa_more_labels(data):
+    data["n_labelled"] += 1
+    return "n_labelled"
+
+
+def t_student_coef_length(data):
+    data["coef"].append(0.5)
+    return "coef"
+
+
 GENERIC = [t_entries_emptied, t_ledger_removed, t_entry_epsilon_lowered, t_total_edited, t_budget_raised,
            t_budget_and_params_raised, t_missing_top_level_key, t_unknown_parameter, t_invalid_parameter]
 SPECIFIC = {
@@ -263,6 +279,8 @@ SPECIFIC = {
     "smooth-boost-stumps": [t_stump_feature_out_of_range, t_boosting_missing_state, t_boosting_round_dropped],
     "smooth-boost-trees": [t_tree_feature_out_of_range, t_tree_cycle, t_boosting_missing_state],
     "dp-logistic-regression": [t_logistic_coef_length, t_logistic_missing_state, t_logistic_coef_not_finite],
+    "dp-bag": [t_bag_guarantee_proven, t_student_coef_length, t_logistic_missing_state],
+    "subsample-aggregate": [t_saa_more_labels, t_student_coef_length, t_logistic_coef_not_finite],
 }
 CASES = [(name, t) for name in PRIVATE for t in GENERIC]
 CASES += [(name, t) for name, ts in SPECIFIC.items() if name in PRIVATE or name == PAPER_CLAIM for t in ts]

@@ -132,6 +132,28 @@ _register(
         test_params={"n_estimators": 3, "epsilon": 1.0},
     )
 )
+_register(
+    EstimatorSpec(
+        name="subsample-aggregate",
+        target="dpglass.models.bagging:SubsampleAggregateClassifier",
+        private=True,
+        guarantee="(epsilon, delta)-DP proven (noisy vote counts, tight composition); pure epsilon-DP with delta=0",
+        description="Subsample-and-aggregate: teachers on disjoint parts label public records (fit's X_public) "
+                    "with a noisy majority; a logistic student is released.",
+        test_params={"n_teachers": 5, "noise_scale": 2.0, "n_public": 60, "epsilon": 1.0},
+    )
+)
+_register(
+    EstimatorSpec(
+        name="dp-bag",
+        target="dpglass.models.bagging:DPBaggingClassifier",
+        private=True,
+        guarantee="paper-claim: DP-Bag's data-dependent moments accountant (Jordon et al. 2019), not proven",
+        description="DP bagging (paper 002's DP-Bag baseline): teachers on k random partitions label public records "
+                    "(fit's X_public) by report-noisy-max; a logistic student is released.",
+        test_params={"n_teachers": 4, "n_partitions": 3, "noise_scale": 20.0, "n_public": 60, "epsilon": 1.0},
+    )
+)
 
 
 def get_spec(name: str) -> EstimatorSpec:

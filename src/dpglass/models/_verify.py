@@ -67,6 +67,9 @@ KNOWN_MECHANISMS = {
     "DPLogisticRegression": (),  # plus logistic.MECHANISM; the removed objective perturbation is refused
     "DPGradientBoostingClassifier": ("exponential", "discrete laplace (grid)", "discrete gaussian (grid)", "laplace",
                                      "exponential-quantile"),
+    # bagging.DPBAG_MECHANISM and bagging.SAA_MECHANISM_PREFIX
+    "DPBaggingClassifier": ("dp-bag (report-noisy-max, data-dependent moments accountant)",),
+    "SubsampleAggregateClassifier": ("composition(",),
 }
 SELECTION_MECHANISM = "private-selection("
 SELECTION_METHODS = ("liu-talwar", "papernot-steinke")
@@ -773,6 +776,21 @@ def _check_gbdt(data, ctx, fail, is_num):
     check_gbdt(data, ctx, fail, is_num)
 
 
+def _check_bagging(kind: str):
+    """The check of DP-Bag (``"dpbag"``) or subsample-and-aggregate (``"saa"``): ``dpglass.models._verify_bagging``."""
+
+    def check(data, ctx):
+        from types import SimpleNamespace
+
+        from dpglass.models import _verify_bagging
+
+        helpers = SimpleNamespace(fail=_fail, is_num=_is_num, need=_need, need_num=_need_num, close=_close,
+                                  resolved=_resolved_delta)
+        getattr(_verify_bagging, f"check_{kind}")(data, ctx, helpers)
+
+    return check
+
+
 #: Model-specific checks by class name: state (and, given the model's own
 #: ledger, the ledger's consistency with the parameters).  A new model adds one.
 MODEL_CHECKS = {
@@ -781,6 +799,8 @@ MODEL_CHECKS = {
     "SmoothBoostClassifier": _check_boosting,
     "DPLogisticRegression": _check_logistic,
     "DPGradientBoostingClassifier": lambda data, ctx: _check_gbdt(data, ctx, _fail, _is_num),
+    "DPBaggingClassifier": _check_bagging("dpbag"),
+    "SubsampleAggregateClassifier": _check_bagging("saa"),
 }
 
 
