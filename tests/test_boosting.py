@@ -324,6 +324,20 @@ def test_invalid_parameters(data, params):
         SmoothBoostClassifier(**params).fit(X, y)
 
 
+@pytest.mark.parametrize("learner,rounds", [("stump", 15), ("joint", 5), ("top-down", 15)])
+def test_auto_rounds_are_public_constants_per_learner(data, tmp_path, learner, rounds):
+    from dpglass.models import load_model
+
+    X, y = data
+    clf = SmoothBoostClassifier(epsilon=1.0, random_state=0, **LEARNERS[learner]).fit(X, y)
+    assert clf.n_rounds == "auto" and len(clf.estimators_) == rounds
+    assert clf.round_epsilon_ == pytest.approx(1.0 / rounds)
+    clf.save(tmp_path / "m.json")  # the verifier resolves "auto" the same way
+    assert load_model(tmp_path / "m.json").estimators_ == clf.estimators_
+    with pytest.raises(InvalidParameterError, match="'n_rounds' parameter"):
+        SmoothBoostClassifier(n_rounds="many", **LEARNERS[learner]).fit(X, y)
+
+
 @pytest.mark.parametrize("params", [{"tree_nodes": 2}, {"tree_nodes": 7}, {"variant": "paper"}])
 def test_joint_trees_refuse_what_they_do_not_support(data, params):
     """Joint trees are complete trees of depth 1 or 2; paper 002's calibration is for top-down trees."""

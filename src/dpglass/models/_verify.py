@@ -562,9 +562,10 @@ def _rule_list_sequence(entries: list, K: int, selection: tuple) -> tuple[int, s
 
 # ----------------------------------------------------------- boosting
 def _check_boosting(data: dict, ctx: _Context) -> None:
-    from dpglass.models.boosting import round_budget
+    from dpglass.models.boosting import resolved_rounds, round_budget
 
-    p = ctx.params
+    p = dict(ctx.params, n_rounds=resolved_rounds(ctx.params["n_rounds"], ctx.params["weak_learner"],
+                                                  ctx.params["tree_learner"]))
     hyps = _need(data, "estimators", "estimators", list, f"the {p['n_rounds']} hypotheses")
     if len(hyps) != p["n_rounds"]:
         _fail("estimators", f"has {len(hyps)} hypotheses", f"params.n_rounds = {p['n_rounds']}")
@@ -594,7 +595,7 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
     if ctx.ledger is not None:
         if not (_close(ctx.ledger.delta, delta) or ctx.ledger.delta == delta):
             _fail("privacy_ledger.budget.delta", f"is {ctx.ledger.delta!r}", f"the model's delta = {delta!r}")
-        _check_boosting_ledger(ctx, eps_round, composition, delta)
+        _check_boosting_ledger(ctx, p, eps_round, composition, delta)
 
 
 def _check_stump(h, field: str, d: int) -> None:
@@ -686,10 +687,11 @@ def _boosting_round_releases(p: dict, eps_round: float) -> list[tuple[str, str, 
     return out
 
 
-def _check_boosting_ledger(ctx: _Context, eps_round: float, composition: str, delta: float) -> None:
+def _check_boosting_ledger(ctx: _Context, p: dict, eps_round: float, composition: str, delta: float) -> None:
+    """``p``: the parameters with ``n_rounds`` resolved."""
     from dpglass.models.boosting import advanced_composition_epsilon
 
-    p, entries = ctx.params, ctx.entries
+    entries = ctx.entries
     expected = _boosting_round_releases(p, eps_round)
     if composition == "advanced":
         kinds = {}

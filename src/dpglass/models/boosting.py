@@ -50,12 +50,14 @@ from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable
 
 __all__ = [
+    "AUTO_ROUNDS",
     "SmoothBoostClassifier",
     "SmoothBoostRelease",
     "bregman_projection",
     "advanced_composition_epsilon",
     "per_round_epsilon",
     "round_budget",
+    "resolved_rounds",
     "round_plan",
     "smooth_boost",
     "smooth_weighting",
@@ -280,6 +282,25 @@ def round_budget(epsilon: float, delta: float, n_rounds: int, weak_learner: str,
     return choose_accountant(round_plan(weak_learner, tree_nodes, n_rounds, tree_learner), epsilon, delta, accountant)
 
 
+#: ``n_rounds="auto"``: 15 for stumps and top-down trees (the former default), 5 for joint trees, whose
+#: larger candidate set needs more budget per round (chosen on a held-out quarter of Adult's training
+#: part, never its test part: docs/results/boosting/trees_accuracy.md).  Public constants.
+AUTO_ROUNDS = {"stump": 15, "top-down": 15, "joint": 5}
+
+
+def resolved_rounds(n_rounds, weak_learner: str, tree_learner: str = "joint") -> int:
+    """``n_rounds`` with ``"auto"`` resolved by :data:`AUTO_ROUNDS` (parameters only, never the data).
+
+    Examples
+    --------
+    >>> resolved_rounds("auto", "stump"), resolved_rounds("auto", "tree"), resolved_rounds(9, "tree")
+    (15, 5, 9)
+    """
+    if n_rounds != "auto":
+        return int(n_rounds)
+    return AUTO_ROUNDS["stump" if weak_learner == "stump" else tree_learner]
+
+
 # ---------------------------------------------------------------- pure release
 @dataclass(frozen=True)
 class SmoothBoostRelease:
@@ -439,8 +460,10 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         default).  ``None``: the public constant ``DEFAULT_DELTA`` (1e-8),
         never a function of n.
     weak_learner : {"stump", "tree"}, default="stump"
-    n_rounds : int, default=15
-        Number of rounds tau (committee size), >= 1.
+    n_rounds : int or "auto", default="auto"
+        Number of rounds tau (committee size), >= 1.  ``"auto"``: 15 for
+        stumps and top-down trees, 5 for joint trees (:data:`AUTO_ROUNDS`,
+        public constants).
     learning_rate : float, default=0.5
         lambda in (0, 1].
     density : float, default=0.35
@@ -523,7 +546,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         "epsilon": EPSILON,
         "delta": DELTA_OR_NONE,
         "weak_learner": [["stump", "tree"]],
-        "n_rounds": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_rounds": [Interval(numbers.Integral, 1, None, closed="left"), ["auto"]],
         "learning_rate": [Interval(numbers.Real, 0, 1, closed="right")],
         "density": [Interval(numbers.Real, 0, 1, closed="neither")],
         "tree_nodes": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -540,7 +563,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         epsilon=1.0,
         delta=0.0,
         weak_learner="stump",
-        n_rounds=15,
+        n_rounds="auto",
         learning_rate=0.5,
         density=0.35,
         tree_nodes=3,
@@ -589,7 +612,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
             epsilon=float(self.epsilon),
             delta=delta,
             weak_learner=self.weak_learner,
-            n_rounds=int(self.n_rounds),
+            n_rounds=resolved_rounds(self.n_rounds, self.weak_learner, self.tree_learner),
             learning_rate=float(self.learning_rate),
             density=float(self.density),
             tree_nodes=int(self.tree_nodes),
