@@ -98,14 +98,15 @@ def test_every_rule_list_mechanism_verifies(mechanism, variant):
     assert back.privacy_ledger_.total() == model.privacy_ledger_.total()
 
 
-@pytest.mark.parametrize("weak_learner", ["stump", "tree"])
+@pytest.mark.parametrize("learner", [dict(weak_learner="stump"), dict(weak_learner="tree"),
+                                     dict(weak_learner="tree", tree_learner="top-down", tree_nodes=2)],
+                         ids=["stump", "joint-tree", "top-down-tree"])
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
-def test_boosting_compositions_verify(weak_learner, delta):
+def test_boosting_compositions_verify(learner, delta):
     from dpglass.models import SmoothBoostClassifier
 
     X, y = _data()
-    model = SmoothBoostClassifier(weak_learner=weak_learner, delta=delta, n_rounds=30, tree_nodes=2,
-                                  accountant="basic", random_state=0).fit(X, y)
+    model = SmoothBoostClassifier(delta=delta, n_rounds=30, accountant="basic", random_state=0, **learner).fit(X, y)
     data = json.loads(json.dumps(model.to_dict()))
     assert data["composition"] == ("advanced" if delta else "basic")
     SmoothBoostClassifier.from_dict(copy.deepcopy(data))

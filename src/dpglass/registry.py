@@ -107,8 +107,9 @@ _register(
         target="dpglass.models.boosting:SmoothBoostClassifier",
         private=True,
         guarantee="pure epsilon-DP; (epsilon, delta)-DP by advanced composition when delta > 0",
-        description="LazyBB smooth boosting of DP-TopDown trees (paper 002, Algorithms 1 and 2).",
-        test_params={"n_rounds": 3, "tree_nodes": 2, "epsilon": 1.0},
+        description="LazyBB smooth boosting of DP trees of depth 2 (paper 002, Algorithm 1; one exponential "
+                    "mechanism per tree; paper 002's DP-TopDown with tree_learner='top-down').",
+        test_params={"n_rounds": 3, "epsilon": 1.0},
         params={"weak_learner": "tree"},
     )
 )

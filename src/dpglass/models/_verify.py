@@ -618,23 +618,29 @@ def _rule_list_sequence(entries: list, K: int, selection: tuple) -> tuple[int, s
 
 # ----------------------------------------------------------- boosting
 def _check_boosting(data: dict, ctx: _Context) -> None:
-    from dpglass.models.boosting import round_budget
+    from dpglass.models.boosting import resolved_rounds, round_budget
 
-    p = ctx.params
+    p = dict(ctx.params, n_rounds=resolved_rounds(ctx.params["n_rounds"], ctx.params["weak_learner"],
+                                                  ctx.params["tree_learner"]))
     hyps = _need(data, "estimators", "estimators", list, f"the {p['n_rounds']} hypotheses")
     if len(hyps) != p["n_rounds"]:
         _fail("estimators", f"has {len(hyps)} hypotheses", f"params.n_rounds = {p['n_rounds']}")
+    joint = p["weak_learner"] == "tree" and p["tree_learner"] == "joint"
+    if joint:
+        _check_joint_tree_params(p)
     for i, h in enumerate(hyps):
         if p["weak_learner"] == "stump":
             _check_stump(h, f"estimators[{i}]", ctx.d)
         else:
             _check_tree(h, f"estimators[{i}]", ctx.d, p["tree_nodes"])
+            if joint:
+                _check_joint_tree_shape(h, f"estimators[{i}]")
     delta = _need_num(data, "delta", "delta", "the resolved delta, a number in [0, 1)")
     want = _resolved_delta(p)
     if not 0 <= delta < 1 or (want is not None and not _close(delta, want) and delta != want):
         _fail("delta", f"is {delta!r}", f"the resolved params.delta = {want!r}, in [0, 1)")
     eps_round, composition = round_budget(float(p["epsilon"]), delta, int(p["n_rounds"]), p["weak_learner"],
-                                          int(p["tree_nodes"]), p.get("accountant", "basic"))
+                                          int(p["tree_nodes"]), p.get("accountant", "basic"), p["tree_learner"])
     want_acct = composition if composition in ("pld", "rdp") else "basic"
     if ctx.ledger is not None and ctx.ledger.accountant != want_acct:
         _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{want_acct!r} for these parameters")
@@ -645,7 +651,7 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
     if ctx.ledger is not None:
         if not (_close(ctx.ledger.delta, delta) or ctx.ledger.delta == delta):
             _fail("privacy_ledger.budget.delta", f"is {ctx.ledger.delta!r}", f"the model's delta = {delta!r}")
-        _check_boosting_ledger(ctx, eps_round, composition, delta)
+        _check_boosting_ledger(ctx, p, eps_round, composition, delta)
 
 
 def _check_stump(h, field: str, d: int) -> None:
@@ -655,6 +661,29 @@ def _check_stump(h, field: str, d: int) -> None:
         _fail(field, f"has feature {h[0]}", f"a feature index in [-1, {d}) (-1: constant)")
     if h[1] not in (-1, 1):
         _fail(field, f"has sign {h[1]}", "+1 or -1")
+
+
+def _check_joint_tree_params(p: dict) -> None:
+    from dpglass.models._weak_learners import JOINT_TREE_DEPTH
+
+    if p["tree_nodes"] not in JOINT_TREE_DEPTH:
+        _fail("params.tree_nodes", f"is {p['tree_nodes']!r}",
+              f"one of {sorted(JOINT_TREE_DEPTH)} with tree_learner='joint'")
+    if p.get("variant") == "paper":
+        _fail("params.variant", "is 'paper'",
+              "'corrected' with tree_learner='joint' (paper 002 calibrates top-down trees)")
+
+
+def _check_joint_tree_shape(t: dict, field: str) -> None:
+    """A joint tree is the complete tree of its depth, nodes in breadth-first order (``_joint_tree``)."""
+    m = len(t["feature"])
+    internal = (m - 1) // 2
+    left = [2 * k + 1 if k < internal else -1 for k in range(m)]
+    right = [2 * k + 2 if k < internal else -1 for k in range(m)]
+    if t["left"] != left or t["right"] != right:
+        _fail(f"{field}.left/right", f"are {t['left']}, {t['right']}", f"the complete tree's {left}, {right}")
+    if any(f < 0 for f in t["feature"][:internal]):
+        _fail(f"{field}.feature", f"is {t['feature']}", f"split features at the first {internal} nodes")
 
 
 def _check_tree(t, field: str, d: int, n_internal: int) -> None:
@@ -705,16 +734,20 @@ def _boosting_round_releases(p: dict, eps_round: float) -> list[tuple[str, str, 
         if p["weak_learner"] == "stump":
             out.append((f"round {t}: stump", "exponential", eps_round, "proven"))
             continue
+        if p["tree_learner"] == "joint":
+            out.append((f"round {t}: tree (splits and leaf labels)", "exponential", eps_round, "proven"))
+            continue
         split = (f"round {t}: tree split (leaf, feature)", "exponential", eps_round / (2.0 * nodes), split_guarantee)
         out += [split] * nodes
         out.append((f"round {t}: tree leaf labels", "laplace", eps_round / 2.0, "proven"))
     return out
 
 
-def _check_boosting_ledger(ctx: _Context, eps_round: float, composition: str, delta: float) -> None:
+def _check_boosting_ledger(ctx: _Context, p: dict, eps_round: float, composition: str, delta: float) -> None:
+    """``p``: the parameters with ``n_rounds`` resolved."""
     from dpglass.models.boosting import advanced_composition_epsilon
 
-    p, entries = ctx.params, ctx.entries
+    entries = ctx.entries
     expected = _boosting_round_releases(p, eps_round)
     if composition == "advanced":
         kinds = {}
