@@ -589,9 +589,10 @@ class SmoothBoostClassifier(BinaryClassifierBase):
     def _release_plan(self) -> list:
         """The releases a full run would make (public parameters only): what private selection composes."""
         delta = self._resolve_delta(self.delta)
-        args = (int(self.n_rounds), self.weak_learner, int(self.tree_nodes))
-        x, _ = round_budget(float(self.epsilon), delta, *args, self.accountant)
-        return round_plan(self.weak_learner, int(self.tree_nodes), int(self.n_rounds))(x)
+        rounds = resolved_rounds(self.n_rounds, self.weak_learner, self.tree_learner)
+        args = (rounds, self.weak_learner, int(self.tree_nodes))
+        x, _ = round_budget(float(self.epsilon), delta, *args, self.accountant, self.tree_learner)
+        return round_plan(self.weak_learner, int(self.tree_nodes), rounds, self.tree_learner)(x)
 
     def fit(self, X, y):
         """Fit the committee; every release is recorded in ``privacy_ledger_``.
