@@ -162,8 +162,9 @@ def t_budget_raised(data):
 def t_budget_and_params_raised(data):
     data["privacy_ledger"]["budget"]["epsilon"] *= 2
     data["params"]["epsilon"] *= 2
-    if "round_epsilon" in data:  # boosting: a careful forger keeps the state consistent (basic composition)
-        data["round_epsilon"] *= 2
+    for key in ("round_epsilon", "tree_epsilon"):  # boosting: a careful forger keeps the state consistent
+        if key in data:
+            data[key] *= 2
     return "privacy_ledger.entries"
 
 
