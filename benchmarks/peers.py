@@ -66,6 +66,9 @@ EPSILONS = (0.1, 0.4, 1.0, 5.0)
 DATASETS = ("adult", "compas")
 QUICK_ROWS = 2000
 WORKER = Path(__file__).resolve().with_name("_peers_worker.py")
+#: Fits run on one BLAS/OpenMP thread, here and in the worker: nothing is timed, and on a busy shared
+#: machine OpenMP's spinning threads made HistGradientBoosting 15x slower (breast-cancer: 15 s vs 1 s).
+ONE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
 @dataclass
@@ -170,7 +173,7 @@ def dpglass_rows(dataset: str, splits: list[Split], epsilons, quick: bool) -> li
         view = "numeric" if takes_bounds else "0/1"
         params = {k: v for k, v in spec.test_params.items() if k != "epsilon"} if quick else {}
         row = Row(dataset, spec.name, _view_name(view, splits[0]))
-        deltas = set()
+        deltas, start = set(), time.perf_counter()
         try:
             for eps in epsilons:
                 row.accuracy[eps] = []
@@ -185,7 +188,7 @@ def dpglass_rows(dataset: str, splits: list[Split], epsilons, quick: bool) -> li
             traceback.print_exc()
         row.privacy = privacy_label(max(deltas, default=None))
         rows.append(row)
-        print(f"  {dataset} {spec.name}: done", file=sys.stderr, flush=True)
+        print(f"  {dataset} {spec.name}: {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
     return rows
 
 
@@ -210,7 +213,7 @@ def reference_rows(dataset: str, splits: list[Split], epsilons) -> list[Row]:
     """Non-private references: fitted once per repetition, the same value under every ε."""
     rows = []
     for label, view, make in _references():
-        row = Row(dataset, label, _view_name(view, splits[0]), "non-private")
+        row, start = Row(dataset, label, _view_name(view, splits[0]), "non-private"), time.perf_counter()
         try:
             accs = [_fit_score(lambda: make(r), split, view)[0] for r, split in enumerate(splits)]
             row.accuracy = {eps: accs for eps in epsilons}
@@ -218,6 +221,7 @@ def reference_rows(dataset: str, splits: list[Split], epsilons) -> list[Row]:
             row.error = f"{type(exc).__name__}: {exc}"
             traceback.print_exc()
         rows.append(row)
+        print(f"  {dataset} {label}: {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
     return rows
 
 
@@ -236,7 +240,7 @@ def peer_rows(dataset: str, splits: list[Split], epsilons, python: str, notes: l
         np.savez(Path(tmp) / "splits.npz", **arrays)
         out = Path(tmp) / "result.json"
         done = subprocess.run([python, str(WORKER), str(Path(tmp) / "splits.npz"), str(out)],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env={**os.environ, **ONE_THREAD})
         if done.returncode != 0 or not out.exists():
             notes.append(f"{dataset}: the peers' worker failed (exit {done.returncode}): "
                          f"{done.stderr.strip().splitlines()[-1:] or ''}")
@@ -312,7 +316,15 @@ def parse_args(argv=None):
 
 
 def main(argv=None) -> str:
+    import sklearn.ensemble  # noqa: F401 - loads the OpenMP runtime, so that threadpool_limits finds it
+    from threadpoolctl import threadpool_limits
+
     args = parse_args(argv)
+    with threadpool_limits(limits=1):  # see ONE_THREAD
+        return _run(args, argv)
+
+
+def _run(args, argv) -> str:
     start = time.perf_counter()
     python = peer_python(args.peer_python)
     notes = [] if python else ["peers skipped: no peers' interpreter (--peer-python or $DPGLASS_PEER_PYTHON)"]
