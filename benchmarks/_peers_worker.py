@@ -124,7 +124,6 @@ def main(argv=None):
             continue
         result["results"][name] = {"accuracy": acc, "delta": delta, "note": note,
                                    "seconds": round(time.perf_counter() - start, 1)}
-        print(f"  {name}: {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
     Path(out).write_text(json.dumps(result, indent=1))
 
 

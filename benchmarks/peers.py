@@ -68,6 +68,7 @@ QUICK_ROWS = 2000
 WORKER = Path(__file__).resolve().with_name("_peers_worker.py")
 #: Fits run on one BLAS/OpenMP thread, here and in the worker: nothing is timed, and on a busy shared
 #: machine OpenMP's spinning threads made HistGradientBoosting 15x slower (breast-cancer: 15 s vs 1 s).
+PEER_TIMEOUT = 3600  # seconds for one dataset's peers (Adult, 5 repetitions: about 5 minutes)
 ONE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
@@ -239,8 +240,13 @@ def peer_rows(dataset: str, splits: list[Split], epsilons, python: str, notes: l
                            f"X_test_{r}": split.scaled("test"), f"y_test_{r}": split.y_test})
         np.savez(Path(tmp) / "splits.npz", **arrays)
         out = Path(tmp) / "result.json"
-        done = subprocess.run([python, str(WORKER), str(Path(tmp) / "splits.npz"), str(out)],
-                              capture_output=True, text=True, env={**os.environ, **ONE_THREAD})
+        try:
+            done = subprocess.run([python, str(WORKER), str(Path(tmp) / "splits.npz"), str(out)],
+                                  capture_output=True, text=True, env={**os.environ, **ONE_THREAD},
+                                  timeout=PEER_TIMEOUT)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            notes.append(f"{dataset}: the peers' worker did not run ({type(exc).__name__}: {exc})")
+            return [], {}
         if done.returncode != 0 or not out.exists():
             notes.append(f"{dataset}: the peers' worker failed (exit {done.returncode}): "
                          f"{done.stderr.strip().splitlines()[-1:] or ''}")
@@ -251,6 +257,7 @@ def peer_rows(dataset: str, splits: list[Split], epsilons, python: str, notes: l
         notes.append(f"{dataset}: peer {name} skipped ({reason})")
     rows = []
     for name, res in result["results"].items():
+        print(f"  {dataset} {name}: {res['seconds']} s (peers' environment)", file=sys.stderr, flush=True)
         if res["note"]:
             notes.append(f"{name}: {res['note']}")
         row = Row(dataset, name, _view_name("scaled", splits[0]), privacy_label(res["delta"]))
