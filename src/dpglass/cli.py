@@ -239,6 +239,9 @@ def _cmd_fit(args) -> int:
     print(f"{spec.name} on {source}: {what}\n")
     if args.public:
         print(f"public part: {len(X_public)} records of {args.public} (declared public: not protected)\n")
+    elif hasattr(model, "n_public_"):
+        print(f"public part: none given (--public), so {model.n_public_} uniform random 0/1 rows: fine for a test, "
+              "useless for a model\n")
     print(model)
     if X_te is not None:
         _print_accuracy(model, X_te, y_te, args.exact_accuracy, split_rng)

@@ -393,6 +393,8 @@ class SubsampleAggregateClassifier(_TeacherStudent):
         Rows of the public part.
     composition_ : str
         The accountant that set ``n_labelled_``.
+    delta_ : float
+        The resolved delta.
     privacy_ledger_ : PrivacyLedger
         One entry: the ``n_labelled_`` labels, composed.
     n_features_used_, classes_, n_features_in_, feature_names_in_
@@ -528,6 +530,8 @@ class DPBaggingClassifier(_TeacherStudent):
     coef_, intercept_, n_public_, privacy_ledger_, n_features_used_, classes_, n_features_in_, feature_names_in_
     n_labelled_ : int
         Public records labelled.  Data-dependent: not saved and not printed.
+    delta_ : float
+        The resolved delta.
     """
 
     _parameter_constraints = {
