@@ -88,13 +88,18 @@ def test_fixed_candidates_by_name(binary_data):
 def test_ledger_total_never_exceeds_and_equals_when_full(mechanism, binary_data):
     X, y = binary_data
     model = DPRuleListClassifier(
-        epsilon=50.0, mechanism=mechanism, max_length=3, min_support=0.01, accountant="basic", random_state=0
+        epsilon=50.0, mechanism=mechanism, max_length=3, min_support=None if mechanism == "errors-pf" else 0.01,
+        accountant="basic", random_state=0
     ).fit(X, y)
     eps, delta = model.privacy_ledger_.total()
     requested_delta = DEFAULT_DELTA
     assert eps <= 50.0 * (1 + RELATIVE_TOLERANCE)
     assert delta <= requested_delta * (1 + RELATIVE_TOLERANCE)
     n_steps = len(model.rules_)
+    if mechanism == "errors-pf":  # the class counts take whatever the selections left
+        assert eps == pytest.approx(50.0) and delta == 0.0
+        assert len(model.privacy_ledger_) in (n_steps + 1, n_steps + 2)
+        return
     # every executed step spent its releases; a full list spends everything
     if len(model.rules_) == 3:
         assert eps == pytest.approx(50.0)
@@ -130,7 +135,11 @@ def test_huge_epsilon_recovers_greedy(mechanism):
     # the comparison is made without negations, on data free of other ties
     X, y = _no_tie_data()
     kw = dict(max_length=4, max_card=2, min_support=0.01, allow_negations=False)
-    greedy = GreedyRuleListClassifier(**kw).fit(X, y)
+    if mechanism == "errors-pf":  # its criterion, and no minimum support
+        kw["min_support"] = None
+        greedy = GreedyRuleListClassifier(**{**kw, "min_support": 0.0}, criterion="errors").fit(X, y)
+    else:
+        greedy = GreedyRuleListClassifier(**kw).fit(X, y)
     # the Gaussian's sigma falls only as 1/sqrt(epsilon): it needs a larger epsilon
     eps = 1e10 if mechanism == "global-gaussian" else 1e6
     dp = DPRuleListClassifier(epsilon=eps, delta=1e-6, mechanism=mechanism, random_state=1, **kw).fit(X, y)
@@ -289,7 +298,7 @@ def _structure(release):
     return tuple(c for c, _ in release.selected)
 
 
-@pytest.mark.parametrize("mechanism", ["certified-pf", "local-pf", "global-laplace", "exponential"])
+@pytest.mark.parametrize("mechanism", ["certified-pf", "local-pf", "global-laplace", "exponential", "errors-pf"])
 def test_output_frequencies_on_neighbours_stay_within_e_eps(mechanism):
     """Run a 1-rule list many times on D and D' = D minus one record; for every
     frequent output, a Clopper-Pearson lower bound on P_D(o) / P_D'(o) (and the
