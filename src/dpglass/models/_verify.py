@@ -50,7 +50,7 @@ ADVICE = "Re-save the model with dpglass; do not edit model files by hand."
 #: "(" is a prefix).  Both the float-Laplace names of earlier versions and the
 #: discrete-Laplace names of the current ones are accepted.  PrivateGridSearch's
 #: entry is accepted on files that carry ``selected_by``.
-RULE_LIST_COUNT_NAMES = ("laplace", "discrete laplace")
+RULE_LIST_COUNT_NAMES = ("laplace", "discrete laplace", "discrete gaussian")
 RULE_LIST_SELECTION_NAMES = {
     "local-pf": ("permute-and-flip (local scale)",),
     "certified-pf": ("permute-and-flip",),
@@ -160,7 +160,7 @@ def verify_model_dict(data: dict, cls) -> None:
     ledger = _check_ledger(data, cls, params)
     selected = "selected_by" in data
     if selected:
-        _check_selection(data, params, ledger)
+        _check_selection(data, params, ledger, cls)
     own = None if selected else ledger
     ctx = _Context(cls, params, d, names, own, data["privacy_ledger"]["entries"] if own is not None else [])
     check = MODEL_CHECKS.get(cls.__name__)
@@ -328,7 +328,15 @@ def _check_curve(entry: dict, field: str) -> None:
     if loss is not None and loss(curve) < eps * (1 - 1e-9):
         _fail(f"{field}.curve", f"claims a privacy loss {loss(curve)!r} below the entry's epsilon {eps!r}",
               "a curve at least as revealing as the entry")
-    if kind in ("gaussian", "discrete-gaussian"):
+    if kind == "discrete-gaussian":
+        from dpglass.privacy.mechanisms.gaussian import zcdp_epsilon
+
+        # its entry states the zCDP conversion at the entry's delta, exactly
+        if not (entry.get("delta", 0) > 0 and _close(eps, zcdp_epsilon(curve["sigma"], curve["sensitivity"],
+                                                                        entry["delta"]))):
+            _fail(f"{field}.curve", f"does not match the entry's (epsilon, delta) = ({eps!r}, {entry.get('delta')!r})",
+                  "the epsilon of its sigma at the entry's delta (zCDP conversion)")
+    if kind == "gaussian":
         from dpglass.privacy.mechanisms.gaussian import _analytic_gaussian_sigma
 
         if entry.get("delta", 0) > 0 and curve["sigma"] / curve["sensitivity"] > 1.000001 * _analytic_gaussian_sigma(
@@ -373,7 +381,7 @@ def _check_mechanisms(entries: list, model: str, selected: bool) -> None:
                   f"one of the mechanisms {model} uses: {', '.join(known)}")
 
 
-def _check_selection(data: dict, params: dict, ledger: PrivacyLedger) -> None:
+def _check_selection(data: dict, params: dict, ledger: PrivacyLedger, cls) -> None:
     """A file written by PrivateGridSearch: the ledger is the selection's one entry."""
     sel = _need(data, "selected_by", "selected_by", dict, "the selection's method and parameters")
     method = _need(sel, "method", "selected_by.method", str, f"one of {SELECTION_METHODS}")
@@ -388,6 +396,9 @@ def _check_selection(data: dict, params: dict, ledger: PrivacyLedger) -> None:
     if len(entries) != 1:
         _fail("privacy_ledger.entries", f"has {len(entries)} entries", "1 (the whole selection)")
     eps, run = float(entries[0]["epsilon"]), float(params["epsilon"])
+    if ledger.delta > 0:
+        _check_renyi_selection(data, params, ledger, cls)
+        return
     if not _close(eps, ledger.epsilon) or ledger.delta != 0 or entries[0].get("delta", 0.0) != 0:
         _fail("privacy_ledger.entries[0]", f"spends ({eps!r}, {entries[0].get('delta')!r})",
               f"the whole pure budget ({ledger.epsilon!r}, 0)")
@@ -398,6 +409,37 @@ def _check_selection(data: dict, params: dict, ledger: PrivacyLedger) -> None:
         _fail("params.epsilon", f"is {run!r}", f"the run budget epsilon/(2 + eta) = {eps / (2.0 + eta)!r}")
     if params.get("delta", 0.0) not in (0, 0.0):
         _fail("params.delta", f"is {params.get('delta')!r}", "0 (the selection needs pure candidates)")
+
+
+def _check_renyi_selection(data: dict, params: dict, ledger: PrivacyLedger, cls) -> None:
+    """A selection with delta > 0: recompute the Rényi bound from the grid and the selected model's parameters."""
+    from sklearn.model_selection import ParameterGrid
+
+    from dpglass.models._selection_rdp import selection_epsilon
+    from dpglass.models.selection import expected_repetitions
+
+    sel, entry = data["selected_by"], data["privacy_ledger"]["entries"][0]
+    eta = float(sel["eta"])
+    gamma = _need_num(sel, "stopping_probability", "selected_by.stopping_probability", "the selection's gamma")
+    grid = _need(sel, "param_grid", "selected_by.param_grid", list, "the grid the selection drew from")
+    if not 0 < gamma <= 1 or (gamma == 1 and eta != 1):
+        _fail("selected_by.stopping_probability", f"is {gamma!r}", "in (0, 1] (1 only for liu-talwar)")
+    if not _close(float(entry.get("delta", 0.0)), ledger.delta):
+        _fail("privacy_ledger.entries[0].delta", f"is {entry.get('delta')!r}", f"{ledger.delta!r}, the budget's delta")
+    try:
+        candidates = list(ParameterGrid(grid))
+        base = cls(**cls._params_from_dict(dict(params)))
+        run = float(params["epsilon"])
+        want = selection_epsilon(base, candidates, run, ledger.delta, eta, gamma, expected_repetitions(eta, gamma))
+    except (TypeError, ValueError, KeyError, InvalidParameterError) as exc:
+        _fail("selected_by", f"cannot be recomputed ({exc})", "the grid and parameters a selection writes")
+    if sel["best_params"] not in candidates:
+        _fail("selected_by.best_params", f"is {sel['best_params']!r}", "a point of selected_by.param_grid")
+    if not _close(float(entry["epsilon"]), want):
+        _fail("privacy_ledger.entries[0].epsilon", f"is {entry['epsilon']!r}",
+              f"{want!r}, the Rényi bound of runs at epsilon {run!r} over this grid")
+    if want > ledger.epsilon * (1 + RELATIVE_TOLERANCE):
+        _fail("params.epsilon", f"is {run!r}", f"a run budget whose selection fits epsilon={ledger.epsilon!r}")
 
 
 def _check_noise_scale(entry: dict, field: str, sensitivity: float, epsilon: float) -> None:
@@ -462,15 +504,23 @@ def _check_condition(cond, field: str, ctx: _Context) -> None:
 
 def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
     """The releases fit_dp_rule_list makes: 3 per step, then the default rule, epsilon/(3K+1) each."""
-    from dpglass.models.rule_list import delta_plan
-
-    from dpglass.models.rule_list import rule_list_budget
+    from dpglass.models._rule_selection import SELECTORS
+    from dpglass.models.rule_list import COUNT_NOISES, class_count_mechanism, delta_plan, rule_list_budget
+    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 
     p, entries = ctx.params, ctx.entries
     K = p["max_length"]
     plan = delta_plan(p["mechanism"], p["confidence"], p["variant"])
-    eps_node, part, acct = rule_list_budget(float(p["epsilon"]), ctx.ledger.delta, K, plan,
-                                            p.get("accountant", "basic"), p["mechanism"])
+    count_noise = p.get("count_noise", "laplace")
+    if count_noise not in COUNT_NOISES:
+        _fail("params.count_noise", f"is {count_noise!r}", f"one of {COUNT_NOISES}")
+    try:
+        eps_node, part, acct = rule_list_budget(float(p["epsilon"]), ctx.ledger.delta, K, plan,
+                                                p.get("accountant", "basic"), p["mechanism"], count_noise)
+    except InvalidParameterError as exc:
+        _fail("params", f"cannot be composed ({exc})", "parameters a DPRuleListClassifier accepts")
+    counts = {"remaining count": DiscreteLaplaceMechanism(eps_node),
+              "class counts": class_count_mechanism(count_noise, eps_node, ctx.ledger.delta, K)}
     if ctx.ledger.accountant != acct:
         _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{acct!r} for these parameters")
     if len(entries) > 3 * K + 1:
@@ -493,27 +543,29 @@ def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
     sel_guarantee = "paper-claim" if paper else "proven"
     for i, e in enumerate(entries):
         field = f"privacy_ledger.entries[{i}]"
-        if not _close(e["epsilon"], eps_node):
-            _fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"{eps_node!r}, the per-release epsilon ({acct} accounting)")
         selection = e["release"].endswith(": selection")
-        want_delta = sel_delta if selection else 0.0
+        mech = None if selection else counts["remaining count" if e["release"].endswith("remaining count")
+                                             else "class counts"]
+        want_eps = eps_node if mech is None else mech.epsilon
+        if not _close(e["epsilon"], want_eps):
+            _fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"{want_eps!r}, the per-release epsilon ({acct} accounting)")
+        want_delta = sel_delta if selection else mech.delta
         if not (_close(e.get("delta", 0.0), want_delta) or e.get("delta", 0.0) == want_delta):
             _fail(f"{field}.delta", f"is {e.get('delta')!r}", repr(want_delta))
         want_g = sel_guarantee if selection else "proven"
         if _GUARANTEE_RANK.get(e.get("guarantee", "proven"), 0) < _GUARANTEE_RANK[want_g]:
             _fail(f"{field}.guarantee", f"is {e.get('guarantee')!r}", f"{want_g!r} for these parameters")
-        if not selection:
-            _check_noise_scale(e, field, 1.0, eps_node)
-        _check_declared_curve(e, field, _rule_list_curve(p["mechanism"], selection, float(e["epsilon"])))
+        if mech is not None:
+            if e["mechanism"] not in _count_names(mech):
+                _fail(f"{field}.mechanism", f"is {e['mechanism']!r}", " or ".join(map(repr, _count_names(mech))))
+            _check_noise_scale(e, field, mech.scale * eps_node, eps_node)
+        _check_declared_curve(e, field, SELECTORS[p["mechanism"]].curve_for(float(e["epsilon"])) if selection
+                              else mech.curve)
 
 
-def _rule_list_curve(mechanism: str, selection: bool, eps: float):
-    from dpglass.models._rule_selection import SELECTORS
-    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
-
-    if selection:
-        return SELECTORS[mechanism].curve_for(eps)
-    return DiscreteLaplaceMechanism(eps).curve
+def _count_names(mech) -> tuple:
+    """Ledger names of a count release ("laplace": files of versions before discrete noise)."""
+    return ("discrete gaussian",) if mech.curve["kind"] == "discrete-gaussian" else ("discrete laplace", "laplace")
 
 
 def _check_declared_curve(entry: dict, field: str, want) -> None:

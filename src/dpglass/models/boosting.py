@@ -530,6 +530,13 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         self.classes = classes
         self.random_state = random_state
 
+    def _release_plan(self) -> list:
+        """The releases a full run would make (public parameters only): what private selection composes."""
+        delta = self._resolve_delta(self.delta)
+        args = (int(self.n_rounds), self.weak_learner, int(self.tree_nodes))
+        x, _ = round_budget(float(self.epsilon), delta, *args, self.accountant)
+        return round_plan(self.weak_learner, int(self.tree_nodes), int(self.n_rounds))(x)
+
     def fit(self, X, y):
         """Fit the committee; every release is recorded in ``privacy_ledger_``.
 

@@ -36,7 +36,7 @@ from dpglass.models._rule_selection import (
 from dpglass.models._rules import Condition, Rule, format_rule_list
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, choose_accountant
 from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
-from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
 from dpglass.privacy.rng import check_random_state, is_replayable
 from dpglass.privacy.sensitivity import weighted_gini
 
@@ -177,6 +177,7 @@ def fit_dp_rule_list(
     rng: np.random.Generator,
     cache: CountCache | None = None,
     accountant: str = "auto",
+    count_noise: str = "laplace",
 ) -> RuleListRelease:
     """DP greedy rule list: Algorithm 1 of paper 001, corrected.
 
@@ -193,7 +194,11 @@ def fit_dp_rule_list(
     the releases tightly instead (:mod:`dpglass.privacy.accounting`): half
     of delta goes to the selections and certifications, and each release
     gets the largest common epsilon whose composition stays within
-    ``(epsilon, delta)`` (:func:`rule_list_budget`).
+    ``(epsilon, delta)`` (:func:`rule_list_budget`).  ``count_noise="gaussian"``
+    (delta > 0, tight accountant) releases the class counts with discrete
+    Gaussian noise of the same zCDP cost as a discrete Laplace release at that
+    epsilon (:func:`class_count_mechanism`); the remaining counts, which the
+    minimum-support certification reads, stay discrete Laplace.
 
     ``cache`` (optional) is a :class:`CountCache` built on the statistics of
     this same ``(X, y)`` and ``candidates``; runs that share it (an epsilon
@@ -214,18 +219,19 @@ def fit_dp_rule_list(
 
     K = max_length
     plan = delta_plan(mechanism, confidence, variant)
-    eps_node, delta_part, accountant = rule_list_budget(epsilon, delta, K, plan, accountant, mechanism)
+    eps_node, delta_part, accountant = rule_list_budget(epsilon, delta, K, plan, accountant, mechanism, count_noise)
     margin = _stop_margin(eps_node, delta_part, confidence, plan)
 
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant=accountant)
     count_mech = DiscreteLaplaceMechanism(eps_node)
+    class_mech = class_count_mechanism(count_noise, eps_node, delta, K)
     if cache is None:
         cache = CountCache(SufficientStats(X, y, candidates))
     removed: list[int] = []
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
-    count_kw = dict(mechanism="discrete laplace", epsilon=eps_node, sensitivity=1.0, scale=count_mech.scale,
-                    curve=count_mech.curve)
+    count_kw = _count_entry(count_mech)
+    class_kw = _count_entry(class_mech)
     selector = support = None
 
     for step in range(1, K + 1):
@@ -252,17 +258,42 @@ def fit_dp_rule_list(
             out.stop_reason = "no improvement"
             break
         cand = int(idx[choice])
-        noisy = count_mech.randomise(np.array([c0[cand], c1[cand]]), rng)
-        ledger.spend(f"rule {step}: class counts of caught records", **count_kw)
+        noisy = class_mech.randomise(np.array([c0[cand], c1[cand]]), rng)
+        ledger.spend(f"rule {step}: class counts of caught records", **class_kw)
         out.selected.append((cand, (float(noisy[0]), float(noisy[1]))))
         removed.append(cand)
         used[cand] = True
 
     n0, n1 = cache.remaining(tuple(removed))
-    noisy = count_mech.randomise(np.array([n0, n1]), rng)
-    ledger.spend("default rule: class counts of remaining records", **count_kw)
+    noisy = class_mech.randomise(np.array([n0, n1]), rng)
+    ledger.spend("default rule: class counts of remaining records", **class_kw)
     out.default_counts = (float(noisy[0]), float(noisy[1]))
     return out
+
+
+#: How the class counts of each rule (and of the default rule) are released.
+COUNT_NOISES = ("laplace", "gaussian")
+
+
+def class_count_mechanism(count_noise: str, eps_node: float, delta: float, K: int):
+    """The mechanism releasing the class-count pairs (l1 = l2 sensitivity 1: a record moves one cell).
+
+    ``"laplace"``: discrete Laplace at ``eps_node``.  ``"gaussian"``: the
+    discrete Gaussian with ``sigma = 1 / eps_node``, i.e. the same
+    ``eps_node**2 / 2``-zCDP as a pure ``eps_node``-DP release, its ledger
+    pair stated at ``delta / (4 (K + 1))`` (a quarter of delta over the
+    K + 1 pairs, only for the basic view; the tight accountants read the
+    curve).
+    """
+    if count_noise == "gaussian":
+        return DiscreteGaussianMechanism(1.0 / eps_node, delta / (4 * (K + 1)))
+    return DiscreteLaplaceMechanism(eps_node)
+
+
+def _count_entry(mech) -> dict:
+    name = "discrete gaussian" if isinstance(mech, DiscreteGaussianMechanism) else "discrete laplace"
+    return dict(mechanism=name, epsilon=mech.epsilon, delta=mech.delta, sensitivity=1.0, scale=mech.scale,
+                curve=mech.curve)
 
 
 def _stop_margin(eps_node: float, delta_part: float, confidence, plan: DeltaPlan) -> float:
@@ -275,7 +306,8 @@ def _stop_margin(eps_node: float, delta_part: float, confidence, plan: DeltaPlan
 
 
 @functools.lru_cache(maxsize=256)
-def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, accountant: str, mechanism: str = ""):
+def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, accountant: str, mechanism: str = "",
+                     count_noise: str = "laplace"):
     """``(epsilon per release, delta per delta-spending part, accountant used)``.
 
     ``"basic"`` (and any accountant when delta = 0): epsilon / (3K + 1) each,
@@ -285,23 +317,45 @@ def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, acco
     with the selector's own curve and delta part) is within ``(epsilon,
     delta)``; a run that stops early spends less.  ``"auto"``: whichever of
     the two allows more (:func:`dpglass.privacy.accounting.choose_accountant`).
+    With ``count_noise="gaussian"`` the K + 1 class-count pairs of a full run
+    are discrete Gaussian releases (:func:`class_count_mechanism`); that needs
+    delta > 0 and a tight accountant.
     Depends on public parameters only (cached: sweeps call it per fit).
     """
     n_parts = K * (int(plan.selection) + int(plan.charged_certification))
+    if count_noise == "gaussian" and (accountant == "basic" or delta <= 0):
+        raise InvalidParameterError(
+            "count_noise='gaussian' composes by Rényi or privacy-loss-distribution accounting and needs "
+            f"delta > 0 and accountant 'auto', 'pld' or 'rdp'; got delta={delta!r}, accountant={accountant!r}. "
+            "Use count_noise='laplace' for pure or basic accounting.")
     if accountant == "basic" or delta <= 0:
         return epsilon / (3 * K + 1), (delta / n_parts if n_parts else 0.0), "basic"
     part = delta / (2 * n_parts) if n_parts else 0.0
+    full_run = rule_list_plan(K, plan, mechanism, count_noise, delta, part)
+    x, used = choose_accountant(full_run, epsilon, delta, accountant)
+    return x, (part if used != "basic" else (delta / n_parts if n_parts else 0.0)), used
+
+
+def rule_list_plan(K: int, plan: DeltaPlan, mechanism: str, count_noise: str, delta: float, part: float):
+    """The ledger entries of a full run (K steps and the default rule) at per-release epsilon ``x``.
+
+    K remaining counts (discrete Laplace), K + 1 class-count pairs
+    (:func:`class_count_mechanism`) and K selections with the selector's own
+    curve and ``part`` of delta per delta-spending part.
+    """
     sel_delta = part * (int(plan.selection) + int(plan.charged_certification))
     selector = SELECTORS.get(mechanism)
 
     def full_run(x):
-        count = LedgerEntry("count", "discrete laplace", epsilon=x, curve=DiscreteLaplaceMechanism(x).curve)
-        sel = LedgerEntry("selection", "selection", epsilon=x, delta=sel_delta,
+        count = LedgerEntry("rule: remaining count", "discrete laplace", epsilon=x,
+                            curve=DiscreteLaplaceMechanism(x).curve)
+        cls = class_count_mechanism(count_noise, x, delta, K)
+        pair = LedgerEntry("rule: class counts", "counts", epsilon=cls.epsilon, delta=cls.delta, curve=cls.curve)
+        sel = LedgerEntry("rule: selection", "selection", epsilon=x, delta=sel_delta,
                           curve=selector.curve_for(x) if selector else None)
-        return [count] * (2 * K + 1) + [sel] * K
+        return [count] * K + [pair] * (K + 1) + [sel] * K
 
-    x, used = choose_accountant(full_run, epsilon, delta, accountant)
-    return x, (part if used != "basic" else (delta / n_parts if n_parts else 0.0)), used
+    return full_run
 
 
 # ------------------------------------------------------------------- estimators
@@ -509,6 +563,12 @@ class DPRuleListClassifier(_RuleListBase):
     gamma : float > 1 or None, default=None
         Tail exponent of ``smooth-cauchy`` noise h(z) ∝ 1/(1+|z|^gamma); None
         means 4.
+    count_noise : {"laplace", "gaussian"}, default="laplace"
+        The noise on the released class counts (each rule's and the default
+        rule's).  ``"gaussian"``: exact discrete Gaussian noise of the same
+        zCDP cost as the Laplace release it replaces, which composes better
+        under the tight accountants; needs delta > 0 and ``accountant`` other
+        than ``"basic"``.  The remaining counts stay discrete Laplace.
     accountant : {"auto", "basic", "pld", "rdp"}, default="auto"
         How the releases compose: ``"basic"`` sums epsilons (epsilon / (3K + 1)
         each; the only one when delta = 0); ``"pld"`` (privacy loss
@@ -559,6 +619,7 @@ class DPRuleListClassifier(_RuleListBase):
         "gamma": [Interval(numbers.Real, 1, None, closed="neither"), None],
         "variant": [["corrected", "paper"]],
         "accountant": [list(ACCOUNTANT_CHOICES)],
+        "count_noise": [list(COUNT_NOISES)],
         "classes": CLASSES,
         "random_state": RANDOM_STATE,
     }
@@ -578,6 +639,7 @@ class DPRuleListClassifier(_RuleListBase):
         variant="corrected",
         candidates=None,
         accountant="auto",
+        count_noise="laplace",
         classes=None,
         random_state=None,
     ):
@@ -593,8 +655,18 @@ class DPRuleListClassifier(_RuleListBase):
         self.variant = variant
         self.candidates = candidates
         self.accountant = accountant
+        self.count_noise = count_noise
         self.classes = classes
         self.random_state = random_state
+
+    def _release_plan(self) -> list:
+        """The releases a full run would make (public parameters only): what private selection composes."""
+        delta = self._resolve_delta(self.delta)
+        plan = delta_plan(self.mechanism, self.confidence, self.variant)
+        K = int(self.max_length)
+        x, part, _ = rule_list_budget(float(self.epsilon), delta, K, plan, self.accountant, self.mechanism,
+                                      self.count_noise)
+        return rule_list_plan(K, plan, self.mechanism, self.count_noise, delta, part)(x)
 
     def fit(self, X, y):
         """Train on 0/1 features ``X`` and binary labels ``y`` with DP."""
@@ -626,7 +698,7 @@ class DPRuleListClassifier(_RuleListBase):
             X, y, candidates=candidates, epsilon=float(self.epsilon), delta=delta, mechanism=self.mechanism,
             max_length=self.max_length, min_support=self.min_support, confidence=self.confidence,
             gamma=4.0 if self.gamma is None else float(self.gamma), variant=self.variant, rng=rng,
-            accountant=self.accountant,
+            accountant=self.accountant, count_noise=self.count_noise,
         )
         self._store(release, candidates)
         self.privacy_ledger_ = release.ledger
