@@ -27,9 +27,10 @@ The learner (docs/privacy.md, "errors-pf"):
 
 No remaining counts are released and no minimum support is used, so the
 learner is pure epsilon-DP and needs no delta.  It composes by basic
-composition only (the unused budget moves to the counts, which is proven
-for basic composition; tight accountants gain nothing on K + 1 pure
-releases at the default delta).
+composition whatever ``accountant`` says (the unused budget moves to the
+counts, which is proven for basic composition; a tight accountant gains
+nothing on K + 1 pure releases at the default delta), and releases its
+counts with discrete Laplace noise only.
 """
 
 from __future__ import annotations
@@ -51,12 +52,12 @@ COUNT_SHARE = 0.2
 COUNTS_RELEASE = "class counts of every rule and of the default rule"
 
 
-def errors_list_budget(epsilon: float, K: int) -> float:
-    """The budget of each selection, ``(1 - COUNT_SHARE) * epsilon / K`` (public parameters only)."""
-    return (1.0 - COUNT_SHARE) * epsilon / K
+def errors_list_budget(epsilon: float, K: int, count_share: float = COUNT_SHARE) -> float:
+    """The budget of each selection, ``(1 - count_share) * epsilon / K`` (public parameters only)."""
+    return (1.0 - count_share) * epsilon / K
 
 
-def check_errors_params(*, min_support, confidence, variant: str, accountant: str) -> None:
+def check_errors_params(*, min_support, confidence, variant: str, count_noise: str) -> None:
     """Refuse the options of the Gini mechanisms that ``errors-pf`` does not have (public parameters only)."""
     if min_support not in (None, 0, 0.0):
         raise InvalidParameterError(
@@ -68,25 +69,28 @@ def check_errors_params(*, min_support, confidence, variant: str, accountant: st
         raise InvalidParameterError(
             "confidence= and variant='paper' reproduce paper 001's Gini mechanisms; mechanism='errors-pf' "
             f"has neither (got confidence={confidence!r}, variant={variant!r}).")
-    if accountant not in ("auto", "basic"):
+    if count_noise != "laplace":
         raise InvalidParameterError(
-            f"mechanism='errors-pf' composes by basic composition (got accountant={accountant!r}): its "
-            "unused budget moves to the class counts, which is proven for basic composition, and a tight "
-            "accountant gains nothing on its K + 1 pure releases. Use accountant='auto' or 'basic'.")
+            f"mechanism='errors-pf' releases its class counts with discrete Laplace noise (got "
+            f"count_noise={count_noise!r}): it composes basically, where Gaussian noise has no advantage.")
 
 
 def fit_errors_rule_list(X, y, *, candidates: CandidateSet, epsilon: float, delta: float, max_length: int,
-                         rng: np.random.Generator, cache: CountCache | None = None):
+                         rng: np.random.Generator, cache: CountCache | None = None,
+                         count_share: float = COUNT_SHARE, bonus: float = 1.0):
     """The ``errors-pf`` rule list; returns a :class:`~dpglass.models.rule_list.RuleListRelease`.
 
     ``cache`` is a :class:`CountCache` of this ``(X, y)`` and ``candidates``
     (optional; the output for a given ``rng`` is the same without it).
+    ``count_share`` and ``bonus`` (the stop bonus's multiplier) are public
+    settings for experiments; the estimator uses the defaults, which the
+    model-file verifier expects.
     """
     from dpglass.models.rule_list import RuleListRelease
 
-    eps_sel = errors_list_budget(epsilon, max_length)
+    eps_sel = errors_list_budget(epsilon, max_length, count_share)
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant="basic")
-    selector = ErrorsPF(epsilon=eps_sel, delta=0.0, certification=Certification())
+    selector = ErrorsPF(epsilon=eps_sel, delta=0.0, certification=Certification(), bonus=bonus)
     if cache is None:
         cache = CountCache(SufficientStats(X, y, candidates))
     removed: list[int] = []

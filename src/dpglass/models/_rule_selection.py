@@ -314,14 +314,17 @@ class ErrorsPF(RuleSelector):
 
     name = "errors-pf"
 
-    @staticmethod
-    def stop_bonus(n_options: int, epsilon: float) -> float:
-        """What "no rule" gets on top of its utility: ln(n_options) / epsilon (public)."""
-        return math.log(n_options) / epsilon
+    def __init__(self, *, bonus: float = 1.0, **kw):
+        super().__init__(**kw)
+        self.bonus = float(bonus)  # a public multiplier of the stop bonus (experiments vary it)
+
+    def stop_bonus(self, n_options: int) -> float:
+        """What "no rule" gets on top of its utility: bonus * ln(n_options) / epsilon (public)."""
+        return self.bonus * math.log(n_options) / self.epsilon
 
     def select(self, counts, rng):
         utilities = -counts.errors
-        utilities[-1] += self.stop_bonus(len(utilities), self.epsilon)
+        utilities[-1] += self.stop_bonus(len(utilities))
         mech = PermuteAndFlip(self.epsilon, 1.0, monotonic=True)
         return mech.select(utilities, rng), self._entry(
             "permute-and-flip (errors)", sensitivity=1.0, scale=mech.scale,

@@ -776,8 +776,8 @@ def _check_errors_list_ledger(data: dict, ctx: _Context) -> None:
     p, entries = ctx.params, ctx.entries
     K, eps = p["max_length"], float(p["epsilon"])
     if (p.get("min_support") not in (None, 0, 0.0) or p.get("confidence") is not None
-            or p.get("variant", "corrected") != "corrected" or p.get("accountant", "auto") not in ("auto", "basic")):
-        _fail("params", "set min_support, confidence, variant or a tight accountant",
+            or p.get("variant", "corrected") != "corrected" or p.get("count_noise", "laplace") != "laplace"):
+        _fail("params", "set min_support, confidence, variant or count_noise",
               "none of them with mechanism='errors-pf'")
     if ctx.ledger.accountant != "basic":
         _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", "'basic' for mechanism='errors-pf'")
