@@ -226,7 +226,7 @@ def test_reproducible_with_random_state(binary_data):
         (FeatureVote(), {"feature": [0]}, {"epsilon": math.inf}, "'epsilon' parameter"),
         (FeatureVote(), {"feature": [0]}, {"delta": 1.0}, r"'delta' parameter .* must be a float in \[0, 1\)"),
         (FeatureVote(), {"feature": [0]}, {"delta": -1e-5}, r"'delta' parameter .* must be a float in \[0, 1\)"),
-        (DPRuleListClassifier(), {"max_length": [2]}, {"delta": 1e-6}, "Rényi curves"),
+        (DPRuleListClassifier(mechanism="certified-pf"), {"max_length": [2]}, {"delta": 1e-6}, "Rényi curves"),
         (FeatureVote(), {"feature": [0]}, {"method": "exponential"}, "'method' parameter"),
         (FeatureVote(), {"feature": [0]}, {"stopping_probability": 0.0}, "'stopping_probability'"),
         (FeatureVote(), {"feature": [0]}, {"stopping_probability": 1.5}, "'stopping_probability'"),

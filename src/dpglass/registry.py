@@ -76,7 +76,8 @@ _register(
         target="dpglass.models.rule_list:GreedyRuleListClassifier",
         private=False,
         guarantee="none (non-private baseline)",
-        description="Greedy Gini rule list (GreedyRL), the non-private reference of paper 001.",
+        description="Greedy rule list (GreedyRL), the non-private reference of paper 001 (criterion='errors': "
+                    "errors-pf's criterion).",
         test_params={"max_length": 3},
     )
 )
@@ -85,8 +86,10 @@ _register(
         name="dp-rule-list",
         target="dpglass.models.rule_list:DPRuleListClassifier",
         private=True,
-        guarantee="(epsilon, delta)-DP proven (pure for local-pf and the global baselines); smooth-* are paper claims",
-        description="DP greedy rule list (paper 001, Algorithm 1) with a choice of selection mechanism.",
+        guarantee="pure epsilon-DP proven (errors-pf, default; local-pf and the global baselines); (epsilon, delta) "
+                  "for certified-pf; smooth-* are paper claims",
+        description="DP greedy rule list: errors-pf (default), or paper 001's Algorithm 1 with a choice of "
+                    "selection mechanism.",
         test_params={"max_length": 3, "epsilon": 1.0},
     )
 )

@@ -60,6 +60,7 @@ RULE_LIST_SELECTION_NAMES = {
     "global-gaussian": ("gaussian",),
     "exponential": ("exponential",),
     "noisy-counts": ("laplace counts", "discrete laplace counts"),
+    "errors-pf": ("permute-and-flip (errors)",),
 }
 KNOWN_MECHANISMS = {
     "DPRuleListClassifier": (*RULE_LIST_COUNT_NAMES, *(n for v in RULE_LIST_SELECTION_NAMES.values() for n in v)),
@@ -466,7 +467,8 @@ def _check_rule_list(data: dict, ctx: _Context) -> None:
         _check_rule(rule, f"rules[{i}]", ctx, noisy, is_default=False)
     _check_rule(default, "default_rule", ctx, noisy, is_default=True)
     if ctx.ledger is not None:
-        _check_rule_list_ledger(data, ctx)
+        errors_pf = ctx.params.get("mechanism") == "errors-pf"
+        (_check_errors_list_ledger if errors_pf else _check_rule_list_ledger)(data, ctx)
 
 
 def _check_rule(rule, field: str, ctx: _Context, noisy: bool, is_default: bool) -> None:
@@ -801,6 +803,38 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
         if not _close(eps, ctx.ledger.epsilon):
             _fail("privacy_ledger.entries", f"spend epsilon={eps!r}",
                   f"the whole budget epsilon={ctx.ledger.epsilon!r} (objective perturbation)")
+
+
+def _check_errors_list_ledger(data: dict, ctx: _Context) -> None:
+    """errors-pf: 1..K selections at (1 - COUNT_SHARE) epsilon / K, then every cell's counts with the rest."""
+    from dpglass.models._errors_rule_list import COUNTS_RELEASE, errors_list_budget
+    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+
+    p, entries = ctx.params, ctx.entries
+    K, eps = p["max_length"], float(p["epsilon"])
+    if (p.get("min_support") not in (None, 0, 0.0) or p.get("confidence") is not None
+            or p.get("variant", "corrected") != "corrected" or p.get("count_noise", "laplace") != "laplace"):
+        _fail("params", "set min_support, confidence, variant or count_noise",
+              "none of them with mechanism='errors-pf'")
+    if ctx.ledger.accountant != "basic":
+        _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", "'basic' for mechanism='errors-pf'")
+    n_sel, eps_sel = len(entries) - 1, errors_list_budget(eps, K)
+    if not 1 <= n_sel <= K:
+        _fail("privacy_ledger.entries", f"has {len(entries)} releases", f"1 to {K} selections, then the class counts")
+    want = [(f"rule {i}: selection", "permute-and-flip (errors)", eps_sel) for i in range(1, n_sel + 1)]
+    want.append((COUNTS_RELEASE, "discrete laplace", eps - n_sel * eps_sel))
+    for i, (e, (release, mechanism, x)) in enumerate(zip(entries, want)):
+        field = f"privacy_ledger.entries[{i}]"
+        if e["release"] != release or e["mechanism"] != mechanism:
+            _fail(field, f"is {e['release']!r} by {e['mechanism']!r}", f"{release!r} by {mechanism!r}")
+        if not _close(e["epsilon"], x) or e.get("delta", 0.0) != 0:
+            _fail(f"{field}.epsilon", f"is ({e['epsilon']!r}, {e.get('delta')!r})", f"({x!r}, 0)")
+        _check_noise_scale(e, field, 1.0, x)
+        _check_declared_curve(e, field, DiscreteLaplaceMechanism(x).curve if i == n_sel else None)
+    n_rules, stop = len(data["rules"]), data["stop_reason"]
+    if not ((n_rules == n_sel == K and stop == "max_length") or (n_rules == n_sel - 1 and stop == "no improvement")):
+        _fail("rules", f"has {n_rules} rules (stop_reason {stop!r}) after {n_sel} selections",
+              f"{n_sel} rules ('max_length', when {n_sel} = max_length) or {n_sel - 1} ('no improvement')")
 
 
 def _check_gbdt(data, ctx, fail, is_num):

@@ -45,7 +45,7 @@ QUICK = Plan(epsilons=(0.5, 2.0), n_seeds=2)
 def methods(family: str, quick: bool = False) -> tuple:
     """Each model with the basic and the tight (auto) accountant at delta = 1e-6."""
     models = {
-        "rules": (("rule list (certified-pf)", "dp-rule-list", {}),
+        "rules": (("rule list (certified-pf)", "dp-rule-list", {"mechanism": "certified-pf"}),
                   ("rule list (exponential)", "dp-rule-list", {"mechanism": "exponential"})),
         "boosting": (("LazyBB stumps", "smooth-boost-stumps", dict(STUMPS, n_rounds=9) if quick else STUMPS),
                      ("LazyBB trees", "smooth-boost-trees", dict(TREES, n_rounds=5) if quick else TREES)),
