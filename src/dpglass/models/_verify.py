@@ -400,15 +400,18 @@ def _check_selection(data: dict, params: dict, ledger: PrivacyLedger, cls) -> No
     if len(entries) != 1:
         _fail("privacy_ledger.entries", f"has {len(entries)} entries", "1 (the whole selection)")
     eps, run = float(entries[0]["epsilon"]), float(params["epsilon"])
+    eta = _need_num(sel, "eta", "selected_by.eta", "the selection's eta (1 for liu-talwar)")
+    if eta < 0 or (method == "liu-talwar" and eta != 1):
+        _fail("selected_by.eta", f"is {eta!r}", "1 for liu-talwar, >= 0 for papernot-steinke")
     if ledger.delta > 0:
         _check_renyi_selection(data, params, ledger, cls)
         return
     if not _close(eps, ledger.epsilon) or ledger.delta != 0 or entries[0].get("delta", 0.0) != 0:
         _fail("privacy_ledger.entries[0]", f"spends ({eps!r}, {entries[0].get('delta')!r})",
               f"the whole pure budget ({ledger.epsilon!r}, 0)")
-    eta = _need_num(sel, "eta", "selected_by.eta", "the selection's eta (1 for liu-talwar)")
-    if eta < 0 or (method == "liu-talwar" and eta != 1):
-        _fail("selected_by.eta", f"is {eta!r}", "1 for liu-talwar, >= 0 for papernot-steinke")
+    for key in ("count_noise", "leaf_noise"):  # Gaussian noise is never pure
+        if params.get(key) == "gaussian":
+            _fail(f"params.{key}", "is 'gaussian'", "a pure noise (the selection needs pure candidates)")
     if not _close(eps, (2.0 + eta) * run):
         _fail("params.epsilon", f"is {run!r}", f"the run budget epsilon/(2 + eta) = {eps / (2.0 + eta)!r}")
     if params.get("delta", 0.0) not in (0, 0.0):
@@ -422,20 +425,33 @@ def _check_renyi_selection(data: dict, params: dict, ledger: PrivacyLedger, cls)
     from dpglass.models._selection_rdp import selection_epsilon
     from dpglass.models.selection import expected_repetitions
 
+    from dpglass.models._selection_rdp import candidate_budget
+
     sel, entry = data["selected_by"], data["privacy_ledger"]["entries"][0]
     eta = float(sel["eta"])
     gamma = _need_num(sel, "stopping_probability", "selected_by.stopping_probability", "the selection's gamma")
     grid = _need(sel, "param_grid", "selected_by.param_grid", list, "the grid the selection drew from")
     if not 0 < gamma <= 1 or (gamma == 1 and eta != 1):
         _fail("selected_by.stopping_probability", f"is {gamma!r}", "in (0, 1] (1 only for liu-talwar)")
+    for part in (f"gamma={gamma:g}", f"eta={eta:g}" if sel["method"] != "liu-talwar" else "geometric"):
+        if part not in entry["mechanism"]:  # the law's parameters are also in the entry's own name
+            _fail("selected_by", f"does not match the entry's mechanism {entry['mechanism']!r}", f"{part} in it")
+    if len({tuple(sorted(g)) for g in grid if isinstance(g, dict)}) > 1:
+        _fail("selected_by.param_grid", "has sub-grids over different parameters", "one set of parameters")
     if not _close(float(entry.get("delta", 0.0)), ledger.delta):
         _fail("privacy_ledger.entries[0].delta", f"is {entry.get('delta')!r}", f"{ledger.delta!r}, the budget's delta")
     try:
         candidates = list(ParameterGrid(grid))
         base = cls(**cls._params_from_dict(dict(params)))
         run = float(params["epsilon"])
+        for point in candidates:  # every grid point must be a valid estimator, as fit checks
+            base.set_params(**point)._validate_params()
+        base = cls(**cls._params_from_dict(dict(params)))
+        for key, value in candidate_budget(base, run, ledger.delta).items():  # as fit set them
+            if params.get(key) != value:
+                _fail(f"params.{key}", f"is {params.get(key)!r}", f"{value!r}, what the selection sets on its runs")
         want = selection_epsilon(base, candidates, run, ledger.delta, eta, gamma, expected_repetitions(eta, gamma))
-    except (TypeError, ValueError, KeyError, InvalidParameterError) as exc:
+    except (TypeError, ValueError, KeyError, OverflowError, InvalidParameterError) as exc:
         _fail("selected_by", f"cannot be recomputed ({exc})", "the grid and parameters a selection writes")
     if sel["best_params"] not in candidates:
         _fail("selected_by.best_params", f"is {sel['best_params']!r}", "a point of selected_by.param_grid")
