@@ -27,6 +27,7 @@ from dpglass.privacy import mechanisms
 from dpglass.privacy.mechanisms import (
     ExponentialMechanism,
     GaussianMechanism,
+    DiscreteGaussianMechanism,
     DiscreteLaplaceMechanism,
     LaplaceMechanism,
     PermuteAndFlip,
@@ -151,13 +152,16 @@ ALL_MECHANISMS = [
     ReportNoisyMax(1.0, 1.0, noise="exponential", monotonic=True),
     SmoothLaplaceMechanism(1.0, 1e-6),
     SmoothCauchyMechanism(0.3, gamma=2.5),
+    DiscreteGaussianMechanism(3.0, 1e-6),
 ]
 
 
 @pytest.mark.parametrize("mech", ALL_MECHANISMS, ids=repr)
 def test_repr_round_trips(mech):
     text = repr(mech)
-    assert text.startswith(type(mech).__name__ + "(epsilon=")
+    # every mechanism is built from its privacy parameter: epsilon, or the discrete Gaussian's sigma
+    assert text.startswith(type(mech).__name__ + ("(sigma=" if isinstance(mech, DiscreteGaussianMechanism)
+                                                  else "(epsilon="))
     rebuilt = eval(text, vars(mechanisms))  # noqa: S307 - our own repr
     assert repr(rebuilt) == text
     assert rebuilt.guarantee == mech.guarantee
@@ -197,7 +201,7 @@ def test_mechanisms_are_immutable(mech):
 def test_public_names():
     assert set(mechanisms.__all__) == {
         "sample_laplace", "sample_cauchy_like", "cauchy_like_cdf", "LaplaceMechanism", "DiscreteLaplaceMechanism",
-        "GaussianMechanism", "ExponentialMechanism", "PermuteAndFlip", "ReportNoisyMax",
+        "GaussianMechanism", "DiscreteGaussianMechanism", "ExponentialMechanism", "PermuteAndFlip", "ReportNoisyMax",
         "SmoothLaplaceMechanism", "SmoothCauchyMechanism",
     }
 

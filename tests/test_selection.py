@@ -224,7 +224,9 @@ def test_reproducible_with_random_state(binary_data):
     [
         (FeatureVote(), {"feature": [0]}, {"epsilon": 0.0}, "'epsilon' parameter"),
         (FeatureVote(), {"feature": [0]}, {"epsilon": math.inf}, "'epsilon' parameter"),
-        (FeatureVote(), {"feature": [0]}, {"delta": 1e-5}, "'delta' parameter .* must be 0.0"),
+        (FeatureVote(), {"feature": [0]}, {"delta": 1.0}, r"'delta' parameter .* must be a float in \[0, 1\)"),
+        (FeatureVote(), {"feature": [0]}, {"delta": -1e-5}, r"'delta' parameter .* must be a float in \[0, 1\)"),
+        (DPRuleListClassifier(mechanism="certified-pf"), {"max_length": [2]}, {"delta": 1e-6}, "Rényi curves"),
         (FeatureVote(), {"feature": [0]}, {"method": "exponential"}, "'method' parameter"),
         (FeatureVote(), {"feature": [0]}, {"stopping_probability": 0.0}, "'stopping_probability'"),
         (FeatureVote(), {"feature": [0]}, {"stopping_probability": 1.5}, "'stopping_probability'"),
@@ -271,3 +273,84 @@ def test_estimator_sklearn_clone_and_params():
     search = PrivateGridSearch(estimator=SmoothBoostClassifier(n_rounds=2), param_grid={"density": [0.3]}, epsilon=1.0, random_state=0)
     copy = clone(search)
     assert copy.get_params()["estimator__n_rounds"] == 2 and copy.epsilon == 1.0
+
+
+# ------------------------------------------------ delta > 0: the Rényi theorem
+@pytest.mark.parametrize("eta", [0.0, 1.0])
+def test_renyi_best_of_k_bound_holds_on_exact_distributions(eta):
+    """Papernot-Steinke Theorem 2 as implemented: the exact Rényi divergence of best-of-K stays under it."""
+    from dpglass.models._selection_rdp import best_of_k_rdp
+    from dpglass.privacy import rdp
+
+    gamma, ks = 0.2, np.arange(1, 3000)
+    pk = repetition_pmf(ks, eta, gamma)
+    a = rdp.ORDERS
+    sel = (a >= 1.5) & (a <= 64)  # orders where float sums are exact enough
+    rng = np.random.default_rng(5)
+
+    def renyi(p, q):
+        return np.array([math.log(np.sum(p ** o * q ** (1 - o))) / (o - 1) for o in a[sel]])
+
+    for _ in range(50):
+        u = rng.random(6)
+        p = np.exp(0.4 * u) / np.exp(0.4 * u).sum()  # exponential mechanisms on neighbouring utilities
+        v = u + rng.uniform(-1, 1, 6)
+        q = np.exp(0.4 * v) / np.exp(0.4 * v).sum()
+        run = np.zeros_like(a)
+        run[sel] = np.maximum(renyi(p, q), renyi(q, p))
+        run[~sel] = np.inf
+        laws = []
+        for r in (p, q):
+            G = (pk[None, :] * np.cumsum(r)[:, None] ** ks[None, :]).sum(axis=1)
+            laws.append(np.diff(np.concatenate([[0.0], G])))
+        exact = np.maximum(renyi(*laws), renyi(laws[1], laws[0]))
+        bound = best_of_k_rdp(run, eta, gamma, expected_repetitions(eta, gamma))[sel]
+        assert np.all(exact <= bound + 1e-9)
+
+
+@pytest.fixture(scope="module")
+def renyi_search():
+    rng = np.random.default_rng(3)
+    X = (rng.random((1500, 6)) < 0.5).astype(np.uint8)
+    y = (X[:, 0] ^ (rng.random(1500) < 0.15)).astype(np.uint8)
+    grid = {"n_rounds": [10, 40], "learning_rate": [0.25, 0.5]}
+    common = dict(estimator=SmoothBoostClassifier(), param_grid=grid, epsilon=1.0, stopping_probability=0.25,
+                  random_state=0)
+    return PrivateGridSearch(delta=1e-6, **common).fit(X, y), PrivateGridSearch(**common).fit(X, y), X
+
+
+def test_renyi_selection_stays_within_budget_and_spends_more_per_round(renyi_search):
+    tight, pure, _ = renyi_search
+    eps, delta = tight.privacy_ledger_.total()
+    assert eps <= 1.0 and delta == 1e-6
+    assert tight.best_estimator_.accountant == "rdp" and tight.best_estimator_.delta == 1e-6
+    # the same grid point gets more per round under the Rényi theorem than under the pure one
+    for params in ({"n_rounds": 10, "learning_rate": 0.25}, {"n_rounds": 40, "learning_rate": 0.25}):
+        a = SmoothBoostClassifier(**params, epsilon=tight.run_epsilon_, delta=1e-6, accountant="rdp")
+        b = SmoothBoostClassifier(**params, epsilon=pure.run_epsilon_)
+        assert a._release_plan()[0].epsilon > 1.3 * b._release_plan()[0].epsilon
+
+
+def test_renyi_selection_round_trips_and_edits_are_refused(renyi_search, tmp_path):
+    import json
+
+    from dpglass.exceptions import ModelFileError
+    from dpglass.models import load_model
+
+    tight, _, X = renyi_search
+    tight.save(tmp_path / "s.json")
+    np.testing.assert_array_equal(load_model(tmp_path / "s.json").predict(X), tight.predict(X))
+    data = json.loads((tmp_path / "s.json").read_text())
+    for edit, match in ((lambda d: d["params"].__setitem__("epsilon", d["params"]["epsilon"] * 1.5), "epsilon"),
+                        (lambda d: d["selected_by"]["param_grid"][0].__setitem__("n_rounds", [40]), "best_params"),
+                        (lambda d: d["selected_by"].__setitem__("stopping_probability", 0.9), "mechanism"),
+                        (lambda d: d["params"].__setitem__("accountant", "pld"), "accountant"),
+                        (lambda d: d["params"].__setitem__("delta", 0.01), "delta"),
+                        (lambda d: d["selected_by"].__setitem__("param_grid", [{"n_rounds": [10]},
+                                                                               {"learning_rate": [0.25]}]),
+                         "different parameters")):
+        bad = json.loads(json.dumps(data))
+        edit(bad)
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ModelFileError, match=match):
+            load_model(tmp_path / "bad.json")

@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="dp-rule-list", help="a registered model (see `dpglass models`)")
     p.add_argument("--epsilon", type=float, help="privacy budget epsilon (private models)")
     p.add_argument("--delta", type=float, help="privacy budget delta (default 1e-8 where used)")
-    p.add_argument("--mechanism", help="rule-list selection mechanism (default certified-pf)")
+    p.add_argument("--mechanism", help="rule-list selection mechanism (default errors-pf)")
     p.add_argument("--max-length", type=int, help="rule lists: maximum number of rules")
     p.add_argument("--min-support", type=float, help="rule lists: minimum support lambda")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="any other model parameter")

@@ -50,7 +50,7 @@ ADVICE = "Re-save the model with dpglass; do not edit model files by hand."
 #: "(" is a prefix).  Both the float-Laplace names of earlier versions and the
 #: discrete-Laplace names of the current ones are accepted.  PrivateGridSearch's
 #: entry is accepted on files that carry ``selected_by``.
-RULE_LIST_COUNT_NAMES = ("laplace", "discrete laplace")
+RULE_LIST_COUNT_NAMES = ("laplace", "discrete laplace", "discrete gaussian")
 RULE_LIST_SELECTION_NAMES = {
     "local-pf": ("permute-and-flip (local scale)",),
     "certified-pf": ("permute-and-flip",),
@@ -60,12 +60,14 @@ RULE_LIST_SELECTION_NAMES = {
     "global-gaussian": ("gaussian",),
     "exponential": ("exponential",),
     "noisy-counts": ("laplace counts", "discrete laplace counts"),
+    "errors-pf": ("permute-and-flip (errors)",),
 }
 KNOWN_MECHANISMS = {
     "DPRuleListClassifier": (*RULE_LIST_COUNT_NAMES, *(n for v in RULE_LIST_SELECTION_NAMES.values() for n in v)),
     "SmoothBoostClassifier": ("exponential", "laplace", "advanced-composition("),
     "DPLogisticRegression": (),  # plus logistic.MECHANISM; the removed objective perturbation is refused
-    "DPGradientBoostingClassifier": ("exponential", "discrete laplace (grid)", "laplace", "exponential-quantile"),
+    "DPGradientBoostingClassifier": ("exponential", "discrete laplace (grid)", "discrete gaussian (grid)", "laplace",
+                                     "exponential-quantile"),
     # bagging.DPBAG_MECHANISM and bagging.SAA_MECHANISM_PREFIX
     "DPBaggingClassifier": ("dp-bag (report-noisy-max, data-dependent moments accountant)",),
     "SubsampleAggregateClassifier": ("composition(",),
@@ -162,7 +164,7 @@ def verify_model_dict(data: dict, cls) -> None:
     ledger = _check_ledger(data, cls, params)
     selected = "selected_by" in data
     if selected:
-        _check_selection(data, params, ledger)
+        _check_selection(data, params, ledger, cls)
     own = None if selected else ledger
     ctx = _Context(cls, params, d, names, own, data["privacy_ledger"]["entries"] if own is not None else [])
     check = MODEL_CHECKS.get(cls.__name__)
@@ -330,7 +332,15 @@ def _check_curve(entry: dict, field: str) -> None:
     if loss is not None and loss(curve) < eps * (1 - 1e-9):
         _fail(f"{field}.curve", f"claims a privacy loss {loss(curve)!r} below the entry's epsilon {eps!r}",
               "a curve at least as revealing as the entry")
-    if kind in ("gaussian", "discrete-gaussian"):
+    if kind == "discrete-gaussian":
+        from dpglass.privacy.mechanisms.gaussian import zcdp_epsilon
+
+        # its entry states the zCDP conversion at the entry's delta, exactly
+        if not (entry.get("delta", 0) > 0 and _close(eps, zcdp_epsilon(curve["sigma"], curve["sensitivity"],
+                                                                        entry["delta"]))):
+            _fail(f"{field}.curve", f"does not match the entry's (epsilon, delta) = ({eps!r}, {entry.get('delta')!r})",
+                  "the epsilon of its sigma at the entry's delta (zCDP conversion)")
+    if kind == "gaussian":
         from dpglass.privacy.mechanisms.gaussian import _analytic_gaussian_sigma
 
         if entry.get("delta", 0) > 0 and curve["sigma"] / curve["sensitivity"] > 1.000001 * _analytic_gaussian_sigma(
@@ -375,7 +385,7 @@ def _check_mechanisms(entries: list, model: str, selected: bool) -> None:
                   f"one of the mechanisms {model} uses: {', '.join(known)}")
 
 
-def _check_selection(data: dict, params: dict, ledger: PrivacyLedger) -> None:
+def _check_selection(data: dict, params: dict, ledger: PrivacyLedger, cls) -> None:
     """A file written by PrivateGridSearch: the ledger is the selection's one entry."""
     sel = _need(data, "selected_by", "selected_by", dict, "the selection's method and parameters")
     method = _need(sel, "method", "selected_by.method", str, f"one of {SELECTION_METHODS}")
@@ -390,16 +400,66 @@ def _check_selection(data: dict, params: dict, ledger: PrivacyLedger) -> None:
     if len(entries) != 1:
         _fail("privacy_ledger.entries", f"has {len(entries)} entries", "1 (the whole selection)")
     eps, run = float(entries[0]["epsilon"]), float(params["epsilon"])
-    if not _close(eps, ledger.epsilon) or ledger.delta != 0 or entries[0].get("delta", 0.0) != 0:
-        _fail("privacy_ledger.entries[0]", f"spends ({eps!r}, {entries[0].get('delta')!r})",
-              f"the whole pure budget ({ledger.epsilon!r}, 0)")
     eta = _need_num(sel, "eta", "selected_by.eta", "the selection's eta (1 for liu-talwar)")
     if eta < 0 or (method == "liu-talwar" and eta != 1):
         _fail("selected_by.eta", f"is {eta!r}", "1 for liu-talwar, >= 0 for papernot-steinke")
+    if ledger.delta > 0:
+        _check_renyi_selection(data, params, ledger, cls)
+        return
+    if not _close(eps, ledger.epsilon) or ledger.delta != 0 or entries[0].get("delta", 0.0) != 0:
+        _fail("privacy_ledger.entries[0]", f"spends ({eps!r}, {entries[0].get('delta')!r})",
+              f"the whole pure budget ({ledger.epsilon!r}, 0)")
+    for key in ("count_noise", "leaf_noise"):  # Gaussian noise is never pure
+        if params.get(key) == "gaussian":
+            _fail(f"params.{key}", "is 'gaussian'", "a pure noise (the selection needs pure candidates)")
     if not _close(eps, (2.0 + eta) * run):
         _fail("params.epsilon", f"is {run!r}", f"the run budget epsilon/(2 + eta) = {eps / (2.0 + eta)!r}")
     if params.get("delta", 0.0) not in (0, 0.0):
         _fail("params.delta", f"is {params.get('delta')!r}", "0 (the selection needs pure candidates)")
+
+
+def _check_renyi_selection(data: dict, params: dict, ledger: PrivacyLedger, cls) -> None:
+    """A selection with delta > 0: recompute the Rényi bound from the grid and the selected model's parameters."""
+    from sklearn.model_selection import ParameterGrid
+
+    from dpglass.models._selection_rdp import selection_epsilon
+    from dpglass.models.selection import expected_repetitions
+
+    from dpglass.models._selection_rdp import candidate_budget
+
+    sel, entry = data["selected_by"], data["privacy_ledger"]["entries"][0]
+    eta = float(sel["eta"])
+    gamma = _need_num(sel, "stopping_probability", "selected_by.stopping_probability", "the selection's gamma")
+    grid = _need(sel, "param_grid", "selected_by.param_grid", list, "the grid the selection drew from")
+    if not 0 < gamma <= 1 or (gamma == 1 and eta != 1):
+        _fail("selected_by.stopping_probability", f"is {gamma!r}", "in (0, 1] (1 only for liu-talwar)")
+    for part in (f"gamma={gamma:g}", f"eta={eta:g}" if sel["method"] != "liu-talwar" else "geometric"):
+        if part not in entry["mechanism"]:  # the law's parameters are also in the entry's own name
+            _fail("selected_by", f"does not match the entry's mechanism {entry['mechanism']!r}", f"{part} in it")
+    if len({tuple(sorted(g)) for g in grid if isinstance(g, dict)}) > 1:
+        _fail("selected_by.param_grid", "has sub-grids over different parameters", "one set of parameters")
+    if not _close(float(entry.get("delta", 0.0)), ledger.delta):
+        _fail("privacy_ledger.entries[0].delta", f"is {entry.get('delta')!r}", f"{ledger.delta!r}, the budget's delta")
+    try:
+        candidates = list(ParameterGrid(grid))
+        base = cls(**cls._params_from_dict(dict(params)))
+        run = float(params["epsilon"])
+        for point in candidates:  # every grid point must be a valid estimator, as fit checks
+            base.set_params(**point)._validate_params()
+        base = cls(**cls._params_from_dict(dict(params)))
+        for key, value in candidate_budget(base, run, ledger.delta).items():  # as fit set them
+            if params.get(key) != value:
+                _fail(f"params.{key}", f"is {params.get(key)!r}", f"{value!r}, what the selection sets on its runs")
+        want = selection_epsilon(base, candidates, run, ledger.delta, eta, gamma, expected_repetitions(eta, gamma))
+    except (TypeError, ValueError, KeyError, OverflowError, InvalidParameterError) as exc:
+        _fail("selected_by", f"cannot be recomputed ({exc})", "the grid and parameters a selection writes")
+    if sel["best_params"] not in candidates:
+        _fail("selected_by.best_params", f"is {sel['best_params']!r}", "a point of selected_by.param_grid")
+    if not _close(float(entry["epsilon"]), want):
+        _fail("privacy_ledger.entries[0].epsilon", f"is {entry['epsilon']!r}",
+              f"{want!r}, the Rényi bound of runs at epsilon {run!r} over this grid")
+    if want > ledger.epsilon * (1 + RELATIVE_TOLERANCE):
+        _fail("params.epsilon", f"is {run!r}", f"a run budget whose selection fits epsilon={ledger.epsilon!r}")
 
 
 def _check_noise_scale(entry: dict, field: str, sensitivity: float, epsilon: float) -> None:
@@ -423,7 +483,8 @@ def _check_rule_list(data: dict, ctx: _Context) -> None:
         _check_rule(rule, f"rules[{i}]", ctx, noisy, is_default=False)
     _check_rule(default, "default_rule", ctx, noisy, is_default=True)
     if ctx.ledger is not None:
-        _check_rule_list_ledger(data, ctx)
+        errors_pf = ctx.params.get("mechanism") == "errors-pf"
+        (_check_errors_list_ledger if errors_pf else _check_rule_list_ledger)(data, ctx)
 
 
 def _check_rule(rule, field: str, ctx: _Context, noisy: bool, is_default: bool) -> None:
@@ -463,15 +524,23 @@ def _check_condition(cond, field: str, ctx: _Context) -> None:
 
 def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
     """The releases fit_dp_rule_list makes: 3 per step, then the default rule, epsilon/(3K+1) each."""
-    from dpglass.models.rule_list import delta_plan
-
-    from dpglass.models.rule_list import rule_list_budget
+    from dpglass.models._rule_selection import SELECTORS
+    from dpglass.models.rule_list import COUNT_NOISES, class_count_mechanism, delta_plan, rule_list_budget
+    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 
     p, entries = ctx.params, ctx.entries
     K = p["max_length"]
     plan = delta_plan(p["mechanism"], p["confidence"], p["variant"])
-    eps_node, part, acct = rule_list_budget(float(p["epsilon"]), ctx.ledger.delta, K, plan,
-                                            p.get("accountant", "basic"), p["mechanism"])
+    count_noise = p.get("count_noise", "laplace")
+    if count_noise not in COUNT_NOISES:
+        _fail("params.count_noise", f"is {count_noise!r}", f"one of {COUNT_NOISES}")
+    try:
+        eps_node, part, acct = rule_list_budget(float(p["epsilon"]), ctx.ledger.delta, K, plan,
+                                                p.get("accountant", "basic"), p["mechanism"], count_noise)
+    except InvalidParameterError as exc:
+        _fail("params", f"cannot be composed ({exc})", "parameters a DPRuleListClassifier accepts")
+    counts = {"remaining count": DiscreteLaplaceMechanism(eps_node),
+              "class counts": class_count_mechanism(count_noise, eps_node, ctx.ledger.delta, K)}
     if ctx.ledger.accountant != acct:
         _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{acct!r} for these parameters")
     if len(entries) > 3 * K + 1:
@@ -494,27 +563,29 @@ def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
     sel_guarantee = "paper-claim" if paper else "proven"
     for i, e in enumerate(entries):
         field = f"privacy_ledger.entries[{i}]"
-        if not _close(e["epsilon"], eps_node):
-            _fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"{eps_node!r}, the per-release epsilon ({acct} accounting)")
         selection = e["release"].endswith(": selection")
-        want_delta = sel_delta if selection else 0.0
+        mech = None if selection else counts["remaining count" if e["release"].endswith("remaining count")
+                                             else "class counts"]
+        want_eps = eps_node if mech is None else mech.epsilon
+        if not _close(e["epsilon"], want_eps):
+            _fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"{want_eps!r}, the per-release epsilon ({acct} accounting)")
+        want_delta = sel_delta if selection else mech.delta
         if not (_close(e.get("delta", 0.0), want_delta) or e.get("delta", 0.0) == want_delta):
             _fail(f"{field}.delta", f"is {e.get('delta')!r}", repr(want_delta))
         want_g = sel_guarantee if selection else "proven"
         if _GUARANTEE_RANK.get(e.get("guarantee", "proven"), 0) < _GUARANTEE_RANK[want_g]:
             _fail(f"{field}.guarantee", f"is {e.get('guarantee')!r}", f"{want_g!r} for these parameters")
-        if not selection:
-            _check_noise_scale(e, field, 1.0, eps_node)
-        _check_declared_curve(e, field, _rule_list_curve(p["mechanism"], selection, float(e["epsilon"])))
+        if mech is not None:
+            if e["mechanism"] not in _count_names(mech):
+                _fail(f"{field}.mechanism", f"is {e['mechanism']!r}", " or ".join(map(repr, _count_names(mech))))
+            _check_noise_scale(e, field, mech.scale * eps_node, eps_node)
+        _check_declared_curve(e, field, SELECTORS[p["mechanism"]].curve_for(float(e["epsilon"])) if selection
+                              else mech.curve)
 
 
-def _rule_list_curve(mechanism: str, selection: bool, eps: float):
-    from dpglass.models._rule_selection import SELECTORS
-    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
-
-    if selection:
-        return SELECTORS[mechanism].curve_for(eps)
-    return DiscreteLaplaceMechanism(eps).curve
+def _count_names(mech) -> tuple:
+    """Ledger names of a count release ("laplace": files of versions before discrete noise)."""
+    return ("discrete gaussian",) if mech.curve["kind"] == "discrete-gaussian" else ("discrete laplace", "laplace")
 
 
 def _check_declared_curve(entry: dict, field: str, want) -> None:
@@ -565,23 +636,29 @@ def _rule_list_sequence(entries: list, K: int, selection: tuple) -> tuple[int, s
 
 # ----------------------------------------------------------- boosting
 def _check_boosting(data: dict, ctx: _Context) -> None:
-    from dpglass.models.boosting import round_budget
+    from dpglass.models.boosting import resolved_rounds, round_budget
 
-    p = ctx.params
+    p = dict(ctx.params, n_rounds=resolved_rounds(ctx.params["n_rounds"], ctx.params["weak_learner"],
+                                                  ctx.params["tree_learner"]))
     hyps = _need(data, "estimators", "estimators", list, f"the {p['n_rounds']} hypotheses")
     if len(hyps) != p["n_rounds"]:
         _fail("estimators", f"has {len(hyps)} hypotheses", f"params.n_rounds = {p['n_rounds']}")
+    joint = p["weak_learner"] == "tree" and p["tree_learner"] == "joint"
+    if joint:
+        _check_joint_tree_params(p)
     for i, h in enumerate(hyps):
         if p["weak_learner"] == "stump":
             _check_stump(h, f"estimators[{i}]", ctx.d)
         else:
             _check_tree(h, f"estimators[{i}]", ctx.d, p["tree_nodes"])
+            if joint:
+                _check_joint_tree_shape(h, f"estimators[{i}]")
     delta = _need_num(data, "delta", "delta", "the resolved delta, a number in [0, 1)")
     want = _resolved_delta(p)
     if not 0 <= delta < 1 or (want is not None and not _close(delta, want) and delta != want):
         _fail("delta", f"is {delta!r}", f"the resolved params.delta = {want!r}, in [0, 1)")
     eps_round, composition = round_budget(float(p["epsilon"]), delta, int(p["n_rounds"]), p["weak_learner"],
-                                          int(p["tree_nodes"]), p.get("accountant", "basic"))
+                                          int(p["tree_nodes"]), p.get("accountant", "basic"), p["tree_learner"])
     want_acct = composition if composition in ("pld", "rdp") else "basic"
     if ctx.ledger is not None and ctx.ledger.accountant != want_acct:
         _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{want_acct!r} for these parameters")
@@ -592,7 +669,7 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
     if ctx.ledger is not None:
         if not (_close(ctx.ledger.delta, delta) or ctx.ledger.delta == delta):
             _fail("privacy_ledger.budget.delta", f"is {ctx.ledger.delta!r}", f"the model's delta = {delta!r}")
-        _check_boosting_ledger(ctx, eps_round, composition, delta)
+        _check_boosting_ledger(ctx, p, eps_round, composition, delta)
 
 
 def _check_stump(h, field: str, d: int) -> None:
@@ -602,6 +679,29 @@ def _check_stump(h, field: str, d: int) -> None:
         _fail(field, f"has feature {h[0]}", f"a feature index in [-1, {d}) (-1: constant)")
     if h[1] not in (-1, 1):
         _fail(field, f"has sign {h[1]}", "+1 or -1")
+
+
+def _check_joint_tree_params(p: dict) -> None:
+    from dpglass.models._weak_learners import JOINT_TREE_DEPTH
+
+    if p["tree_nodes"] not in JOINT_TREE_DEPTH:
+        _fail("params.tree_nodes", f"is {p['tree_nodes']!r}",
+              f"one of {sorted(JOINT_TREE_DEPTH)} with tree_learner='joint'")
+    if p.get("variant") == "paper":
+        _fail("params.variant", "is 'paper'",
+              "'corrected' with tree_learner='joint' (paper 002 calibrates top-down trees)")
+
+
+def _check_joint_tree_shape(t: dict, field: str) -> None:
+    """A joint tree is the complete tree of its depth, nodes in breadth-first order (``_joint_tree``)."""
+    m = len(t["feature"])
+    internal = (m - 1) // 2
+    left = [2 * k + 1 if k < internal else -1 for k in range(m)]
+    right = [2 * k + 2 if k < internal else -1 for k in range(m)]
+    if t["left"] != left or t["right"] != right:
+        _fail(f"{field}.left/right", f"are {t['left']}, {t['right']}", f"the complete tree's {left}, {right}")
+    if any(f < 0 for f in t["feature"][:internal]):
+        _fail(f"{field}.feature", f"is {t['feature']}", f"split features at the first {internal} nodes")
 
 
 def _check_tree(t, field: str, d: int, n_internal: int) -> None:
@@ -652,16 +752,20 @@ def _boosting_round_releases(p: dict, eps_round: float) -> list[tuple[str, str, 
         if p["weak_learner"] == "stump":
             out.append((f"round {t}: stump", "exponential", eps_round, "proven"))
             continue
+        if p["tree_learner"] == "joint":
+            out.append((f"round {t}: tree (splits and leaf labels)", "exponential", eps_round, "proven"))
+            continue
         split = (f"round {t}: tree split (leaf, feature)", "exponential", eps_round / (2.0 * nodes), split_guarantee)
         out += [split] * nodes
         out.append((f"round {t}: tree leaf labels", "laplace", eps_round / 2.0, "proven"))
     return out
 
 
-def _check_boosting_ledger(ctx: _Context, eps_round: float, composition: str, delta: float) -> None:
+def _check_boosting_ledger(ctx: _Context, p: dict, eps_round: float, composition: str, delta: float) -> None:
+    """``p``: the parameters with ``n_rounds`` resolved."""
     from dpglass.models.boosting import advanced_composition_epsilon
 
-    p, entries = ctx.params, ctx.entries
+    entries = ctx.entries
     expected = _boosting_round_releases(p, eps_round)
     if composition == "advanced":
         kinds = {}
@@ -715,6 +819,38 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
         if not _close(eps, ctx.ledger.epsilon):
             _fail("privacy_ledger.entries", f"spend epsilon={eps!r}",
                   f"the whole budget epsilon={ctx.ledger.epsilon!r} (objective perturbation)")
+
+
+def _check_errors_list_ledger(data: dict, ctx: _Context) -> None:
+    """errors-pf: 1..K selections at (1 - COUNT_SHARE) epsilon / K, then every cell's counts with the rest."""
+    from dpglass.models._errors_rule_list import COUNTS_RELEASE, errors_list_budget
+    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+
+    p, entries = ctx.params, ctx.entries
+    K, eps = p["max_length"], float(p["epsilon"])
+    if (p.get("min_support") not in (None, 0, 0.0) or p.get("confidence") is not None
+            or p.get("variant", "corrected") != "corrected" or p.get("count_noise", "laplace") != "laplace"):
+        _fail("params", "set min_support, confidence, variant or count_noise",
+              "none of them with mechanism='errors-pf'")
+    if ctx.ledger.accountant != "basic":
+        _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", "'basic' for mechanism='errors-pf'")
+    n_sel, eps_sel = len(entries) - 1, errors_list_budget(eps, K)
+    if not 1 <= n_sel <= K:
+        _fail("privacy_ledger.entries", f"has {len(entries)} releases", f"1 to {K} selections, then the class counts")
+    want = [(f"rule {i}: selection", "permute-and-flip (errors)", eps_sel) for i in range(1, n_sel + 1)]
+    want.append((COUNTS_RELEASE, "discrete laplace", eps - n_sel * eps_sel))
+    for i, (e, (release, mechanism, x)) in enumerate(zip(entries, want)):
+        field = f"privacy_ledger.entries[{i}]"
+        if e["release"] != release or e["mechanism"] != mechanism:
+            _fail(field, f"is {e['release']!r} by {e['mechanism']!r}", f"{release!r} by {mechanism!r}")
+        if not _close(e["epsilon"], x) or e.get("delta", 0.0) != 0:
+            _fail(f"{field}.epsilon", f"is ({e['epsilon']!r}, {e.get('delta')!r})", f"({x!r}, 0)")
+        _check_noise_scale(e, field, 1.0, x)
+        _check_declared_curve(e, field, DiscreteLaplaceMechanism(x).curve if i == n_sel else None)
+    n_rules, stop = len(data["rules"]), data["stop_reason"]
+    if not ((n_rules == n_sel == K and stop == "max_length") or (n_rules == n_sel - 1 and stop == "no improvement")):
+        _fail("rules", f"has {n_rules} rules (stop_reason {stop!r}) after {n_sel} selections",
+              f"{n_sel} rules ('max_length', when {n_sel} = max_length) or {n_sel - 1} ('no improvement')")
 
 
 def _check_gbdt(data, ctx, fail, is_num):

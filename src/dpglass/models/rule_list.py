@@ -29,13 +29,14 @@ from dpglass._validation import InstanceOf, Interval
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
 from dpglass.models._candidates import CandidateSet, CountCache, SufficientStats, build_candidates
+from dpglass.models._errors_rule_list import check_errors_params, fit_errors_rule_list
 from dpglass.models._rule_selection import (
     MECHANISMS, PURE_MECHANISMS, SELECTORS, Certification, StepCounts, certification_margin,
 )
 from dpglass.models._rules import Condition, Rule, format_rule_list
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, choose_accountant
 from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
-from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
 from dpglass.privacy.rng import check_random_state, is_replayable
 from dpglass.privacy.sensitivity import weighted_gini
 
@@ -103,13 +104,30 @@ def delta_plan(mechanism: str, confidence, variant: str) -> DeltaPlan:
     )
 
 
+#: lambda of the Gini mechanisms when ``min_support=None`` (paper 001's, for COMPAS and Adult).
+PAPER_MIN_SUPPORT = 0.05
+
+
+def resolve_min_support(mechanism: str, min_support: float | None) -> float:
+    """``min_support=None``: 0.05 for the Gini mechanisms, 0 for ``errors-pf`` (which has none)."""
+    if min_support is not None:
+        return float(min_support)
+    return 0.0 if mechanism == "errors-pf" else PAPER_MIN_SUPPORT
+
+
 # --------------------------------------------------------------------- learners
-def fit_greedy_rule_list(X, y, *, candidates: CandidateSet, max_length: int, min_support: float) -> RuleListRelease:
+def fit_greedy_rule_list(X, y, *, candidates: CandidateSet, max_length: int, min_support: float,
+                         criterion: str = "gini") -> RuleListRelease:
     """Non-private greedy rule list (GreedyRL) on 0/1 data.
 
     A candidate qualifies if it catches at least ``max(1, floor(min_support * n))``
-    remaining records.  Ties in Gini are broken by the lower impurity of the
-    caught side, then by candidate order.
+    remaining records.  ``criterion="gini"`` (paper 001) picks the lowest
+    weighted Gini impurity of the split, ties broken by the lower impurity of
+    the caught side, then by candidate order.  ``criterion="errors"`` picks
+    the fewest training errors of the list ended by the candidate (each side
+    predicted by its majority, as ``errors-pf`` scores), ties broken by the
+    fewer errors on the caught side, then by candidate order.  Either stops
+    when the best candidate does not improve on stopping.
     """
     stats = SufficientStats(X, y, candidates)
     support = max(1, math.floor(min_support * sum(stats.remaining())))
@@ -122,11 +140,10 @@ def fit_greedy_rule_list(X, y, *, candidates: CandidateSet, max_length: int, min
         if not ok.any():
             out.stop_reason = "minimum support"
             break
-        gini = np.round(weighted_gini(c1, c0, n1 - c1, n0 - c0), 12)
-        caught_gini = np.round(weighted_gini(c1, c0, 0, 0), 12)
+        score, caught, stop = _greedy_scores(criterion, c0, c1, n0, n1)
         order = np.flatnonzero(ok)
-        best = order[np.lexsort((order, caught_gini[order], gini[order]))[0]]
-        if gini[best] >= np.round(weighted_gini(n1, n0, 0, 0), 12):
+        best = order[np.lexsort((order, caught[order], score[order]))[0]]
+        if score[best] >= stop:
             out.stop_reason = "no improvement"
             break
         out.selected.append((int(best), (float(c0[best]), float(c1[best]))))
@@ -134,6 +151,14 @@ def fit_greedy_rule_list(X, y, *, candidates: CandidateSet, max_length: int, min
         used[best] = True
     out.default_counts = stats.remaining()
     return out
+
+
+def _greedy_scores(criterion: str, c0, c1, n0: float, n1: float):
+    """(score of each candidate, its caught side's score, the score of stopping): lower is better."""
+    if criterion == "errors":
+        return np.minimum(c0, c1) + np.minimum(n0 - c0, n1 - c1), np.minimum(c0, c1), min(n0, n1)
+    return (np.round(weighted_gini(c1, c0, n1 - c1, n0 - c0), 12), np.round(weighted_gini(c1, c0, 0, 0), 12),
+            np.round(weighted_gini(n1, n0, 0, 0), 12))
 
 
 def fit_dp_rule_list(
@@ -152,6 +177,7 @@ def fit_dp_rule_list(
     rng: np.random.Generator,
     cache: CountCache | None = None,
     accountant: str = "auto",
+    count_noise: str = "laplace",
 ) -> RuleListRelease:
     """DP greedy rule list: Algorithm 1 of paper 001, corrected.
 
@@ -168,7 +194,11 @@ def fit_dp_rule_list(
     the releases tightly instead (:mod:`dpglass.privacy.accounting`): half
     of delta goes to the selections and certifications, and each release
     gets the largest common epsilon whose composition stays within
-    ``(epsilon, delta)`` (:func:`rule_list_budget`).
+    ``(epsilon, delta)`` (:func:`rule_list_budget`).  ``count_noise="gaussian"``
+    (delta > 0, tight accountant) releases the class counts with discrete
+    Gaussian noise of the same zCDP cost as a discrete Laplace release at that
+    epsilon (:func:`class_count_mechanism`); the remaining counts, which the
+    minimum-support certification reads, stay discrete Laplace.
 
     ``cache`` (optional) is a :class:`CountCache` built on the statistics of
     this same ``(X, y)`` and ``candidates``; runs that share it (an epsilon
@@ -181,20 +211,27 @@ def fit_dp_rule_list(
         The selected candidates with their noisy counts, the default rule's
         noisy counts, why it stopped, and the ledger of every release.
     """
+    if mechanism == "errors-pf":  # its own releases: no remaining counts, one table of class counts
+        check_errors_params(min_support=min_support, confidence=confidence, variant=variant, count_noise=count_noise)
+        return fit_errors_rule_list(X, y, candidates=candidates, epsilon=epsilon, delta=delta,
+                                    max_length=max_length, rng=rng, cache=cache)
+    min_support = resolve_min_support(mechanism, min_support)
+
     K = max_length
     plan = delta_plan(mechanism, confidence, variant)
-    eps_node, delta_part, accountant = rule_list_budget(epsilon, delta, K, plan, accountant, mechanism)
+    eps_node, delta_part, accountant = rule_list_budget(epsilon, delta, K, plan, accountant, mechanism, count_noise)
     margin = _stop_margin(eps_node, delta_part, confidence, plan)
 
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant=accountant)
     count_mech = DiscreteLaplaceMechanism(eps_node)
+    class_mech = class_count_mechanism(count_noise, eps_node, delta, K)
     if cache is None:
         cache = CountCache(SufficientStats(X, y, candidates))
     removed: list[int] = []
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
-    count_kw = dict(mechanism="discrete laplace", epsilon=eps_node, sensitivity=1.0, scale=count_mech.scale,
-                    curve=count_mech.curve)
+    count_kw = _count_entry(count_mech)
+    class_kw = _count_entry(class_mech)
     selector = support = None
 
     for step in range(1, K + 1):
@@ -221,17 +258,42 @@ def fit_dp_rule_list(
             out.stop_reason = "no improvement"
             break
         cand = int(idx[choice])
-        noisy = count_mech.randomise(np.array([c0[cand], c1[cand]]), rng)
-        ledger.spend(f"rule {step}: class counts of caught records", **count_kw)
+        noisy = class_mech.randomise(np.array([c0[cand], c1[cand]]), rng)
+        ledger.spend(f"rule {step}: class counts of caught records", **class_kw)
         out.selected.append((cand, (float(noisy[0]), float(noisy[1]))))
         removed.append(cand)
         used[cand] = True
 
     n0, n1 = cache.remaining(tuple(removed))
-    noisy = count_mech.randomise(np.array([n0, n1]), rng)
-    ledger.spend("default rule: class counts of remaining records", **count_kw)
+    noisy = class_mech.randomise(np.array([n0, n1]), rng)
+    ledger.spend("default rule: class counts of remaining records", **class_kw)
     out.default_counts = (float(noisy[0]), float(noisy[1]))
     return out
+
+
+#: How the class counts of each rule (and of the default rule) are released.
+COUNT_NOISES = ("laplace", "gaussian")
+
+
+def class_count_mechanism(count_noise: str, eps_node: float, delta: float, K: int):
+    """The mechanism releasing the class-count pairs (l1 = l2 sensitivity 1: a record moves one cell).
+
+    ``"laplace"``: discrete Laplace at ``eps_node``.  ``"gaussian"``: the
+    discrete Gaussian with ``sigma = 1 / eps_node``, i.e. the same
+    ``eps_node**2 / 2``-zCDP as a pure ``eps_node``-DP release, its ledger
+    pair stated at ``delta / (4 (K + 1))`` (a quarter of delta over the
+    K + 1 pairs, only for the basic view; the tight accountants read the
+    curve).
+    """
+    if count_noise == "gaussian":
+        return DiscreteGaussianMechanism(1.0 / eps_node, delta / (4 * (K + 1)))
+    return DiscreteLaplaceMechanism(eps_node)
+
+
+def _count_entry(mech) -> dict:
+    name = "discrete gaussian" if isinstance(mech, DiscreteGaussianMechanism) else "discrete laplace"
+    return dict(mechanism=name, epsilon=mech.epsilon, delta=mech.delta, sensitivity=1.0, scale=mech.scale,
+                curve=mech.curve)
 
 
 def _stop_margin(eps_node: float, delta_part: float, confidence, plan: DeltaPlan) -> float:
@@ -244,7 +306,8 @@ def _stop_margin(eps_node: float, delta_part: float, confidence, plan: DeltaPlan
 
 
 @functools.lru_cache(maxsize=256)
-def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, accountant: str, mechanism: str = ""):
+def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, accountant: str, mechanism: str = "",
+                     count_noise: str = "laplace"):
     """``(epsilon per release, delta per delta-spending part, accountant used)``.
 
     ``"basic"`` (and any accountant when delta = 0): epsilon / (3K + 1) each,
@@ -254,23 +317,45 @@ def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, acco
     with the selector's own curve and delta part) is within ``(epsilon,
     delta)``; a run that stops early spends less.  ``"auto"``: whichever of
     the two allows more (:func:`dpglass.privacy.accounting.choose_accountant`).
+    With ``count_noise="gaussian"`` the K + 1 class-count pairs of a full run
+    are discrete Gaussian releases (:func:`class_count_mechanism`); that needs
+    delta > 0 and a tight accountant.
     Depends on public parameters only (cached: sweeps call it per fit).
     """
     n_parts = K * (int(plan.selection) + int(plan.charged_certification))
+    if count_noise == "gaussian" and (accountant == "basic" or delta <= 0):
+        raise InvalidParameterError(
+            "count_noise='gaussian' composes by Rényi or privacy-loss-distribution accounting and needs "
+            f"delta > 0 and accountant 'auto', 'pld' or 'rdp'; got delta={delta!r}, accountant={accountant!r}. "
+            "Use count_noise='laplace' for pure or basic accounting.")
     if accountant == "basic" or delta <= 0:
         return epsilon / (3 * K + 1), (delta / n_parts if n_parts else 0.0), "basic"
     part = delta / (2 * n_parts) if n_parts else 0.0
+    full_run = rule_list_plan(K, plan, mechanism, count_noise, delta, part)
+    x, used = choose_accountant(full_run, epsilon, delta, accountant)
+    return x, (part if used != "basic" else (delta / n_parts if n_parts else 0.0)), used
+
+
+def rule_list_plan(K: int, plan: DeltaPlan, mechanism: str, count_noise: str, delta: float, part: float):
+    """The ledger entries of a full run (K steps and the default rule) at per-release epsilon ``x``.
+
+    K remaining counts (discrete Laplace), K + 1 class-count pairs
+    (:func:`class_count_mechanism`) and K selections with the selector's own
+    curve and ``part`` of delta per delta-spending part.
+    """
     sel_delta = part * (int(plan.selection) + int(plan.charged_certification))
     selector = SELECTORS.get(mechanism)
 
     def full_run(x):
-        count = LedgerEntry("count", "discrete laplace", epsilon=x, curve=DiscreteLaplaceMechanism(x).curve)
-        sel = LedgerEntry("selection", "selection", epsilon=x, delta=sel_delta,
+        count = LedgerEntry("rule: remaining count", "discrete laplace", epsilon=x,
+                            curve=DiscreteLaplaceMechanism(x).curve)
+        cls = class_count_mechanism(count_noise, x, delta, K)
+        pair = LedgerEntry("rule: class counts", "counts", epsilon=cls.epsilon, delta=cls.delta, curve=cls.curve)
+        sel = LedgerEntry("rule: selection", "selection", epsilon=x, delta=sel_delta,
                           curve=selector.curve_for(x) if selector else None)
-        return [count] * (2 * K + 1) + [sel] * K
+        return [count] * K + [pair] * (K + 1) + [sel] * K
 
-    x, used = choose_accountant(full_run, epsilon, delta, accountant)
-    return x, (part if used != "basic" else (delta / n_parts if n_parts else 0.0)), used
+    return full_run
 
 
 # ------------------------------------------------------------------- estimators
@@ -357,6 +442,12 @@ class GreedyRuleListClassifier(_RuleListBase):
     min_support : float in [0, 1), default=0.01
         A rule must catch at least ``max(1, floor(min_support * n))`` of the
         remaining training records.
+    criterion : {"gini", "errors"}, default="gini"
+        ``"gini"``: paper 001's weighted Gini impurity of the split.
+        ``"errors"``: the training errors of the list if it ended with the
+        rule, what :class:`DPRuleListClassifier`'s default ``errors-pf``
+        selects on; much better where a pure remainder tempts Gini into a
+        mixed first rule (Adult's 117 columns: 0.842 against 0.771).
     candidates : list of rules or None
         A fixed candidate list; each rule a list of literals, a literal being
         ``(feature, value)`` (feature index or name; value True for ``x = 1``)
@@ -378,13 +469,15 @@ class GreedyRuleListClassifier(_RuleListBase):
     else 0         (counts 0: 10, 1: 0)
     """
 
-    _parameter_constraints = dict(_COMMON_CONSTRAINTS)
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "criterion": [["gini", "errors"]]}
 
-    def __init__(self, *, max_length=5, max_card=2, allow_negations=True, min_support=0.01, candidates=None):
+    def __init__(self, *, max_length=5, max_card=2, allow_negations=True, min_support=0.01, criterion="gini",
+                 candidates=None):
         self.max_length = max_length
         self.max_card = max_card
         self.allow_negations = allow_negations
         self.min_support = min_support
+        self.criterion = criterion
         self.candidates = candidates
 
     def fit(self, X, y):
@@ -393,21 +486,28 @@ class GreedyRuleListClassifier(_RuleListBase):
         X, y = self._check_fit_data(X, y)
         candidates = self._candidate_set(X.shape[1], self.feature_names())
         release = fit_greedy_rule_list(
-            X, y, candidates=candidates, max_length=self.max_length, min_support=self.min_support
+            X, y, candidates=candidates, max_length=self.max_length, min_support=self.min_support,
+            criterion=self.criterion,
         )
         self._store(release, candidates)
         return self
 
 
 class DPRuleListClassifier(_RuleListBase):
-    """Differentially private greedy rule list (paper 001, Algorithm 1, corrected).
+    """Differentially private greedy rule list.
 
-    Each step releases a noisy count of the remaining records (Laplace), stops
-    if it is below the minimum support plus a margin, selects a rule with the
-    chosen ``mechanism`` and releases the selected rule's noisy class counts
-    (Laplace), which give its prediction and the counts printed with it.  The
-    default rule's counts are released last.  ``epsilon`` is split evenly over
-    the ``3 * max_length + 1`` releases; see ``docs/privacy.md``.
+    The default, ``mechanism="errors-pf"``, selects each rule by
+    permute-and-flip on the training errors the list would make if it ended
+    with that rule (or stops), then releases the class counts of every rule
+    and of the default rule at once with all the budget the selections left;
+    it is pure epsilon-DP.  The other mechanisms are paper 001's Algorithm 1,
+    corrected, on the Gini impurity: each step releases a noisy count of the
+    remaining records (Laplace), stops if it is below the minimum support plus
+    a margin, selects a rule with the chosen ``mechanism`` and releases the
+    selected rule's noisy class counts (Laplace), which give its prediction
+    and the counts printed with it; the default rule's counts are released
+    last, and ``epsilon`` is split evenly over the ``3 * max_length + 1``
+    releases.  See ``docs/privacy.md``.
 
     Parameters
     ----------
@@ -416,14 +516,25 @@ class DPRuleListClassifier(_RuleListBase):
         None means ``dpglass.models._base.DEFAULT_DELTA`` (1e-8), a public
         constant: the number of training records n is private, so the
         default cannot be 1/n**2.  Pass a smaller delta for tables of more
-        than a million records.  Pure mechanisms (``local-pf``, ``smooth-cauchy``,
+        than a million records.  Pure mechanisms (``errors-pf``, ``local-pf``, ``smooth-cauchy``,
         ``global-laplace``, ``exponential``, ``noisy-counts``) spend none of
         it, except ``smooth-cauchy`` with ``variant="paper"``, whose
         minimum-support certification is charged to delta.
-    mechanism : str, default="certified-pf"
+    mechanism : str, default="errors-pf"
         How the next rule is selected:
 
-        - ``"certified-pf"`` (recommended, proven (epsilon, delta)): permute-
+        - ``"errors-pf"`` (default, proven pure epsilon): permute-and-flip on
+          the training errors, sensitivity 1 and monotone; "no rule" gets a
+          public bonus ``ln(options) / epsilon_sel`` so the list stops unless
+          a rule beats the noise.  ``(1 - 0.2) * epsilon / max_length`` per
+          selection; the class counts of the whole list get the rest (at
+          least ``0.2 * epsilon``, more when the list stops early).  No
+          minimum support, ``confidence``, ``variant="paper"`` or Gaussian
+          counts; it composes basically whatever ``accountant``.  On Adult's
+          117 columns at epsilon = 1: 0.840 test accuracy, where the Gini
+          mechanisms reach 0.771.
+        - ``"certified-pf"`` (paper 001's criterion, proven (epsilon, delta);
+          the default before issue 12): permute-
           and-flip on the Gini impurity with the local sensitivity at a lower
           bound on the remaining count certified by the released noisy count.
         - ``"smooth-laplace"``, ``"smooth-cauchy"``: paper 001's sm-Laplace /
@@ -436,7 +547,9 @@ class DPRuleListClassifier(_RuleListBase):
     max_length, max_card, allow_negations, candidates
         As in :class:`GreedyRuleListClassifier`.  Candidates are never filtered
         by their support on the training data (that would leak).
-    min_support : float in [0, 1), default=0.05
+    min_support : float in [0, 1) or None, default=None
+        None means 0.05 for the Gini mechanisms and none for ``errors-pf``
+        (which refuses any other value).
         lambda: stop when the noisy remaining count falls below
         ``Lambda = max(1, floor(lambda * n_hat))`` plus a margin, where
         ``n_hat`` is the first released (noisy) count of the records.  The margin is
@@ -451,6 +564,12 @@ class DPRuleListClassifier(_RuleListBase):
     gamma : float > 1 or None, default=None
         Tail exponent of ``smooth-cauchy`` noise h(z) ∝ 1/(1+|z|^gamma); None
         means 4.
+    count_noise : {"laplace", "gaussian"}, default="laplace"
+        The noise on the released class counts (each rule's and the default
+        rule's).  ``"gaussian"``: exact discrete Gaussian noise of the same
+        zCDP cost as the Laplace release it replaces, which composes better
+        under the tight accountants; needs delta > 0 and ``accountant`` other
+        than ``"basic"``.  The remaining counts stay discrete Laplace.
     accountant : {"auto", "basic", "pld", "rdp"}, default="auto"
         How the releases compose: ``"basic"`` sums epsilons (epsilon / (3K + 1)
         each; the only one when delta = 0); ``"pld"`` (privacy loss
@@ -493,6 +612,7 @@ class DPRuleListClassifier(_RuleListBase):
     _private = True
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
+        "min_support": [*_COMMON_CONSTRAINTS["min_support"], None],
         "epsilon": EPSILON,
         "delta": DELTA_OR_NONE,
         "mechanism": [list(MECHANISMS)],
@@ -500,6 +620,7 @@ class DPRuleListClassifier(_RuleListBase):
         "gamma": [Interval(numbers.Real, 1, None, closed="neither"), None],
         "variant": [["corrected", "paper"]],
         "accountant": [list(ACCOUNTANT_CHOICES)],
+        "count_noise": [list(COUNT_NOISES)],
         "classes": CLASSES,
         "random_state": RANDOM_STATE,
     }
@@ -509,16 +630,17 @@ class DPRuleListClassifier(_RuleListBase):
         *,
         epsilon=1.0,
         delta=None,
-        mechanism="certified-pf",
+        mechanism="errors-pf",
         max_length=5,
         max_card=2,
         allow_negations=True,
-        min_support=0.05,
+        min_support=None,
         confidence=None,
         gamma=None,
         variant="corrected",
         candidates=None,
         accountant="auto",
+        count_noise="laplace",
         classes=None,
         random_state=None,
     ):
@@ -534,8 +656,20 @@ class DPRuleListClassifier(_RuleListBase):
         self.variant = variant
         self.candidates = candidates
         self.accountant = accountant
+        self.count_noise = count_noise
         self.classes = classes
         self.random_state = random_state
+
+    def _release_plan(self) -> list:
+        """The releases a full run would make (public parameters only): what private selection composes."""
+        if self.mechanism == "errors-pf":  # a run is one pure epsilon-DP mechanism, however long the list
+            return [LedgerEntry("errors-pf rule list", "pure", epsilon=float(self.epsilon))]
+        delta = self._resolve_delta(self.delta)
+        plan = delta_plan(self.mechanism, self.confidence, self.variant)
+        K = int(self.max_length)
+        x, part, _ = rule_list_budget(float(self.epsilon), delta, K, plan, self.accountant, self.mechanism,
+                                      self.count_noise)
+        return rule_list_plan(K, plan, self.mechanism, self.count_noise, delta, part)(x)
 
     def fit(self, X, y):
         """Train on 0/1 features ``X`` and binary labels ``y`` with DP."""
@@ -567,7 +701,7 @@ class DPRuleListClassifier(_RuleListBase):
             X, y, candidates=candidates, epsilon=float(self.epsilon), delta=delta, mechanism=self.mechanism,
             max_length=self.max_length, min_support=self.min_support, confidence=self.confidence,
             gamma=4.0 if self.gamma is None else float(self.gamma), variant=self.variant, rng=rng,
-            accountant=self.accountant,
+            accountant=self.accountant, count_noise=self.count_noise,
         )
         self._store(release, candidates)
         self.privacy_ledger_ = release.ledger

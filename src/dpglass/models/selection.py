@@ -30,7 +30,9 @@ Liu and Talwar 2019's random stopping): if ``Q`` is ``epsilon_run``-DP and
 the best of ``K`` independent runs is ``(2 + eta) * epsilon_run``-DP.  So the
 geometric law costs ``3 epsilon_run`` whatever the expected number of runs.
 The budget ``epsilon`` is therefore split as ``epsilon_run = epsilon / (2 +
-eta)`` and the ledger holds one entry of ``(2 + eta) * epsilon_run``.  The
+eta)`` and the ledger holds one entry of ``(2 + eta) * epsilon_run``.  With
+``delta > 0`` the selection is charged by their Rényi theorem instead
+(Theorem 2; :mod:`dpglass.models._selection_rdp`).  The
 argument and its assumptions are in ``docs/privacy.md`` (section "Private
 hyper-parameter selection").
 """
@@ -49,6 +51,7 @@ from sklearn.utils.validation import check_is_fitted
 from dpglass._validation import Interval
 from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
 from dpglass.models._base import EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._selection_rdp import calibrate_runs, candidate_budget
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE, PrivacyLedger
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
@@ -201,8 +204,16 @@ class PrivateGridSearch(BinaryClassifierBase):
         to try.  May not contain ``epsilon``, ``delta`` or ``random_state``.
     epsilon : float
         Total budget of the selection (> 0), required.
-    delta : float, default=0.0
-        Must be 0: only the pure epsilon-DP theorem is implemented.
+    delta : float in [0, 1), default=0.0
+        0: the pure theorem (Papernot-Steinke Corollary 3), cost ``(2 + eta)
+        * run_epsilon_``.  > 0: their Rényi theorem (Theorem 2): the run budget
+        is calibrated so that the best of K runs is ``(epsilon, delta)``-DP,
+        composing each run by the Rényi curves of its releases
+        (:mod:`dpglass.models._selection_rdp`); candidates that declare a
+        release plan (SmoothBoostClassifier, DPRuleListClassifier with a
+        mechanism without its own delta) are run with this delta and the
+        Rényi accountant, and get several times the per-release budget when
+        they make many releases.
     method : {"liu-talwar", "papernot-steinke"}, default="liu-talwar"
         ``"liu-talwar"``: geometric number of runs (after each run stop with
         probability ``stopping_probability``), cost ``3 * run_epsilon_``.
@@ -326,13 +337,10 @@ class PrivateGridSearch(BinaryClassifierBase):
 
     def _check_selection_params(self) -> tuple[list[dict], float]:
         """Everything ``_validate_params`` cannot express; returns (candidates, eta)."""
-        if not (isinstance(self.delta, numbers.Real) and not isinstance(self.delta, bool) and self.delta == 0):
-            self._fail(
-                "delta",
-                "0.0: only pure epsilon-DP selection is implemented (Liu-Talwar 2019 / Papernot-Steinke "
-                "2022 Corollary 3, for pure epsilon-DP candidates)",
-                self.delta,
-            )
+        if not (isinstance(self.delta, numbers.Real) and not isinstance(self.delta, bool)
+                and 0 <= self.delta < 1 and math.isfinite(self.delta)):
+            self._fail("delta", "a float in [0, 1): 0 for the pure theorem (Papernot-Steinke 2022 Corollary 3), "
+                       "> 0 for the Rényi one (their Theorem 2)", self.delta)
         if self.method == "liu-talwar":
             if self.eta is not None and self.eta != 1:
                 self._fail("eta", "None (or 1) with method='liu-talwar', whose law is geometric "
@@ -373,6 +381,12 @@ class PrivateGridSearch(BinaryClassifierBase):
                 f"of every candidate itself); found {reserved}",
                 grid,
             )
+        if self.delta > 0 and any("accountant" in p for p in candidates):
+            self._fail("param_grid", "free of 'accountant' when delta > 0 (the search runs candidates with the "
+                       "Rényi accountant it composes them by)", grid)
+        if self.delta > 0 and isinstance(grid, (list, tuple)) and len({tuple(sorted(g)) for g in grid}) > 1:
+            self._fail("param_grid", "one dict, or dicts over the same parameters, when delta > 0 (the Rényi "
+                       "bound is recomputed from the grid and the selected model's parameters)", grid)
         for params in candidates:
             cand = clone(est)
             try:
@@ -388,7 +402,7 @@ class PrivateGridSearch(BinaryClassifierBase):
                 except InvalidParameterError as exc:
                     raise InvalidParameterError(f"Grid point {params!r} is invalid: {exc}") from None
             cand_delta = cand.get_params(deep=False).get("delta", 0.0)
-            if cand_delta != 0:
+            if cand_delta != 0 and self.delta == 0:
                 self._fail(
                     "estimator",
                     "a pure epsilon-DP estimator: its 'delta' must be 0 in every grid point (the selection "
@@ -422,6 +436,12 @@ class PrivateGridSearch(BinaryClassifierBase):
         gamma = float(self.stopping_probability)
         factor = selection_epsilon_factor(eta)
         eps_run = float(self.epsilon) / factor
+        eps_total = factor * eps_run
+        delta = float(self.delta)
+        if delta > 0:
+            eps_run, eps_total = calibrate_runs(self.estimator, candidates, float(self.epsilon), delta, eta, gamma,
+                                                expected_repetitions(eta, gamma))
+        budget = candidate_budget(self.estimator, eps_run, delta)
         f = float(self.validation_fraction)
 
         split_rng, count_rng, runs_rng = spawn(rng, 3)
@@ -436,9 +456,10 @@ class PrivateGridSearch(BinaryClassifierBase):
         expected_val = f * n
 
         run_params, noisy, guarantees, best, best_model = self._runs(
-            candidates, eps_run, scorer, (X_tr, y_tr), (X_va, y_va), va.size, spawn(runs_rng, k)
+            candidates, budget, scorer, (X_tr, y_tr), (X_va, y_va), va.size, spawn(runs_rng, k)
         )
-        ledger = self._selection_ledger(eta, gamma, factor, eps_run, scorer, len(candidates), f, guarantees)
+        ledger = self._selection_ledger(eta, gamma, (eps_total, delta), eps_run, scorer, len(candidates), f,
+                                        guarantees)
 
         self.best_params_ = dict(run_params[best])
         self.best_estimator_ = best_model
@@ -460,7 +481,7 @@ class PrivateGridSearch(BinaryClassifierBase):
         }
         return self
 
-    def _runs(self, candidates, eps_run, scorer, train, validation, n_validation, run_rngs):
+    def _runs(self, candidates, budget, scorer, train, validation, n_validation, run_rngs):
         """The K runs of the selection: each a random candidate trained on ``train``, scored noisily on ``validation``.
 
         Returns the runs' parameters, their noisy scores, the guarantees of
@@ -473,12 +494,12 @@ class PrivateGridSearch(BinaryClassifierBase):
         for i, run_rng in enumerate(run_rngs):
             params = candidates[int(run_rng.integers(len(candidates)))]
             train_rng, noise_rng = spawn(run_rng, 2)
-            model = clone(self.estimator).set_params(**params, epsilon=eps_run, random_state=train_rng)
+            model = clone(self.estimator).set_params(**params, **budget, random_state=train_rng)
             # the label set is the search's (public schema): a training part that
             # happens to hold one class must fit, not fail (its failure would leak)
             model._schema_classes = self.classes_
             model.fit(X_tr, y_tr)
-            self._check_run_ledger(model, eps_run)
+            self._check_run_ledger(model, budget)
             guarantees.add(model.privacy_ledger_.guarantee)
             correct = float(np.count_nonzero(model.predict(X_va) == y_va)) if n_validation else 0.0
             noisy[i] = scorer.randomise(int(correct), noise_rng)
@@ -491,26 +512,34 @@ class PrivateGridSearch(BinaryClassifierBase):
                 best, best_model = i, model
         return run_params, noisy, guarantees, best, best_model
 
-    def _selection_ledger(self, eta, gamma, factor, eps_run, scorer, n_candidates, f, guarantees) -> PrivacyLedger:
+    def _selection_ledger(self, eta, gamma, total, eps_run, scorer, n_candidates, f, guarantees) -> PrivacyLedger:
         """The search's ledger: the whole selection is one entry (the weakest guarantee of its runs)."""
+        eps_total, delta = total
         guarantee = next((g for g in ("none", "paper-claim") if g in guarantees), "proven")
         method_name = (
             f"random stopping, geometric K (Liu-Talwar 2019), gamma={gamma:g}"
             if self.method == "liu-talwar"
             else f"random stopping, truncated negative binomial K (Papernot-Steinke 2022), eta={eta:g}, gamma={gamma:g}"
         )
-        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=0.0)
+        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta)
+        theorem = (
+            f"Papernot-Steinke 2022 Theorem 2 (Rényi): best of K ~ D(eta={eta:g}, gamma={gamma:g}) runs, each "
+            "bounded by the maximum over the grid of its releases' Rényi curves, converted at delta"
+            if delta > 0 else
+            f"Papernot-Steinke 2022 Corollary 3: best of K ~ D(eta={eta:g}, gamma={gamma:g}) runs of an "
+            f"epsilon_run-DP mechanism is (2+eta)*epsilon_run-DP = {selection_epsilon_factor(eta):g} x {eps_run:.6g}"
+            + (" (eta=1: Liu-Talwar 2019 random stopping, 3*epsilon_run)" if eta == 1 else "")
+        )
         ledger.spend(
             release="private selection: the best run's parameters, model and noisy validation score",
             mechanism=f"private-selection({method_name})",
-            epsilon=factor * eps_run,
+            epsilon=eps_total,
+            delta=delta,
             sensitivity=1.0,
             scale=scorer.scale,
             guarantee=guarantee,
             note=(
-                f"Papernot-Steinke 2022 Corollary 3: best of K ~ D(eta={eta:g}, gamma={gamma:g}) runs of an "
-                f"epsilon_run-DP mechanism is (2+eta)*epsilon_run-DP = {factor:g} x {eps_run:.6g}"
-                + (" (eta=1: Liu-Talwar 2019 random stopping, 3*epsilon_run)" if eta == 1 else "")
+                theorem
                 + f"; E[K]={expected_repetitions(eta, gamma):.6g}. Each run: a candidate drawn uniformly from "
                 f"the {n_candidates}-point grid, trained with epsilon_run on the training part of a "
                 f"per-record Bernoulli split (validation_fraction={f:g}), scored by a Laplace count of correct "
@@ -521,7 +550,7 @@ class PrivateGridSearch(BinaryClassifierBase):
         )
         return ledger
 
-    def _check_run_ledger(self, model, eps_run: float) -> None:
+    def _check_run_ledger(self, model, budget: dict) -> None:
         ledger = getattr(model, "privacy_ledger_", None)
         if not isinstance(ledger, PrivacyLedger):
             raise InvalidParameterError(
@@ -529,10 +558,11 @@ class PrivateGridSearch(BinaryClassifierBase):
                 "differentially private dpglass estimator."
             )
         spent_eps, spent_delta = ledger.total()
-        if spent_delta > 0:
+        eps_run = budget["epsilon"]
+        if spent_delta > budget.get("delta", 0.0) * (1.0 + RELATIVE_TOLERANCE):
             raise InvalidParameterError(
-                f"A {type(model).__name__} candidate spent delta={spent_delta:g} > 0; PrivateGridSearch needs "
-                "pure epsilon-DP candidates. Use delta=0 and a pure mechanism."
+                f"A {type(model).__name__} candidate spent delta={spent_delta:g}, more than the search gives it; "
+                "with delta=0 PrivateGridSearch needs pure epsilon-DP candidates (delta=0 and a pure mechanism)."
             )
         if spent_eps > eps_run * (1.0 + RELATIVE_TOLERANCE):
             raise BudgetExceededError(
@@ -587,4 +617,13 @@ class PrivateGridSearch(BinaryClassifierBase):
             "noisy_correct_count": int(self.best_score_),
             "eta": float(self.eta_),
         }
+        if float(self.delta) > 0:  # the Rényi theorem: the verifier recomputes the runs' curve from the grid
+            data["selected_by"]["stopping_probability"] = float(self.stopping_probability)
+            data["selected_by"]["param_grid"] = _grid_as_list(self.param_grid)
         return data
+
+
+def _grid_as_list(grid) -> list:
+    """The grid as a JSON list of dicts of lists (ParameterGrid's own input form)."""
+    grids = [grid] if isinstance(grid, dict) else list(grid)
+    return [{k: list(v) for k, v in g.items()} for g in grids]

@@ -29,7 +29,8 @@ entries' privacy loss distributions with Google's dp-accounting package
 every number is an upper bound) and reports the epsilon at the budget's
 delta.  ``"rdp"`` adds Rényi divergences (:mod:`dpglass.privacy.rdp`); an
 entry's own delta is added to the total delta (the Kairouz-Oh-Viswanath
-decomposition, docs/privacy.md).  Entries that share a ``partition``
+decomposition, docs/privacy.md), except for Gaussian curves, whose Rényi
+divergences already describe the whole release.  Entries that share a ``partition``
 (parallel composition) count once, as one part's releases, when every part
 makes the same releases; otherwise the partition is charged by basic
 composition.  Models choose with :func:`choose_accountant` (``"auto"``):
@@ -224,8 +225,13 @@ def _pld_epsilon(seq, delta: float) -> float:
         return math.inf
 
 
+#: Curves whose Rényi divergences describe the whole release (its own delta is only
+#: the pair stated for basic composition, and is not charged again under RDP).
+_FULL_RDP = ("gaussian", "discrete-gaussian")
+
+
 def _rdp_epsilon(seq, delta: float) -> float:
-    own = sum(e.delta for e in seq)
+    own = sum(e.delta for e in seq if (e.curve or {}).get("kind") not in _FULL_RDP)
     if own >= delta:
         return math.inf
     total = sum(k * curve_rdp(e) for e, k in _grouped(seq))
@@ -260,18 +266,32 @@ def calibrate(plan, epsilon: float, delta: float, accountant: str, *, tol: float
 
     ``plan(x)`` returns the list of ledger entries a model would write if each
     release spent ``x`` (their curves calibrated to ``x``); the composed epsilon
-    is increasing in ``x``.  Bisection on a log scale to a relative ``tol``,
-    never returning less than the basic split (always within the budget).
+    is increasing in ``x``.  Bisection on a log scale to a relative ``tol``.
+    It starts from the basic split ``epsilon / len(plan)``, which is within
+    the budget when every entry states ``epsilon = x``; a plan whose entries
+    state more (a Gaussian release's pair at its delta) is searched below it.
     """
     n = len(plan(1.0))
     lo = epsilon / max(n, 1)
     if accountant == "basic" or delta <= 0:
         return lo
-    if compose(plan(lo), accountant, delta)[0] > epsilon * (1 + 1e-9):
-        return lo
+    hi = None
+    for _ in range(60):
+        if compose(plan(lo), accountant, delta)[0] <= epsilon:
+            break
+        hi, lo = lo, lo / 2
+    else:
+        raise InvalidParameterError(f"No per-release epsilon keeps this release plan within epsilon={epsilon!r}.")
+    if hi is not None:
+        return _bisect(plan, lo, hi, epsilon, delta, accountant, tol)
     hi = epsilon
     if compose(plan(hi), accountant, delta)[0] <= epsilon:
         return hi
+    return _bisect(plan, lo, hi, epsilon, delta, accountant, tol)
+
+
+def _bisect(plan, lo: float, hi: float, epsilon: float, delta: float, accountant: str, tol: float) -> float:
+    """The largest ``x`` in ``[lo, hi)`` (``lo`` fits, ``hi`` does not) to a relative ``tol``."""
     while hi / lo > 1 + tol:
         mid = math.sqrt(lo * hi)
         if compose(plan(mid), accountant, delta)[0] <= epsilon:

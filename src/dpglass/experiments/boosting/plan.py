@@ -188,6 +188,8 @@ QUICK = Plan(
 
 FAMILIES = {"stump": ("LazyBB-stumps", "smooth-boost-stumps"), "tree": ("LazyBB-trees", "smooth-boost-trees"),
             "lr": ("DP-LR", "dp-logistic-regression")}
+#: LazyBB-trees is paper 002's design: DP-TopDown, not SmoothBoostClassifier's default (joint) trees.
+PAPER_TREES = {"tree_learner": "top-down"}
 PRIVATE_SUFFIX = " (private tuning)"
 EXTRA = ("n_features_used_", "best_params_", "n_runs_")
 
@@ -244,11 +246,11 @@ def methods(plan: Plan, tuned: dict) -> tuple:
         stump_cells.update(paper_stump_params(paper))
     out = [
         MethodSpec("LazyBB-stumps", "smooth-boost-stumps", {}, cell_params=stump_cells),
-        MethodSpec("LazyBB-trees", "smooth-boost-trees", {}, cell_params=tuned["tree"]),
+        MethodSpec("LazyBB-trees", "smooth-boost-trees", dict(PAPER_TREES), cell_params=tuned["tree"]),
         MethodSpec("DP-LR", "dp-logistic-regression", {}, cell_params=tuned["lr"]),
     ]
     for fam, (name, est) in FAMILIES.items():
-        out.append(MethodSpec(name + PRIVATE_SUFFIX, est, {}, tuning={
+        out.append(MethodSpec(name + PRIVATE_SUFFIX, est, dict(PAPER_TREES) if fam == "tree" else {}, tuning={
             "param_grid": plan.private_grids[fam], "stopping_probability": plan.private_gamma[fam]}))
     out += [
         MethodSpec("1-Rule", ONE_RULE, {}, private=False),
@@ -261,6 +263,6 @@ def tuning_methods(plan: Plan):
     """Grid points of the non-private tuning of LazyBB-trees and DP-LR."""
     trees = {f"trees {label(p)}": p for p in grid_points(plan.tree_grid)}
     lrs = {f"DP-LR {label({'alpha': a})}": {"alpha": a} for a in plan.lr_alphas}
-    out = [MethodSpec(n, "smooth-boost-trees", p) for n, p in trees.items()]
+    out = [MethodSpec(n, "smooth-boost-trees", {**PAPER_TREES, **p}) for n, p in trees.items()]
     out += [MethodSpec(n, "dp-logistic-regression", p) for n, p in lrs.items()]
     return tuple(out), trees, lrs

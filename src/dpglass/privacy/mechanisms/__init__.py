@@ -8,7 +8,9 @@ One module per family, as in diffprivlib's ``mechanisms/``:
     both sampled exactly; ``sample_laplace`` (NumPy's float sampler, for the
     audit's reference cases only).
 ``gaussian``
-    :class:`GaussianMechanism` (Dwork & Roth 2014, Thm A.1; Balle & Wang 2018).
+    :class:`GaussianMechanism` (Dwork & Roth 2014, Thm A.1; Balle & Wang 2018)
+    and :class:`DiscreteGaussianMechanism` (Canonne, Kamath & Steinke 2020;
+    counts, integers out, sampled exactly).
 ``smooth``
     :class:`SmoothLaplaceMechanism`, :class:`SmoothCauchyMechanism`
     (Nissim, Raskhodnikova & Smith 2007, "NRS").
@@ -25,7 +27,7 @@ gives, for each mechanism, what it releases, its guarantee, the proof or
 reference and the assumptions.
 """
 
-from dpglass.privacy.mechanisms.gaussian import GaussianMechanism
+from dpglass.privacy.mechanisms.gaussian import DiscreteGaussianMechanism, GaussianMechanism
 from dpglass.privacy.mechanisms.laplace import DiscreteLaplaceMechanism, LaplaceMechanism, sample_laplace
 from dpglass.privacy.mechanisms.selection import ExponentialMechanism, PermuteAndFlip, ReportNoisyMax
 from dpglass.privacy.mechanisms.smooth import (
@@ -36,6 +38,7 @@ from dpglass.privacy.mechanisms.smooth import (
 )
 
 __all__ = [
+    "DiscreteGaussianMechanism",
     "DiscreteLaplaceMechanism",
     "ExponentialMechanism",
     "GaussianMechanism",

@@ -60,6 +60,16 @@ def _check_values(value, owner, name="value") -> np.ndarray:
     return arr
 
 
+def _check_integers(value, owner) -> np.ndarray:
+    """Integer-valued (counts) finite values within 2**52, as a float array; else a typed error."""
+    arr = _check_values(value, owner)
+    if not np.all(arr == np.round(arr)) or np.any(np.abs(arr) > 2.0 ** 52):
+        raise InvalidParameterError(
+            f"The 'value' parameter of {owner} must hold integers (counts). Got {_describe(value)} instead."
+        )
+    return arr
+
+
 def _check_scores(scores, owner, name) -> np.ndarray:
     arr = _as_finite_array(scores)
     if arr is None or arr.ndim != 1 or arr.size == 0:

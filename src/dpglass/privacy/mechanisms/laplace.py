@@ -34,7 +34,7 @@ import numpy as np
 from dpglass._validation import Interval, validate_params
 from dpglass.exceptions import InvalidParameterError
 from dpglass.privacy.mechanisms._common import (
-    _POSITIVE, _RNG, _SIZE, _Mechanism, _as_output, _check_rng, _check_values, _describe,
+    _POSITIVE, _RNG, _SIZE, _Mechanism, _as_output, _check_integers, _check_rng, _check_values,
 )
 from dpglass.privacy.samplers import discrete_laplace
 
@@ -120,11 +120,7 @@ class DiscreteLaplaceMechanism(_Mechanism):
         """``value + Z`` (int64, same shape); ``value`` must be integer-valued."""
         owner = f"{type(self).__name__}.randomise"
         _check_rng(rng, owner)
-        arr = _check_values(value, owner)
-        if not np.all(arr == np.round(arr)) or np.any(np.abs(arr) > 2.0 ** 52):
-            raise InvalidParameterError(
-                f"The 'value' parameter of {owner} must hold integers (counts). Got {_describe(value)} instead."
-            )
+        arr = _check_integers(value, owner)
         out = arr.astype(np.int64) + discrete_laplace(self.scale, arr.shape, rng)
         return out if out.ndim else int(out)
 
