@@ -77,15 +77,19 @@ def test_pld_rounds_are_larger_than_advanced_composition():
             assert round_budget(eps, delta, k, "stump", 1, acct)[0] > per_round_epsilon(eps, delta, k)[0]
 
 
-@pytest.mark.parametrize("model", ["rule-list", "stumps", "trees"])
+#: SmoothBoostClassifier's weak learners: stumps, joint trees (the default), paper 002's top-down trees.
+BOOSTED = {"stumps": dict(weak_learner="stump"), "trees": dict(weak_learner="tree"),
+           "top-down-trees": dict(weak_learner="tree", tree_learner="top-down", tree_nodes=2)}
+
+
+@pytest.mark.parametrize("model", ["rule-list", *BOOSTED])
 def test_models_with_the_pld_accountant_stay_within_budget_and_verify(model, tmp_path, binary_data):
     X, y = binary_data
     if model == "rule-list":
-        est = DPRuleListClassifier(epsilon=1.0, max_length=10, accountant="pld", random_state=0)
+        est = DPRuleListClassifier(epsilon=1.0, max_length=10, mechanism="certified-pf", accountant="pld", random_state=0)
     else:
-        est = SmoothBoostClassifier(epsilon=1.0, delta=1e-5, n_rounds=20, accountant="pld",
-                                    weak_learner="stump" if model == "stumps" else "tree", tree_nodes=2,
-                                    random_state=0)
+        est = SmoothBoostClassifier(epsilon=1.0, delta=1e-5, n_rounds=20, accountant="pld", random_state=0,
+                                    **BOOSTED[model])
     est.fit(X, y)
     eps, delta = est.privacy_ledger_.total()
     assert eps <= 1.0 * (1 + 1e-9) and est.privacy_ledger_.accountant == "pld"
@@ -99,7 +103,7 @@ def test_an_edited_curve_that_claims_more_noise_is_refused(tmp_path, binary_data
     from dpglass.exceptions import ModelFileError
 
     X, y = binary_data
-    DPRuleListClassifier(epsilon=1.0, max_length=10, accountant="pld", random_state=0).fit(X, y).save(tmp_path / "m.json")
+    DPRuleListClassifier(epsilon=1.0, max_length=10, mechanism="certified-pf", accountant="pld", random_state=0).fit(X, y).save(tmp_path / "m.json")
     data = json.loads((tmp_path / "m.json").read_text())
     data["privacy_ledger"]["entries"][0]["curve"]["parameter"] /= 10
     (tmp_path / "m.json").write_text(json.dumps(data))
@@ -193,16 +197,15 @@ def test_auto_picks_the_accountant_that_allows_more():
 
 
 @pytest.mark.parametrize("accountant", ["pld", "rdp"])
-@pytest.mark.parametrize("model", ["rule-list-exponential", "stumps", "trees"])
+@pytest.mark.parametrize("model", ["rule-list-exponential", *BOOSTED])
 def test_every_accountant_stays_within_budget_and_verifies(model, accountant, tmp_path, binary_data):
     X, y = binary_data
     if model.startswith("rule-list"):
         est = DPRuleListClassifier(epsilon=1.0, max_length=5, mechanism="exponential", delta=1e-6,
                                    accountant=accountant, random_state=0)
     else:
-        est = SmoothBoostClassifier(epsilon=1.0, delta=1e-5, n_rounds=20, accountant=accountant,
-                                    weak_learner="stump" if model == "stumps" else "tree", tree_nodes=2,
-                                    random_state=0)
+        est = SmoothBoostClassifier(epsilon=1.0, delta=1e-5, n_rounds=20, accountant=accountant, random_state=0,
+                                    **BOOSTED[model])
     est.fit(X, y)
     eps, delta = est.privacy_ledger_.total()
     assert eps <= 1.0 * (1 + 1e-9) and delta <= est.privacy_ledger_.delta
@@ -213,7 +216,10 @@ def test_every_accountant_stays_within_budget_and_verifies(model, accountant, tm
 
 def test_the_default_accountant_is_tight_for_delta_and_basic_for_pure(binary_data):
     X, y = binary_data
-    assert DPRuleListClassifier(epsilon=1.0, random_state=0).fit(X, y).privacy_ledger_.accountant in ("pld", "rdp")
+    gini = DPRuleListClassifier(epsilon=1.0, mechanism="certified-pf", random_state=0).fit(X, y)
+    assert gini.privacy_ledger_.accountant in ("pld", "rdp")
+    # errors-pf (the default) composes basically: its unused budget moves to the counts
+    assert DPRuleListClassifier(epsilon=1.0, random_state=0).fit(X, y).privacy_ledger_.accountant == "basic"
     assert SmoothBoostClassifier(epsilon=1.0, n_rounds=5, random_state=0).fit(X, y).privacy_ledger_.accountant == "basic"
     assert SmoothBoostClassifier(epsilon=1.0, delta=1e-6, n_rounds=50, random_state=0).fit(
         X, y).privacy_ledger_.accountant == "rdp"
@@ -225,7 +231,7 @@ def test_a_bounded_range_curve_edited_onto_another_mechanism_is_refused(tmp_path
     from dpglass.exceptions import ModelFileError
 
     X, y = binary_data
-    DPRuleListClassifier(epsilon=1.0, max_length=5, accountant="rdp", random_state=0).fit(X, y).save(tmp_path / "m.json")
+    DPRuleListClassifier(epsilon=1.0, max_length=5, mechanism="certified-pf", accountant="rdp", random_state=0).fit(X, y).save(tmp_path / "m.json")
     data = json.loads((tmp_path / "m.json").read_text())
     sel = next(e for e in data["privacy_ledger"]["entries"] if e["release"].endswith("selection"))
     sel["curve"] = {"kind": "bounded-range", "epsilon": sel["epsilon"]}
@@ -257,7 +263,8 @@ def test_an_integer_curve_field_edited_below_one_is_refused(tmp_path, binary_dat
     from dpglass.exceptions import InvalidParameterError, ModelFileError
 
     X, y = binary_data
-    DPRuleListClassifier(epsilon=1.0, delta=1e-6, max_length=5, accountant="rdp", random_state=0).fit(
+    DPRuleListClassifier(epsilon=1.0, delta=1e-6, max_length=5, mechanism="certified-pf", accountant="rdp",
+                         random_state=0).fit(
         X, y).save(tmp_path / "m.json")
     data = json.loads((tmp_path / "m.json").read_text())
     for e in data["privacy_ledger"]["entries"]:

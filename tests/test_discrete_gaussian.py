@@ -107,7 +107,8 @@ def test_calibration_searches_below_the_basic_split_when_entries_state_more():
 @pytest.fixture()
 def gaussian_list(binary_data, tmp_path):
     X, y = binary_data
-    est = DPRuleListClassifier(epsilon=1.0, delta=1e-6, max_length=5, count_noise="gaussian", random_state=0)
+    est = DPRuleListClassifier(epsilon=1.0, delta=1e-6, max_length=5, mechanism="certified-pf", count_noise="gaussian",
+                               random_state=0)
     est.fit(X, y)
     est.save(tmp_path / "m.json")
     return est, tmp_path / "m.json", X

@@ -1,6 +1,7 @@
 """Experiments (issue 5): shared counts, the resumable sweep engine, the paper-001 reproduction."""
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,8 @@ def _fit(X, y, cands, rng_seed, cache=None, **kw):
     params = dict(epsilon=1.0, delta=1e-8, mechanism="certified-pf", max_length=4, min_support=0.01,
                   confidence=None, gamma=4.0, variant="corrected")
     params.update(kw)
+    if params["mechanism"] == "errors-pf":  # no minimum support
+        params["min_support"] = None
     return fit_dp_rule_list(X, y, candidates=cands, rng=np.random.default_rng(rng_seed), cache=cache, **params)
 
 
@@ -41,6 +44,8 @@ def test_cached_fits_are_bit_identical_to_uncached(mechanism, binary_data):
     cands = build_candidates(X.shape[1], 2, True)
     cache = CountCache(SufficientStats(X, y, cands), max_entries=64)
     settings = [dict(), dict(confidence=0.99, variant="paper"), dict(variant="paper")]
+    if mechanism == "errors-pf":  # has neither confidence nor the paper's variant
+        settings = [dict()]
     # one cache shared by an epsilon grid, several seeds and settings (as in a sweep)
     for eps in (0.3, 3.0, 30.0, 300.0):
         for seed in range(4):
@@ -58,7 +63,8 @@ def test_cached_fit_equals_the_estimator(binary_data):
     cache = CountCache(SufficientStats(X, y, cands), max_entries=16)
     for seed in range(3):
         for mechanism in MECHANISMS:
-            est = DPRuleListClassifier(epsilon=5.0, mechanism=mechanism, max_length=4, min_support=0.01,
+            est = DPRuleListClassifier(epsilon=5.0, mechanism=mechanism, max_length=4,
+                                       min_support=None if mechanism == "errors-pf" else 0.01,
                                        random_state=seed).fit(X, y)
             rel = _fit(X, y, cands, seed, cache=cache, mechanism=mechanism, epsilon=5.0)
             assert [c for c, _ in rel.selected] == [
@@ -194,6 +200,31 @@ def test_resume_refuses_a_different_configuration(tmp_path, binary_data):
     assert len(run_sweep(other, tmp_path / "t.csv", n_jobs=1, progress=False, resume=False)) == 2 * (1 + 3)
     meta = json.loads((tmp_path / "t.csv.config.json").read_text())
     assert meta["epsilons"] == [0.5]
+
+
+def test_public_part_is_carved_from_the_training_part_and_shared(tmp_path, binary_data):
+    from dpglass.experiments.seeding import dataset_split, public_split
+    from dpglass.models import SubsampleAggregateClassifier
+
+    data = _csv_dataset(tmp_path, binary_data)
+    saa = {"n_teachers": 5, "noise_scale": 2.0, "delta": 1e-6}
+    methods = (MethodSpec("SAA", "subsample-aggregate", saa, public_fraction=0.5),
+               MethodSpec("SAA-2", "subsample-aggregate", saa, public_fraction=0.5))
+    config = SweepConfig((data,), methods, (1.0, 4.0), 2)
+    table = run_sweep(config, tmp_path / "p.csv", n_jobs=1, progress=False)
+    assert len(table) == 2 * 2 * 2 and (table["guarantee"] == "proven").all()
+    X, y, names = data.load()
+    tr, te = dataset_split(config, data, 1, None)
+    priv, pub = public_split(config, data, 1, len(tr), 0.5)
+    assert len(pub) == math.ceil(0.5 * len(tr)) and not set(priv) & set(pub)
+    model = SubsampleAggregateClassifier(epsilon=4.0, **saa, random_state=cell_seed(0, "toy", 1, "SAA", 4.0))
+    model.fit(pd.DataFrame(X[tr][priv], columns=names), y[tr][priv],
+              X_public=pd.DataFrame(X[tr][pub], columns=names))
+    row = table[(table["method"] == "SAA") & (table["epsilon"] == 4.0) & (table["seed"] == 1)].iloc[0]
+    assert row["test_accuracy"] == model.score(X[te], y[te])
+    assert "public_fraction" not in json.dumps(_config(tmp_path, binary_data).to_dict())  # old sweeps resume
+    with pytest.raises(InvalidParameterError, match="public_fraction"):
+        MethodSpec("bad", "subsample-aggregate", public_fraction=1.0)
 
 
 def test_validation_holdout_never_touches_the_test_rows():

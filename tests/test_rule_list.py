@@ -16,6 +16,7 @@ from dpglass.models._candidates import build_candidates, count_candidates
 from dpglass.models._rule_selection import MECHANISMS, PURE_MECHANISMS
 from dpglass.models.rule_list import fit_dp_rule_list
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE
+from conftest import needs_shared_data
 
 
 def _frame(X):
@@ -88,13 +89,18 @@ def test_fixed_candidates_by_name(binary_data):
 def test_ledger_total_never_exceeds_and_equals_when_full(mechanism, binary_data):
     X, y = binary_data
     model = DPRuleListClassifier(
-        epsilon=50.0, mechanism=mechanism, max_length=3, min_support=0.01, accountant="basic", random_state=0
+        epsilon=50.0, mechanism=mechanism, max_length=3, min_support=None if mechanism == "errors-pf" else 0.01,
+        accountant="basic", random_state=0
     ).fit(X, y)
     eps, delta = model.privacy_ledger_.total()
     requested_delta = DEFAULT_DELTA
     assert eps <= 50.0 * (1 + RELATIVE_TOLERANCE)
     assert delta <= requested_delta * (1 + RELATIVE_TOLERANCE)
     n_steps = len(model.rules_)
+    if mechanism == "errors-pf":  # the class counts take whatever the selections left
+        assert eps == pytest.approx(50.0) and delta == 0.0
+        assert len(model.privacy_ledger_) in (n_steps + 1, n_steps + 2)
+        return
     # every executed step spent its releases; a full list spends everything
     if len(model.rules_) == 3:
         assert eps == pytest.approx(50.0)
@@ -130,7 +136,11 @@ def test_huge_epsilon_recovers_greedy(mechanism):
     # the comparison is made without negations, on data free of other ties
     X, y = _no_tie_data()
     kw = dict(max_length=4, max_card=2, min_support=0.01, allow_negations=False)
-    greedy = GreedyRuleListClassifier(**kw).fit(X, y)
+    if mechanism == "errors-pf":  # its criterion, and no minimum support
+        kw["min_support"] = None
+        greedy = GreedyRuleListClassifier(**{**kw, "min_support": 0.0}, criterion="errors").fit(X, y)
+    else:
+        greedy = GreedyRuleListClassifier(**kw).fit(X, y)
     # the Gaussian's sigma falls only as 1/sqrt(epsilon): it needs a larger epsilon
     eps = 1e10 if mechanism == "global-gaussian" else 1e6
     dp = DPRuleListClassifier(epsilon=eps, delta=1e-6, mechanism=mechanism, random_state=1, **kw).fit(X, y)
@@ -289,7 +299,7 @@ def _structure(release):
     return tuple(c for c, _ in release.selected)
 
 
-@pytest.mark.parametrize("mechanism", ["certified-pf", "local-pf", "global-laplace", "exponential"])
+@pytest.mark.parametrize("mechanism", ["certified-pf", "local-pf", "global-laplace", "exponential", "errors-pf"])
 def test_output_frequencies_on_neighbours_stay_within_e_eps(mechanism):
     """Run a 1-rule list many times on D and D' = D minus one record; for every
     frequent output, a Clopper-Pearson lower bound on P_D(o) / P_D'(o) (and the
@@ -367,3 +377,115 @@ def test_gamma_only_for_smooth_cauchy(binary_data):
     X, y = binary_data
     with pytest.raises(InvalidParameterError, match="gamma"):
         DPRuleListClassifier(mechanism="local-pf", gamma=3.0).fit(X, y)
+
+
+# ------------------------------------------------------------- errors-pf
+def test_errors_criterion_is_monotone_with_sensitivity_one():
+    """Lemma 1 of docs/privacy.md ("errors-pf"), by brute force: adding any record (any pattern,
+    any label) to random small tables moves every candidate's errors, and "no rule"'s, by 0 or 1."""
+    from dpglass.models._rule_selection import StepCounts
+
+    rng = np.random.default_rng(5)
+    cands = build_candidates(3, 2, True)
+    patterns = np.array([[(p >> k) & 1 for k in range(3)] for p in range(8)], dtype=np.uint8)
+
+    def errors(X, y):
+        from dpglass.models._candidates import SufficientStats
+
+        st = SufficientStats(X, y, cands)
+        n0, n1 = st.remaining()
+        c0, c1 = st.caught_counts()
+        return StepCounts(np.append(c0, 0.0), np.append(c1, 0.0), n0, n1, 0.0).errors
+
+    for _ in range(25):
+        n = int(rng.integers(1, 30))
+        X = patterns[rng.integers(0, 8, n)]
+        y = rng.integers(0, 2, n).astype(np.uint8)
+        before = errors(X, y)
+        for p in range(8):
+            for label in (0, 1):
+                after = errors(np.vstack([X, patterns[p]]), np.append(y, label).astype(np.uint8))
+                assert set(np.unique(after - before)) <= {0.0, 1.0}
+
+
+def _planted(n=4000, seed=0):
+    """Label 1 exactly when x0 = 1 and x1 = 1 (a quarter of the records), else 0, with 5% flipped."""
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, 8)) < 0.5).astype(np.uint8)
+    y = ((X[:, 0] & X[:, 1]) ^ (rng.random(n) < 0.05)).astype(np.uint8)
+    return X, y
+
+
+def test_errors_pf_recovers_a_planted_rule():
+    """At epsilon = 1 on 4000 records errors-pf picks the planted conjunction first, predicting 1 for it."""
+    X, y = _planted()
+    for seed in range(5):
+        model = DPRuleListClassifier(epsilon=1.0, random_state=seed).fit(X, y)
+        assert sorted(str(c) for c in model.rules_[0].conditions) == ["x0", "x1"]
+        assert model.rules_[0].prediction == 1 and model.default_rule_.prediction == 0
+        assert model.score(X, y) > 0.93
+
+
+def test_errors_pf_stops_on_noise_and_spends_the_rest_on_counts():
+    """Labels independent of X: the list should stop at once (the bonus), and the ledger still totals epsilon,
+    the counts taking what the unused selections left."""
+    rng = np.random.default_rng(1)
+    X = (rng.random((500, 6)) < 0.5).astype(np.uint8)
+    y = (rng.random(500) < 0.3).astype(np.uint8)
+    lengths = []
+    for seed in range(20):
+        model = DPRuleListClassifier(epsilon=1.0, max_length=5, random_state=seed).fit(X, y)
+        lengths.append(len(model.rules_))
+        entries = list(model.privacy_ledger_)
+        assert model.privacy_ledger_.total() == (pytest.approx(1.0), 0.0)
+        assert entries[-1].epsilon == pytest.approx(1.0 - 0.8 / 5 * (len(entries) - 1))
+        assert model.stop_reason_ == ("max_length" if len(model.rules_) == 5 else "no improvement")
+    assert np.mean(lengths) < 1.0  # mostly the constant predictor: no rule beats the noise
+    assert sum(n == 0 for n in lengths) >= 10
+
+
+def test_errors_pf_refuses_the_gini_options(binary_data):
+    X, y = binary_data
+    for kw, match in ((dict(min_support=0.05), "no minimum support"), (dict(confidence=0.99), "has neither"),
+                      (dict(variant="paper"), "has neither"), (dict(count_noise="gaussian", delta=1e-6), "Laplace")):
+        with pytest.raises(InvalidParameterError, match=match):
+            DPRuleListClassifier(**kw).fit(X, y)
+    # the tight accountants are accepted and the run composes basically (its argument is basic composition)
+    model = DPRuleListClassifier(accountant="rdp", delta=1e-6, random_state=0).fit(X, y)
+    assert model.privacy_ledger_.accountant == "basic" and model.privacy_ledger_.total()[0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d["privacy_ledger"]["entries"][-1].update(epsilon=d["privacy_ledger"]["entries"][-1]["epsilon"] / 2,
+                                                         scale=d["privacy_ledger"]["entries"][-1]["scale"] * 2),
+     "epsilon"),
+    (lambda d: d["privacy_ledger"]["entries"].insert(0, dict(d["privacy_ledger"]["entries"][0])), "privacy_ledger"),
+    (lambda d: d.update(stop_reason="max_length"), "rules"),
+    (lambda d: d["params"].update(min_support=0.05), "params"),
+])
+def test_errors_pf_file_edits_are_refused(edit, match, binary_data):
+    from dpglass.exceptions import ModelFileError
+
+    X, y = binary_data
+    model = DPRuleListClassifier(epsilon=1.0, max_length=5, random_state=0).fit(X, y)
+    data = json.loads(json.dumps(model.to_dict()))
+    assert model.stop_reason_ == "no improvement"  # the edits below assume an early stop
+    DPRuleListClassifier.from_dict(json.loads(json.dumps(data)))
+    edit(data)
+    with pytest.raises(ModelFileError, match=match):
+        DPRuleListClassifier.from_dict(data)
+
+
+@needs_shared_data
+def test_errors_pf_beats_the_gini_lists_on_adults_117_columns():
+    """Issue 12's target: at epsilon = 1, at least 0.80 test accuracy on `adult` (canonical split) with at
+    most 10 rules, where the Gini criterion stays near the majority class (0.764) even without noise."""
+    from dpglass.datasets import load_dataset
+
+    X_tr, y_tr = load_dataset("adult", split="train")
+    X_te, y_te = load_dataset("adult", split="test")
+    for seed in range(3):
+        model = DPRuleListClassifier(epsilon=1.0, random_state=seed).fit(X_tr, y_tr)
+        assert model.score(X_te, y_te) >= 0.80 and len(model.rules_) <= 10
+    assert GreedyRuleListClassifier(max_length=10).fit(X_tr, y_tr).score(X_te, y_te) < 0.78
+    assert GreedyRuleListClassifier(max_length=10, criterion="errors").fit(X_tr, y_tr).score(X_te, y_te) > 0.83

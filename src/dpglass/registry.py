@@ -76,7 +76,8 @@ _register(
         target="dpglass.models.rule_list:GreedyRuleListClassifier",
         private=False,
         guarantee="none (non-private baseline)",
-        description="Greedy Gini rule list (GreedyRL), the non-private reference of paper 001.",
+        description="Greedy rule list (GreedyRL), the non-private reference of paper 001 (criterion='errors': "
+                    "errors-pf's criterion).",
         test_params={"max_length": 3},
     )
 )
@@ -85,8 +86,10 @@ _register(
         name="dp-rule-list",
         target="dpglass.models.rule_list:DPRuleListClassifier",
         private=True,
-        guarantee="(epsilon, delta)-DP proven (pure for local-pf and the global baselines); smooth-* are paper claims",
-        description="DP greedy rule list (paper 001, Algorithm 1) with a choice of selection mechanism.",
+        guarantee="pure epsilon-DP proven (errors-pf, default; local-pf and the global baselines); (epsilon, delta) "
+                  "for certified-pf; smooth-* are paper claims",
+        description="DP greedy rule list: errors-pf (default), or paper 001's Algorithm 1 with a choice of "
+                    "selection mechanism.",
         test_params={"max_length": 3, "epsilon": 1.0},
     )
 )
@@ -107,8 +110,9 @@ _register(
         target="dpglass.models.boosting:SmoothBoostClassifier",
         private=True,
         guarantee="pure epsilon-DP; (epsilon, delta)-DP by advanced composition when delta > 0",
-        description="LazyBB smooth boosting of DP-TopDown trees (paper 002, Algorithms 1 and 2).",
-        test_params={"n_rounds": 3, "tree_nodes": 2, "epsilon": 1.0},
+        description="LazyBB smooth boosting of DP trees of depth 2 (paper 002, Algorithm 1; one exponential "
+                    "mechanism per tree; paper 002's DP-TopDown with tree_learner='top-down').",
+        test_params={"n_rounds": 3, "epsilon": 1.0},
         params={"weak_learner": "tree"},
     )
 )
@@ -130,6 +134,28 @@ _register(
         guarantee="(epsilon, delta)-DP proven (PLD or RDP over trees, 'auto'); pure epsilon-DP with delta=0",
         description="DP gradient boosted trees on 0/1 and bounded numeric features (Newton leaves; DPBoost variant).",
         test_params={"n_estimators": 3, "epsilon": 1.0},
+    )
+)
+_register(
+    EstimatorSpec(
+        name="subsample-aggregate",
+        target="dpglass.models.bagging:SubsampleAggregateClassifier",
+        private=True,
+        guarantee="(epsilon, delta)-DP proven (noisy vote counts, tight composition); pure epsilon-DP with delta=0",
+        description="Subsample-and-aggregate: teachers on disjoint parts label public records (fit's X_public) "
+                    "with a noisy majority; a logistic student is released.",
+        test_params={"n_teachers": 5, "noise_scale": 2.0, "n_public": 60, "epsilon": 1.0},
+    )
+)
+_register(
+    EstimatorSpec(
+        name="dp-bag",
+        target="dpglass.models.bagging:DPBaggingClassifier",
+        private=True,
+        guarantee="paper-claim: DP-Bag's data-dependent moments accountant (Jordon et al. 2019), not proven",
+        description="DP bagging (paper 002's DP-Bag baseline): teachers on k random partitions label public records "
+                    "(fit's X_public) by report-noisy-max; a logistic student is released.",
+        test_params={"n_teachers": 4, "n_partitions": 3, "noise_scale": 20.0, "n_public": 60, "epsilon": 1.0},
     )
 )
 

@@ -34,7 +34,7 @@ def add_parser(subparsers) -> None:
         description=_plain(__doc__.split("\n\n")[1]) if __doc__ else None,
     )
     p.add_argument("--model", help="a mechanism (see --list) or a registered DP estimator (see `dpglass models`)")
-    p.add_argument("--mechanism", help="dp-rule-list: the selection mechanism (default certified-pf)")
+    p.add_argument("--mechanism", help="dp-rule-list: the selection mechanism (default errors-pf)")
     p.add_argument("--runs", type=int, help="samples (mechanisms) or trainings (estimators) per dataset")
     p.add_argument("--epsilon", type=float, help="the epsilon to audit (default 1 for mechanisms, 8 for estimators)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")

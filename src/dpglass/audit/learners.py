@@ -124,8 +124,7 @@ def _is_rule_list(est) -> bool:
 
 def _rule_list_runner(est, X, y, output):
     """(run(X, y, rng) -> output, claim, greedy proxy) for DPRuleListClassifier."""
-    from dpglass.models.rule_list import delta_plan
-    from dpglass.models.rule_list import fit_dp_rule_list
+    from dpglass.models.rule_list import delta_plan, fit_dp_rule_list, resolve_min_support
 
     est = clone(est)
     est._validate_params()
@@ -134,12 +133,13 @@ def _rule_list_runner(est, X, y, output):
     n = len(y01)
     delta = est._resolve_delta(est.delta)
     cands = est._candidate_set(X01.shape[1], est.feature_names())
-    support = max(1, math.floor(est.min_support * n))
+    min_support = resolve_min_support(est.mechanism, est.min_support)
+    support = max(1, math.floor(min_support * n))
     gamma = 4.0 if est.gamma is None else float(est.gamma)
 
     def min_support_for(n_d):
         # n is private: each dataset gets Lambda from its own first noisy count
-        return est.min_support
+        return min_support
 
     def run(Xd, yd, rng):
         rel = fit_dp_rule_list(

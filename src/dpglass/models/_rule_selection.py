@@ -41,6 +41,16 @@ Selectors
     Laplace noise on every candidate's 4-cell count table (l1 sensitivity 1
     each; epsilon split over the m candidates), Gini of the noisy tables.
     ``variant="paper"`` splits over 2m as paper 001 does.
+``errors-pf`` (dpglass's default since issue 12)
+    Permute-and-flip on minus the number of training errors the list would
+    make if it ended with the candidate (caught records and the rest each
+    predicted by their majority).  Adding a record raises every candidate's
+    count by 0 or 1, so the utilities are monotone with sensitivity 1: scale
+    1/epsilon, in records, and pure.  "No rule" scores the errors of stopping
+    now plus a public bonus ``ln(m) / epsilon`` (m options), about the largest
+    of m noises, so that the list stops unless a rule beats the noise.  Run by
+    :mod:`dpglass.models._errors_rule_list`, which releases no remaining
+    counts (docs/privacy.md, "errors-pf").
 """
 
 from __future__ import annotations
@@ -104,6 +114,11 @@ class StepCounts:
     @property
     def ginis(self) -> np.ndarray:
         return weighted_gini(self.c1, self.c0, self.n1 - self.c1, self.n0 - self.c0)
+
+    @property
+    def errors(self) -> np.ndarray:
+        """Training errors if the list ended with each candidate: both sides predict their majority."""
+        return np.minimum(self.c0, self.c1) + np.minimum(self.n0 - self.c0, self.n1 - self.c1)
 
 
 @dataclass(frozen=True)
@@ -294,8 +309,31 @@ class NoisyCounts(RuleSelector):
             note=f"4-cell table of each of {m} candidates at epsilon/{2 * m if self.paper else m} each")
 
 
+class ErrorsPF(RuleSelector):
+    """Permute-and-flip on minus the training errors (monotone, sensitivity 1), with a stop bonus."""
+
+    name = "errors-pf"
+
+    def __init__(self, *, bonus: float = 1.0, **kw):
+        super().__init__(**kw)
+        self.bonus = float(bonus)  # a public multiplier of the stop bonus (experiments vary it)
+
+    def stop_bonus(self, n_options: int) -> float:
+        """What "no rule" gets on top of its utility: bonus * ln(n_options) / epsilon (public)."""
+        return self.bonus * math.log(n_options) / self.epsilon
+
+    def select(self, counts, rng):
+        utilities = -counts.errors
+        utilities[-1] += self.stop_bonus(len(utilities))
+        mech = PermuteAndFlip(self.epsilon, 1.0, monotonic=True)
+        return mech.select(utilities, rng), self._entry(
+            "permute-and-flip (errors)", sensitivity=1.0, scale=mech.scale,
+            note="minus the training errors, monotone with sensitivity 1; \"no rule\" gets a bonus "
+                 "ln(options)/epsilon")
+
+
 SELECTORS = {cls.name: cls for cls in (LocalPF, CertifiedPF, SmoothLaplace, SmoothCauchy, GlobalLaplace,
-                                        GlobalGaussian, Exponential, NoisyCounts)}
+                                        GlobalGaussian, Exponential, NoisyCounts, ErrorsPF)}
 MECHANISMS = tuple(SELECTORS)
 #: Mechanisms whose selection spends no delta.
 PURE_MECHANISMS = tuple(name for name, cls in SELECTORS.items() if not cls.uses_delta and name != "certified-pf")

@@ -144,7 +144,8 @@ class RuleListFits:
             return release, problem, True, time.perf_counter() - start
         start = time.perf_counter()
         release = fit_greedy_rule_list(
-            self.X_tr, self.y_tr, candidates=cands, max_length=est.max_length, min_support=est.min_support
+            self.X_tr, self.y_tr, candidates=cands, max_length=est.max_length, min_support=est.min_support,
+            criterion=est.criterion,
         )
         return release, problem, False, time.perf_counter() - start
 

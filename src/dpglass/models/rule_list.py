@@ -29,6 +29,7 @@ from dpglass._validation import InstanceOf, Interval
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
 from dpglass.models._candidates import CandidateSet, CountCache, SufficientStats, build_candidates
+from dpglass.models._errors_rule_list import check_errors_params, fit_errors_rule_list
 from dpglass.models._rule_selection import (
     MECHANISMS, PURE_MECHANISMS, SELECTORS, Certification, StepCounts, certification_margin,
 )
@@ -103,13 +104,30 @@ def delta_plan(mechanism: str, confidence, variant: str) -> DeltaPlan:
     )
 
 
+#: lambda of the Gini mechanisms when ``min_support=None`` (paper 001's, for COMPAS and Adult).
+PAPER_MIN_SUPPORT = 0.05
+
+
+def resolve_min_support(mechanism: str, min_support: float | None) -> float:
+    """``min_support=None``: 0.05 for the Gini mechanisms, 0 for ``errors-pf`` (which has none)."""
+    if min_support is not None:
+        return float(min_support)
+    return 0.0 if mechanism == "errors-pf" else PAPER_MIN_SUPPORT
+
+
 # --------------------------------------------------------------------- learners
-def fit_greedy_rule_list(X, y, *, candidates: CandidateSet, max_length: int, min_support: float) -> RuleListRelease:
+def fit_greedy_rule_list(X, y, *, candidates: CandidateSet, max_length: int, min_support: float,
+                         criterion: str = "gini") -> RuleListRelease:
     """Non-private greedy rule list (GreedyRL) on 0/1 data.
 
     A candidate qualifies if it catches at least ``max(1, floor(min_support * n))``
-    remaining records.  Ties in Gini are broken by the lower impurity of the
-    caught side, then by candidate order.
+    remaining records.  ``criterion="gini"`` (paper 001) picks the lowest
+    weighted Gini impurity of the split, ties broken by the lower impurity of
+    the caught side, then by candidate order.  ``criterion="errors"`` picks
+    the fewest training errors of the list ended by the candidate (each side
+    predicted by its majority, as ``errors-pf`` scores), ties broken by the
+    fewer errors on the caught side, then by candidate order.  Either stops
+    when the best candidate does not improve on stopping.
     """
     stats = SufficientStats(X, y, candidates)
     support = max(1, math.floor(min_support * sum(stats.remaining())))
@@ -122,11 +140,10 @@ def fit_greedy_rule_list(X, y, *, candidates: CandidateSet, max_length: int, min
         if not ok.any():
             out.stop_reason = "minimum support"
             break
-        gini = np.round(weighted_gini(c1, c0, n1 - c1, n0 - c0), 12)
-        caught_gini = np.round(weighted_gini(c1, c0, 0, 0), 12)
+        score, caught, stop = _greedy_scores(criterion, c0, c1, n0, n1)
         order = np.flatnonzero(ok)
-        best = order[np.lexsort((order, caught_gini[order], gini[order]))[0]]
-        if gini[best] >= np.round(weighted_gini(n1, n0, 0, 0), 12):
+        best = order[np.lexsort((order, caught[order], score[order]))[0]]
+        if score[best] >= stop:
             out.stop_reason = "no improvement"
             break
         out.selected.append((int(best), (float(c0[best]), float(c1[best]))))
@@ -134,6 +151,14 @@ def fit_greedy_rule_list(X, y, *, candidates: CandidateSet, max_length: int, min
         used[best] = True
     out.default_counts = stats.remaining()
     return out
+
+
+def _greedy_scores(criterion: str, c0, c1, n0: float, n1: float):
+    """(score of each candidate, its caught side's score, the score of stopping): lower is better."""
+    if criterion == "errors":
+        return np.minimum(c0, c1) + np.minimum(n0 - c0, n1 - c1), np.minimum(c0, c1), min(n0, n1)
+    return (np.round(weighted_gini(c1, c0, n1 - c1, n0 - c0), 12), np.round(weighted_gini(c1, c0, 0, 0), 12),
+            np.round(weighted_gini(n1, n0, 0, 0), 12))
 
 
 def fit_dp_rule_list(
@@ -186,6 +211,12 @@ def fit_dp_rule_list(
         The selected candidates with their noisy counts, the default rule's
         noisy counts, why it stopped, and the ledger of every release.
     """
+    if mechanism == "errors-pf":  # its own releases: no remaining counts, one table of class counts
+        check_errors_params(min_support=min_support, confidence=confidence, variant=variant, count_noise=count_noise)
+        return fit_errors_rule_list(X, y, candidates=candidates, epsilon=epsilon, delta=delta,
+                                    max_length=max_length, rng=rng, cache=cache)
+    min_support = resolve_min_support(mechanism, min_support)
+
     K = max_length
     plan = delta_plan(mechanism, confidence, variant)
     eps_node, delta_part, accountant = rule_list_budget(epsilon, delta, K, plan, accountant, mechanism, count_noise)
@@ -411,6 +442,12 @@ class GreedyRuleListClassifier(_RuleListBase):
     min_support : float in [0, 1), default=0.01
         A rule must catch at least ``max(1, floor(min_support * n))`` of the
         remaining training records.
+    criterion : {"gini", "errors"}, default="gini"
+        ``"gini"``: paper 001's weighted Gini impurity of the split.
+        ``"errors"``: the training errors of the list if it ended with the
+        rule, what :class:`DPRuleListClassifier`'s default ``errors-pf``
+        selects on; much better where a pure remainder tempts Gini into a
+        mixed first rule (Adult's 117 columns: 0.842 against 0.771).
     candidates : list of rules or None
         A fixed candidate list; each rule a list of literals, a literal being
         ``(feature, value)`` (feature index or name; value True for ``x = 1``)
@@ -432,13 +469,15 @@ class GreedyRuleListClassifier(_RuleListBase):
     else 0         (counts 0: 10, 1: 0)
     """
 
-    _parameter_constraints = dict(_COMMON_CONSTRAINTS)
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "criterion": [["gini", "errors"]]}
 
-    def __init__(self, *, max_length=5, max_card=2, allow_negations=True, min_support=0.01, candidates=None):
+    def __init__(self, *, max_length=5, max_card=2, allow_negations=True, min_support=0.01, criterion="gini",
+                 candidates=None):
         self.max_length = max_length
         self.max_card = max_card
         self.allow_negations = allow_negations
         self.min_support = min_support
+        self.criterion = criterion
         self.candidates = candidates
 
     def fit(self, X, y):
@@ -447,21 +486,28 @@ class GreedyRuleListClassifier(_RuleListBase):
         X, y = self._check_fit_data(X, y)
         candidates = self._candidate_set(X.shape[1], self.feature_names())
         release = fit_greedy_rule_list(
-            X, y, candidates=candidates, max_length=self.max_length, min_support=self.min_support
+            X, y, candidates=candidates, max_length=self.max_length, min_support=self.min_support,
+            criterion=self.criterion,
         )
         self._store(release, candidates)
         return self
 
 
 class DPRuleListClassifier(_RuleListBase):
-    """Differentially private greedy rule list (paper 001, Algorithm 1, corrected).
+    """Differentially private greedy rule list.
 
-    Each step releases a noisy count of the remaining records (Laplace), stops
-    if it is below the minimum support plus a margin, selects a rule with the
-    chosen ``mechanism`` and releases the selected rule's noisy class counts
-    (Laplace), which give its prediction and the counts printed with it.  The
-    default rule's counts are released last.  ``epsilon`` is split evenly over
-    the ``3 * max_length + 1`` releases; see ``docs/privacy.md``.
+    The default, ``mechanism="errors-pf"``, selects each rule by
+    permute-and-flip on the training errors the list would make if it ended
+    with that rule (or stops), then releases the class counts of every rule
+    and of the default rule at once with all the budget the selections left;
+    it is pure epsilon-DP.  The other mechanisms are paper 001's Algorithm 1,
+    corrected, on the Gini impurity: each step releases a noisy count of the
+    remaining records (Laplace), stops if it is below the minimum support plus
+    a margin, selects a rule with the chosen ``mechanism`` and releases the
+    selected rule's noisy class counts (Laplace), which give its prediction
+    and the counts printed with it; the default rule's counts are released
+    last, and ``epsilon`` is split evenly over the ``3 * max_length + 1``
+    releases.  See ``docs/privacy.md``.
 
     Parameters
     ----------
@@ -470,14 +516,25 @@ class DPRuleListClassifier(_RuleListBase):
         None means ``dpglass.models._base.DEFAULT_DELTA`` (1e-8), a public
         constant: the number of training records n is private, so the
         default cannot be 1/n**2.  Pass a smaller delta for tables of more
-        than a million records.  Pure mechanisms (``local-pf``, ``smooth-cauchy``,
+        than a million records.  Pure mechanisms (``errors-pf``, ``local-pf``, ``smooth-cauchy``,
         ``global-laplace``, ``exponential``, ``noisy-counts``) spend none of
         it, except ``smooth-cauchy`` with ``variant="paper"``, whose
         minimum-support certification is charged to delta.
-    mechanism : str, default="certified-pf"
+    mechanism : str, default="errors-pf"
         How the next rule is selected:
 
-        - ``"certified-pf"`` (recommended, proven (epsilon, delta)): permute-
+        - ``"errors-pf"`` (default, proven pure epsilon): permute-and-flip on
+          the training errors, sensitivity 1 and monotone; "no rule" gets a
+          public bonus ``ln(options) / epsilon_sel`` so the list stops unless
+          a rule beats the noise.  ``(1 - 0.2) * epsilon / max_length`` per
+          selection; the class counts of the whole list get the rest (at
+          least ``0.2 * epsilon``, more when the list stops early).  No
+          minimum support, ``confidence``, ``variant="paper"`` or Gaussian
+          counts; it composes basically whatever ``accountant``.  On Adult's
+          117 columns at epsilon = 1: 0.840 test accuracy, where the Gini
+          mechanisms reach 0.771.
+        - ``"certified-pf"`` (paper 001's criterion, proven (epsilon, delta);
+          the default before issue 12): permute-
           and-flip on the Gini impurity with the local sensitivity at a lower
           bound on the remaining count certified by the released noisy count.
         - ``"smooth-laplace"``, ``"smooth-cauchy"``: paper 001's sm-Laplace /
@@ -490,7 +547,9 @@ class DPRuleListClassifier(_RuleListBase):
     max_length, max_card, allow_negations, candidates
         As in :class:`GreedyRuleListClassifier`.  Candidates are never filtered
         by their support on the training data (that would leak).
-    min_support : float in [0, 1), default=0.05
+    min_support : float in [0, 1) or None, default=None
+        None means 0.05 for the Gini mechanisms and none for ``errors-pf``
+        (which refuses any other value).
         lambda: stop when the noisy remaining count falls below
         ``Lambda = max(1, floor(lambda * n_hat))`` plus a margin, where
         ``n_hat`` is the first released (noisy) count of the records.  The margin is
@@ -553,6 +612,7 @@ class DPRuleListClassifier(_RuleListBase):
     _private = True
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
+        "min_support": [*_COMMON_CONSTRAINTS["min_support"], None],
         "epsilon": EPSILON,
         "delta": DELTA_OR_NONE,
         "mechanism": [list(MECHANISMS)],
@@ -570,11 +630,11 @@ class DPRuleListClassifier(_RuleListBase):
         *,
         epsilon=1.0,
         delta=None,
-        mechanism="certified-pf",
+        mechanism="errors-pf",
         max_length=5,
         max_card=2,
         allow_negations=True,
-        min_support=0.05,
+        min_support=None,
         confidence=None,
         gamma=None,
         variant="corrected",
@@ -602,6 +662,8 @@ class DPRuleListClassifier(_RuleListBase):
 
     def _release_plan(self) -> list:
         """The releases a full run would make (public parameters only): what private selection composes."""
+        if self.mechanism == "errors-pf":  # a run is one pure epsilon-DP mechanism, however long the list
+            return [LedgerEntry("errors-pf rule list", "pure", epsilon=float(self.epsilon))]
         delta = self._resolve_delta(self.delta)
         plan = delta_plan(self.mechanism, self.confidence, self.variant)
         K = int(self.max_length)

@@ -108,7 +108,7 @@ METHOD_NOTES = {
     "gl-Laplace": "paper's scale 0.5/ε_node (valid for monotone scores only): paper-claim",
     "gl-Gaussian": "per-value calibration as in the paper: paper-claim",
     "gl-Exponential": "a true exponential mechanism (the paper's code sampled uniformly): proven",
-    "certified-pf": "dpglass default, run as a user would: proven (ε, δ)",
+    "certified-pf": "dpglass's default before issue 12 (now errors-pf), run as a user would: proven (ε, δ)",
 }
 
 
@@ -124,7 +124,8 @@ def paper_methods(max_length: int = K) -> tuple[MethodSpec, ...]:
         MethodSpec("gl-Laplace", "dp-rule-list", dict(dp, mechanism="global-laplace", variant="paper")),
         MethodSpec("gl-Gaussian", "dp-rule-list", dict(dp, mechanism="global-gaussian", variant="paper")),
         MethodSpec("gl-Exponential", "dp-rule-list", dict(dp, mechanism="exponential")),
-        MethodSpec("certified-pf", "dp-rule-list", dict(dp)),
+        # pinned: the default mechanism became errors-pf (issue 12); these results are certified-pf's
+        MethodSpec("certified-pf", "dp-rule-list", dict(dp, mechanism="certified-pf")),
     )
 
 
