@@ -61,13 +61,9 @@ def _expected_releases(p: dict, d_numeric: int, x: float, leaf_delta: float) -> 
     return out
 
 
-def _check_budget(data: dict, model, ledger, fail, is_num) -> tuple[float, float]:
-    """The file's delta, accountant and tree_epsilon must be what the parameters give.
-
-    Returns ``(tree_epsilon, the delta each Gaussian leaf release states)``.
-
-    (The ledger's delta budget is checked against the parameters by ``_verify``.)
-    """
+def _file_budget(data: dict, model, fail, is_num) -> tuple[float, float, float]:
+    """``(tree_epsilon, resolved delta, the delta each Gaussian leaf release states)`` of the file, checked
+    for form (the ledger's delta budget is checked against the parameters by ``_verify``)."""
     from dpglass.models._base import DEFAULT_DELTA
 
     delta, want_delta = data.get("delta"), (DEFAULT_DELTA if model.delta is None else float(model.delta))
@@ -80,15 +76,40 @@ def _check_budget(data: dict, model, ledger, fail, is_num) -> tuple[float, float
         fail("params.accountant", f"is {model.accountant!r}", f"one of {ACCOUNTANT_CHOICES}")
     if model.leaf_noise not in ("laplace", "gaussian"):
         fail("params.leaf_noise", f"is {model.leaf_noise!r}", "'laplace' or 'gaussian'")
+    return float(x), want_delta, leaf_delta(model.leaf_noise, want_delta, int(model.n_estimators))
+
+
+def _check_split(model, delta: float, x: float, ledger, fail) -> None:
+    """The accountant and tree_epsilon must be what the parameters give (``_gbdt_budget.budget``)."""
     try:
-        want_x, acct = model._budget(want_delta)
+        want_x, acct = model._budget(delta)
     except ValueError as exc:
         fail("params", f"cannot be fitted ({exc})", "parameters DPGradientBoostingClassifier accepts")
     if ledger.accountant != acct:
         fail("privacy_ledger.accountant", f"is {ledger.accountant!r}", f"{acct!r} for these parameters")
     if not math.isclose(x, want_x, rel_tol=1e-9):
         fail("tree_epsilon", f"is {x!r}", f"{want_x!r}, the {acct} split of the budget for these parameters")
-    return float(x), leaf_delta(model.leaf_noise, want_delta, int(model.n_estimators))
+
+
+def _check_entries(entries: list, expected: list, ledger, fail) -> None:
+    """Entry by entry: name, mechanism, epsilon, delta, curve (the mechanism's own); the whole budget spent."""
+    from dpglass.models._verify import _check_declared_curve
+
+    if len(entries) != len(expected):
+        fail("privacy_ledger.entries", f"has {len(entries)} releases", f"{len(expected)} for these parameters")
+    for i, (e, (release, mech, eps, curve, delta)) in enumerate(zip(entries, expected)):
+        field = f"privacy_ledger.entries[{i}]"
+        if e["mechanism"] != mech or (release is not None and e["release"] != release):
+            fail(field, f"is {e['release']!r} by {e['mechanism']!r}", f"{release or 'a bin release'!r} by {mech!r}")
+        if eps is not None and not math.isclose(e["epsilon"], eps, rel_tol=1e-9):
+            fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"{eps!r} (tree_epsilon and the shares)")
+        if not math.isclose(e.get("delta", 0.0), delta, rel_tol=1e-9, abs_tol=0.0):
+            fail(f"{field}.delta", f"is {e.get('delta')!r}", f"{delta!r}")
+        _check_declared_curve(e, field, curve)
+    spent, budget = ledger.total()[0], ledger.epsilon
+    low = 1 - 1e-9 if ledger.accountant == "basic" else 0.97  # tight calibration is to a relative 1e-2
+    if spent < budget * low:
+        fail("privacy_ledger.entries", f"spend epsilon={spent!r}", f"the whole budget epsilon={budget!r}")
 
 
 def check_gbdt(data: dict, ctx, fail, is_num) -> None:
@@ -126,25 +147,10 @@ def check_gbdt(data: dict, ctx, fail, is_num) -> None:
             fail(f"trees[{i}].value", "holds a non-finite value", "finite leaf values")
     if ctx.ledger is None:
         return
-    from dpglass.models._verify import _check_declared_curve
-
     model = DPGradientBoostingClassifier(**{k: v for k, v in p.items() if k != "bounds"})
     model.bounds_ = [None if b is None else (float(b[0]), float(b[1])) for b in bounds]
-    x, ld = _check_budget(data, model, ctx.ledger, fail, is_num)
-    expected = _expected_releases(p, sum(1 for b in bounds if b is not None), x, ld)
-    entries = ctx.entries
-    if len(entries) != len(expected):
-        fail("privacy_ledger.entries", f"has {len(entries)} releases", f"{len(expected)} for these parameters")
-    for i, (e, (release, mech, eps, curve, delta)) in enumerate(zip(entries, expected)):
-        field = f"privacy_ledger.entries[{i}]"
-        if e["mechanism"] != mech or (release is not None and e["release"] != release):
-            fail(field, f"is {e['release']!r} by {e['mechanism']!r}", f"{release or 'a bin release'!r} by {mech!r}")
-        if eps is not None and not math.isclose(e["epsilon"], eps, rel_tol=1e-9):
-            fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"{eps!r} (tree_epsilon and the shares)")
-        if not math.isclose(e.get("delta", 0.0), delta, rel_tol=1e-9, abs_tol=0.0):
-            fail(f"{field}.delta", f"is {e.get('delta')!r}", f"{delta!r}")
-        _check_declared_curve(e, field, curve)
-    spent, budget = ctx.ledger.total()[0], ctx.ledger.epsilon
-    low = 1 - 1e-9 if ctx.ledger.accountant == "basic" else 0.97  # tight calibration is to a relative 1e-2
-    if spent < budget * low:
-        fail("privacy_ledger.entries", f"spend epsilon={spent!r}", f"the whole budget epsilon={budget!r}")
+    x, delta, ld = _file_budget(data, model, fail, is_num)
+    # first the ledger against the file's own state, then that state against the parameters
+    _check_entries(ctx.entries, _expected_releases(p, sum(1 for b in bounds if b is not None), x, ld), ctx.ledger,
+                   fail)
+    _check_split(model, delta, x, ctx.ledger, fail)
