@@ -77,15 +77,19 @@ def test_pld_rounds_are_larger_than_advanced_composition():
             assert round_budget(eps, delta, k, "stump", 1, acct)[0] > per_round_epsilon(eps, delta, k)[0]
 
 
-@pytest.mark.parametrize("model", ["rule-list", "stumps", "trees"])
+#: SmoothBoostClassifier's weak learners: stumps, joint trees (the default), paper 002's top-down trees.
+BOOSTED = {"stumps": dict(weak_learner="stump"), "trees": dict(weak_learner="tree"),
+           "top-down-trees": dict(weak_learner="tree", tree_learner="top-down", tree_nodes=2)}
+
+
+@pytest.mark.parametrize("model", ["rule-list", *BOOSTED])
 def test_models_with_the_pld_accountant_stay_within_budget_and_verify(model, tmp_path, binary_data):
     X, y = binary_data
     if model == "rule-list":
         est = DPRuleListClassifier(epsilon=1.0, max_length=10, mechanism="certified-pf", accountant="pld", random_state=0)
     else:
-        est = SmoothBoostClassifier(epsilon=1.0, delta=1e-5, n_rounds=20, accountant="pld",
-                                    weak_learner="stump" if model == "stumps" else "tree", tree_nodes=2,
-                                    random_state=0)
+        est = SmoothBoostClassifier(epsilon=1.0, delta=1e-5, n_rounds=20, accountant="pld", random_state=0,
+                                    **BOOSTED[model])
     est.fit(X, y)
     eps, delta = est.privacy_ledger_.total()
     assert eps <= 1.0 * (1 + 1e-9) and est.privacy_ledger_.accountant == "pld"
@@ -193,16 +197,15 @@ def test_auto_picks_the_accountant_that_allows_more():
 
 
 @pytest.mark.parametrize("accountant", ["pld", "rdp"])
-@pytest.mark.parametrize("model", ["rule-list-exponential", "stumps", "trees"])
+@pytest.mark.parametrize("model", ["rule-list-exponential", *BOOSTED])
 def test_every_accountant_stays_within_budget_and_verifies(model, accountant, tmp_path, binary_data):
     X, y = binary_data
     if model.startswith("rule-list"):
         est = DPRuleListClassifier(epsilon=1.0, max_length=5, mechanism="exponential", delta=1e-6,
                                    accountant=accountant, random_state=0)
     else:
-        est = SmoothBoostClassifier(epsilon=1.0, delta=1e-5, n_rounds=20, accountant=accountant,
-                                    weak_learner="stump" if model == "stumps" else "tree", tree_nodes=2,
-                                    random_state=0)
+        est = SmoothBoostClassifier(epsilon=1.0, delta=1e-5, n_rounds=20, accountant=accountant, random_state=0,
+                                    **BOOSTED[model])
     est.fit(X, y)
     eps, delta = est.privacy_ledger_.total()
     assert eps <= 1.0 * (1 + 1e-9) and delta <= est.privacy_ledger_.delta

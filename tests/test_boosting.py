@@ -195,16 +195,26 @@ def test_first_stump_is_best_literal_at_huge_epsilon(data):
 
 
 # ---------------------------------------------------------------- estimator
-@pytest.mark.parametrize("weak_learner", ["stump", "tree"])
-def test_ledger_total_equals_budget(data, weak_learner):
+#: The weak learners: stumps, joint trees of depth 2 and 1, paper 002's top-down trees (2 splits).
+LEARNERS = {
+    "stump": dict(weak_learner="stump"),
+    "joint": dict(weak_learner="tree"),
+    "joint-depth-1": dict(weak_learner="tree", tree_nodes=1),
+    "top-down": dict(weak_learner="tree", tree_learner="top-down", tree_nodes=2),
+}
+#: Ledger entries per round of each learner.
+PER_ROUND = {"stump": 1, "joint": 1, "joint-depth-1": 1, "top-down": 3}
+
+
+@pytest.mark.parametrize("learner", LEARNERS)
+def test_ledger_total_equals_budget(data, learner):
     X, y = data
-    clf = SmoothBoostClassifier(epsilon=0.7, n_rounds=5, weak_learner=weak_learner, tree_nodes=2, random_state=1)
+    clf = SmoothBoostClassifier(epsilon=0.7, n_rounds=5, random_state=1, **LEARNERS[learner])
     clf.fit(X, y)
     eps, delta = clf.privacy_ledger_.total()
     assert eps == pytest.approx(0.7, rel=1e-12) and eps <= 0.7 * (1 + 1e-9)
     assert delta == 0.0
-    per_round = 1 if weak_learner == "stump" else 3
-    assert len(clf.privacy_ledger_) == 5 * per_round
+    assert len(clf.privacy_ledger_) == 5 * PER_ROUND[learner]
     assert clf.round_epsilon_ == pytest.approx(0.7 / 5)
     assert clf.composition_ == "basic"
     assert clf.privacy_ledger_.guarantee == "proven"
@@ -212,13 +222,12 @@ def test_ledger_total_equals_budget(data, weak_learner):
         assert "basic composition" in e.note
 
 
-@pytest.mark.parametrize("weak_learner", ["stump", "tree"])
-def test_advanced_composition_ledger(data, weak_learner):
+@pytest.mark.parametrize("learner", LEARNERS)
+def test_advanced_composition_ledger(data, learner):
     X, y = data
-    clf = SmoothBoostClassifier(
-        epsilon=1.0, delta=1e-6, n_rounds=120, weak_learner=weak_learner, tree_nodes=1, accountant="basic",
-        random_state=0,
-    ).fit(X, y)
+    params = dict(LEARNERS[learner], tree_nodes=1)
+    clf = SmoothBoostClassifier(epsilon=1.0, delta=1e-6, n_rounds=120, accountant="basic", random_state=0, **params)
+    clf.fit(X, y)
     assert clf.composition_ == "advanced"
     assert clf.round_epsilon_ > 1.0 / 120
     eps, delta = clf.privacy_ledger_.total()
@@ -236,10 +245,10 @@ def test_delta_none_is_the_public_default_not_a_function_of_n(data):
     assert SmoothBoostClassifier(delta=None, n_rounds=3, random_state=0).fit(X[1:], y[1:]).delta_ == DEFAULT_DELTA
 
 
-@pytest.mark.parametrize("weak_learner", ["stump", "tree"])
-def test_reproducible_and_seed_dependent(data, weak_learner):
+@pytest.mark.parametrize("learner", LEARNERS)
+def test_reproducible_and_seed_dependent(data, learner):
     X, y = data
-    kw = dict(epsilon=0.05, n_rounds=6, weak_learner=weak_learner)
+    kw = dict(epsilon=0.05, n_rounds=6, **LEARNERS[learner])
     a = SmoothBoostClassifier(**kw, random_state=3).fit(X, y)
     b = SmoothBoostClassifier(**kw, random_state=3).fit(X, y)
     c = SmoothBoostClassifier(**kw, random_state=4).fit(X, y)
@@ -253,8 +262,8 @@ def test_reproducible_and_seed_dependent(data, weak_learner):
 
 def test_learns_and_is_accurate_at_large_epsilon(data):
     X, y = data
-    for wl in ("stump", "tree"):
-        clf = SmoothBoostClassifier(epsilon=50.0, n_rounds=15, weak_learner=wl, random_state=0).fit(X, y)
+    for params in LEARNERS.values():
+        clf = SmoothBoostClassifier(epsilon=50.0, n_rounds=15, random_state=0, **params).fit(X, y)
         assert clf.score(X, y) > 0.72
 
 
@@ -304,6 +313,7 @@ def test_printout_has_feature_names(data):
         {"delta": -0.1},
         {"weak_learner": "forest"},
         {"tree_nodes": 0},
+        {"tree_learner": "forest"},
         {"random_state": -3},
     ],
 )
@@ -312,6 +322,31 @@ def test_invalid_parameters(data, params):
     (name,) = params
     with pytest.raises(InvalidParameterError, match=f"'{name}' parameter of SmoothBoostClassifier"):
         SmoothBoostClassifier(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("learner,rounds", [("stump", 15), ("joint", 5), ("top-down", 15)])
+def test_auto_rounds_are_public_constants_per_learner(data, tmp_path, learner, rounds):
+    from dpglass.models import load_model
+
+    X, y = data
+    clf = SmoothBoostClassifier(epsilon=1.0, random_state=0, **LEARNERS[learner]).fit(X, y)
+    assert clf.n_rounds == "auto" and len(clf.estimators_) == rounds
+    assert clf.round_epsilon_ == pytest.approx(1.0 / rounds)
+    clf.save(tmp_path / "m.json")  # the verifier resolves "auto" the same way
+    assert load_model(tmp_path / "m.json").estimators_ == clf.estimators_
+    with pytest.raises(InvalidParameterError, match="'n_rounds' parameter"):
+        SmoothBoostClassifier(n_rounds="many", **LEARNERS[learner]).fit(X, y)
+
+
+@pytest.mark.parametrize("params", [{"tree_nodes": 2}, {"tree_nodes": 7}, {"variant": "paper"}])
+def test_joint_trees_refuse_what_they_do_not_support(data, params):
+    """Joint trees are complete trees of depth 1 or 2; paper 002's calibration is for top-down trees."""
+    X, y = data
+    (name,) = params
+    with pytest.raises(InvalidParameterError, match=f"'{name}' parameter of SmoothBoostClassifier"):
+        SmoothBoostClassifier(weak_learner="tree", **params).fit(X, y)
+    SmoothBoostClassifier(weak_learner="tree", tree_learner="top-down", n_rounds=2, **params).fit(X, y)
+    SmoothBoostClassifier(weak_learner="stump", n_rounds=2, **params).fit(X, y)
 
 
 def test_bad_data(data):
@@ -328,13 +363,13 @@ def test_bad_data(data):
 # tests/test_estimator_checks.py (with no expected failures).
 
 
-@pytest.mark.parametrize("weak_learner", ["stump", "tree"])
-def test_save_and_load_round_trip(data, tmp_path, weak_learner):
+@pytest.mark.parametrize("learner", LEARNERS)
+def test_save_and_load_round_trip(data, tmp_path, learner):
     from dpglass.models import load_model
 
     X, y = data
     Xdf = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
-    clf = SmoothBoostClassifier(epsilon=2.0, n_rounds=5, weak_learner=weak_learner, random_state=0).fit(Xdf, y)
+    clf = SmoothBoostClassifier(epsilon=2.0, n_rounds=5, random_state=0, **LEARNERS[learner]).fit(Xdf, y)
     clf.save(tmp_path / "model.json")
     again = load_model(tmp_path / "model.json")
     assert isinstance(again, SmoothBoostClassifier)
@@ -396,3 +431,186 @@ def _sequence_log_probs(X, y, eps_round, n_rounds, learning_rate, density, varia
             margin += ysign * _stump_of(index, d).predict(X)
         out[seq] = logp
     return out
+
+
+# ---------------------------------------------------------------- joint trees
+def _tiny(seed, n=14, d=3):
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, d)) < 0.5).astype(np.uint8)
+    y = (rng.random(n) < 0.5).astype(np.uint8)
+    return X, y, rng.random(n)
+
+
+def _every_joint_tree(d, depth):
+    """Every candidate of the joint learner: (tree, its key) for all split features and leaf labellings."""
+    import itertools
+
+    from dpglass.models._weak_learners import _joint_tree
+
+    for feats in itertools.product(range(d), repeat=1 if depth == 1 else 3):
+        for labels in itertools.product((-1, 1), repeat=2 ** depth):
+            yield _joint_tree(depth, feats, labels)
+
+
+def _chain_log_probs(F, y, mu, depth, rate):
+    """The law the sampler draws from (up to the grid): the chain of stage softmaxes, as {tree: log-probability}."""
+    from scipy.special import log_softmax
+
+    from dpglass.models._weak_learners import _LABELLINGS, _joint_tree, _TreeUtilities
+
+    util = _TreeUtilities(F, y, mu, depth, rate)
+    d = F.n_features
+    root = log_softmax(rate * util.root())
+    out = {}
+    for j in range(d):
+        if depth == 1:
+            for i, lp in enumerate(log_softmax(rate * util.labels(j))):
+                out[_joint_tree(1, (j,), _LABELLINGS[i])] = root[j] + lp
+            continue
+        pairs = log_softmax(rate * util.pairs(j))
+        for kl in range(d * d):
+            k, l = divmod(kl, d)
+            for i, lp in enumerate(log_softmax(rate * util.labels(j, k, l))):
+                labels = _LABELLINGS[i // 4] + _LABELLINGS[i % 4]
+                out[_joint_tree(2, (j, k, l), labels)] = root[j] + pairs[kl] + lp
+    return out
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+@pytest.mark.parametrize("seed", range(3))
+def test_joint_tree_chain_is_the_exponential_mechanism_over_whole_trees(depth, seed):
+    """The chain's law equals softmax(rate * U') over every labelled tree, U' = max(-error, best - floor/rate).
+
+    Brute force: each tree's weighted error from its predictions.  Rates: one
+    where the floor never binds (the stages factorise over the branches), one
+    where it binds for the worst trees only, and a huge one where it binds
+    almost everywhere (both: the stages are computed tree by tree).
+    """
+    from scipy.special import log_softmax
+
+    from dpglass.models._weak_learners import TREE_FLOOR, _TreeUtilities
+
+    X, y, mu = _tiny(seed)
+    F = FeatureMatrix(X)
+    trees = list(_every_joint_tree(X.shape[1], depth))
+    U = np.array([-mu[t.predict(X) != 2 * y.astype(np.int8) - 1].sum() for t in trees])
+    binds = 2 * TREE_FLOOR / (U.max() - U.min())  # the floor binds for the worst trees only
+    for rate in (0.7, binds, 1e9):
+        floored = np.maximum(U, U.max() - TREE_FLOOR / rate)
+        ideal = log_softmax(rate * floored)
+        chain = _chain_log_probs(F, y, mu, depth, rate)
+        got = np.array([chain[t] for t in trees])
+        np.testing.assert_allclose(got, ideal, rtol=1e-9, atol=1e-6)
+        assert (floored > U).any() == (rate != 0.7)  # the floor binds at the two large rates only
+        if depth == 2:
+            assert _TreeUtilities(F, y, mu, depth, rate).unfloored == (rate == 0.7)
+
+
+def test_joint_tree_sampler_draws_the_chain_law():
+    """dp_joint_tree's draws (exact samplers) follow the chain's law: chi-square over all 128 depth-2 trees."""
+    from scipy.stats import chisquare
+
+    from dpglass.models._weak_learners import dp_joint_tree, joint_tree_rate
+
+    X, y, mu = _tiny(11, n=10, d=2)
+    mu *= 0.6
+    F = FeatureMatrix(X)
+    eps = 1.0
+    law = _chain_log_probs(F, y, mu, 2, joint_tree_rate(eps, 2))
+    trees = list(law)
+    index = {t: i for i, t in enumerate(trees)}
+    rng = np.random.default_rng(0)
+    counts = np.zeros(len(trees))
+    draws = 4000
+    for _ in range(draws):
+        tree, entries, pred = dp_joint_tree(F, y, mu, epsilon=eps, n_nodes=3, rng=rng)
+        counts[index[tree]] += 1
+    np.testing.assert_array_equal(pred, tree.predict(X))
+    expected = draws * np.exp([law[t] for t in trees])
+    assert expected.min() > 5  # every cell of the test is populated
+    assert chisquare(counts, expected * draws / expected.sum()).pvalue > 1e-5
+    (entry,) = entries
+    assert entry["epsilon"] == eps and entry["sensitivity"] == 1.0
+    assert entry["curve"] == {"kind": "bounded-range", "epsilon": eps}
+    # the common rate pays 4 * 2**-40 for each stage's grid rounding (3 stages at depth 2, 2 at depth 1)
+    assert joint_tree_rate(eps, 2) == (eps - 12 * 2.0**-40) / 2 and joint_tree_rate(eps, 1) == (eps - 8 * 2.0**-40) / 2
+
+
+@pytest.mark.parametrize("n_nodes", [1, 3])
+def test_joint_tree_picks_a_best_tree_at_huge_epsilon(data, n_nodes):
+    from dpglass.models._weak_learners import JOINT_TREE_DEPTH, dp_joint_tree
+
+    X, y = data
+    F = FeatureMatrix(X[:300])
+    y = y[:300]
+    mu = np.random.default_rng(0).random(300)
+    errors = [mu[t.predict(X[:300]) != 2 * y.astype(np.int8) - 1].sum()
+              for t in _every_joint_tree(X.shape[1], JOINT_TREE_DEPTH[n_nodes])]
+    for seed in range(3):
+        tree, _, pred = dp_joint_tree(F, y, mu, epsilon=1e7, n_nodes=n_nodes, rng=np.random.default_rng(seed))
+        assert mu[pred != 2 * y.astype(np.int8) - 1].sum() == pytest.approx(min(errors), abs=1e-9)
+        assert tree.n_internal == n_nodes
+
+
+def test_exact_privacy_audit_of_joint_tree_boosting_on_tiny_data():
+    """Two rounds of depth-2 joint trees: every output pair's probability moves by at most e^eps between neighbours.
+
+    As for stumps: the whole output distribution (128 x 128 tree pairs) is
+    computed exactly on a 6-record dataset and on every neighbour (each record
+    removed, each possible record added), each with its own target kappa * n.
+    """
+    from dpglass.models._weak_learners import joint_tree_rate
+    from dpglass.models.boosting import smooth_weighting
+
+    X = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [1, 1], [0, 1]], dtype=np.uint8)
+    y = np.array([0, 1, 0, 1, 0, 1], dtype=np.uint8)
+    eps, kappa, lam = 2.0, 0.5, 0.7
+    rate = joint_tree_rate(eps / 2, 2)
+
+    def log_probs(Xd, yd):
+        F, ys = FeatureMatrix(Xd), 2 * yd.astype(np.int64) - 1
+        target, out = kappa * len(yd), {}
+        mu = smooth_weighting(np.zeros(len(yd), dtype=np.int64), 0, density=kappa, learning_rate=lam, target=target)
+        for t1, lp1 in _chain_log_probs(F, yd, mu, 2, rate).items():
+            margin = ys * t1.predict(Xd)
+            mu2 = smooth_weighting(margin, 1, density=kappa, learning_rate=lam, target=target)
+            for t2, lp2 in _chain_log_probs(F, yd, mu2, 2, rate).items():
+                out[t1, t2] = lp1 + lp2
+        return out
+
+    base = log_probs(X, y)
+    assert np.isclose(sum(np.exp(v) for v in base.values()), 1.0)
+    neighbours = [(np.delete(X, i, axis=0), np.delete(y, i)) for i in range(len(y))]
+    for row in ((0, 0), (0, 1), (1, 0), (1, 1)):
+        for label in (0, 1):
+            neighbours.append((np.vstack([X, [row]]).astype(np.uint8), np.append(y, label).astype(np.uint8)))
+    worst = 0.0
+    for Xn, yn in neighbours:
+        other = log_probs(Xn, yn)
+        worst = max(worst, max(abs(base[s] - other[s]) for s in base))
+    assert worst <= eps + 1e-9
+    assert worst > 0.05 * eps  # the audit is not vacuous
+
+    def errors(Xd, yd):  # round 1's utilities, brute force: every labelled tree's weighted error
+        mu = smooth_weighting(np.zeros(len(yd), dtype=np.int64), 0, density=kappa, learning_rate=lam,
+                              target=kappa * len(yd))
+        return np.array([mu[t.predict(Xd) != 2 * yd.astype(np.int8) - 1].sum() for t in _every_joint_tree(2, 2)])
+
+    moves = [np.abs(errors(Xn, yn) - errors(X, y)).max() for Xn, yn in neighbours]
+    assert kappa - 1e-12 <= max(moves) <= 1 + 1e-12  # sensitivity 1 (Lemma S'); a new record weighs kappa here
+
+
+def test_a_joint_tree_that_is_not_complete_is_refused(data, tmp_path):
+    import json
+
+    from dpglass.exceptions import ModelFileError
+    from dpglass.models import load_model
+
+    X, y = data
+    clf = SmoothBoostClassifier(epsilon=2.0, n_rounds=3, weak_learner="tree", random_state=0).fit(X, y)
+    d = clf.to_dict()
+    tree = d["estimators"][0]
+    tree["left"][1], tree["right"][1] = tree["right"][1], tree["left"][1]  # still a tree, not the complete layout
+    (tmp_path / "m.json").write_text(json.dumps(d))
+    with pytest.raises(ModelFileError, match="left/right"):
+        load_model(tmp_path / "m.json")

@@ -47,6 +47,29 @@ def test_fit_and_predict_csv(tmp_path, capsys, binary_data):
     assert set(np.unique(pred)) <= {0, 1}
 
 
+def test_fit_with_a_public_part(tmp_path, capsys, binary_data):
+    X, y = binary_data
+    names = [f"f{i}" for i in range(X.shape[1])]
+    frame = pd.DataFrame(X[:400], columns=names).assign(label=y[:400])
+    frame.to_csv(tmp_path / "train.csv", index=False)
+    public = pd.DataFrame(X[400:], columns=names)
+    public[names[::-1]].to_csv(tmp_path / "public.csv", index=False)  # any column order
+    model_path = tmp_path / "m.json"
+    argv = ["fit", "--data", str(tmp_path / "train.csv"), "--target", "label", "--model", "subsample-aggregate",
+            "--epsilon", "2", "--delta", "1e-6", "--param", "n_teachers=5", "--param", "noise_scale=4",
+            "--seed", "0", "--out", str(model_path)]
+    assert main(argv + ["--public", str(tmp_path / "public.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "public part: 200 records" in out and "of 200 public records" in out
+    assert json.loads(model_path.read_text())["n_public"] == 200
+    public.drop(columns=["f0"]).to_csv(tmp_path / "bad.csv", index=False)
+    assert main(argv + ["--public", str(tmp_path / "bad.csv")]) == 2
+    assert "exactly the feature columns" in capsys.readouterr().err
+    assert main(["fit", "--data", str(tmp_path / "train.csv"), "--target", "label", "--seed", "0",
+                 "--public", str(tmp_path / "public.csv")]) == 2
+    assert "does not learn from a public part" in capsys.readouterr().err
+
+
 def test_greedy_model_and_param_passthrough(capsys):
     assert main(["fit", "--model", "greedy-rule-list", "--param", "max_length=2", "--seed", "0"]) == 0
     out = capsys.readouterr().out

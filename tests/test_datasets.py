@@ -41,6 +41,8 @@ EXPECTED = {
     "german": ((1000, 77), {1: 700, 0: 300}),
     "mushroom": ((8124, 126), {1: 3916, 0: 4208}),
     "cod-rna": ((59535, 24), {0: 39690, 1: 19845}),
+    "adult-162": ((48842, 162), {0: 37155, 1: 11687}),
+    "cod-rna-80": ((59535, 80), {0: 39690, 1: 19845}),
 }
 FILES = {info.name: info.files for info in list_datasets()}
 
@@ -142,6 +144,46 @@ def test_readable_names(shared_home):
     X, y = load_dataset("mushroom", shared_home, download=False)
     assert "odor=foul" in X.columns and "stalk-root=?" in X.columns
     assert y[X["odor=foul"] == 1].all()  # every foul-smelling mushroom is poisonous (UCI)
+
+
+@pytest.mark.parametrize("name,groups", [("adult-162", 14), ("cod-rna-80", 8)])
+def test_paper_002_encodings_are_one_hot_per_attribute(shared_home, name, groups):
+    _need_files(shared_home, name)
+    X, _ = load_dataset(name, shared_home, download=False)
+    assert (X.to_numpy().sum(axis=1) == groups).all()  # one category or bin of every attribute
+    assert len({c.split("=", 1)[0] for c in X.columns}) == groups
+    if name == "adult-162":
+        # paper 002's Table 4 prints a model with "13 <= education-num <= 14.5": our bin 9
+        assert "education-num=[13,14.5)" in X.columns and "workclass=?" in X.columns
+        base, _ = load_dataset("adult", shared_home, download=False)
+        cats = [c for c in base.columns if ">" not in c]  # the categoricals are adult's, column for column
+        pd.testing.assert_frame_equal(X[cats], base[cats])
+
+
+def test_adult_162_splits(shared_home):
+    _need_files(shared_home, "adult-162")
+    X_tr, y_tr = load_dataset("adult-162", shared_home, download=False, split="train")
+    X_te, _ = load_dataset("adult-162", shared_home, download=False, split="test")
+    assert X_tr.shape == (32561, 162) and X_te.shape == (16281, 162)
+    assert list(X_tr.columns) == list(X_te.columns)
+
+
+@pytest.mark.parametrize("ranges", [_loaders.ADULT_162_RANGES, _loaders.CODRNA_80_RANGES])
+def test_paper_002_bins_are_equal_width_over_the_declared_ranges(ranges):
+    frame = pd.DataFrame({c: [lo, (lo + hi) / 2, hi, hi + 1, lo - 1] for c, (lo, hi) in ranges.items()})
+    out = _loaders.equal_width_onehot(frame, ranges)
+    assert out.shape == (5, _loaders.PAPER_BINS * len(ranges))
+    for c, (lo, hi) in ranges.items():
+        cols = [k for k in out.columns if k.startswith(c + "=")]
+        assert cols[0] == f"{c}=[{_fmt(lo)},{_fmt(lo + (hi - lo) / 10)})" and cols[-1].endswith(f"{_fmt(hi)}]")
+        hits = out[cols].to_numpy().argmax(axis=1).tolist()
+        assert hits == [0, 5, 9, 9, 0]  # lo, the midpoint, hi; out-of-range values go to the end bins
+
+
+def _fmt(v):
+    from dpglass.datasets.binarizer import _format_value
+
+    return _format_value(round(v, 6))
 
 
 def test_split_only_for_adult_and_unknown_name():

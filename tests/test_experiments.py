@@ -1,6 +1,7 @@
 """Experiments (issue 5): shared counts, the resumable sweep engine, the paper-001 reproduction."""
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -199,6 +200,31 @@ def test_resume_refuses_a_different_configuration(tmp_path, binary_data):
     assert len(run_sweep(other, tmp_path / "t.csv", n_jobs=1, progress=False, resume=False)) == 2 * (1 + 3)
     meta = json.loads((tmp_path / "t.csv.config.json").read_text())
     assert meta["epsilons"] == [0.5]
+
+
+def test_public_part_is_carved_from_the_training_part_and_shared(tmp_path, binary_data):
+    from dpglass.experiments.seeding import dataset_split, public_split
+    from dpglass.models import SubsampleAggregateClassifier
+
+    data = _csv_dataset(tmp_path, binary_data)
+    saa = {"n_teachers": 5, "noise_scale": 2.0, "delta": 1e-6}
+    methods = (MethodSpec("SAA", "subsample-aggregate", saa, public_fraction=0.5),
+               MethodSpec("SAA-2", "subsample-aggregate", saa, public_fraction=0.5))
+    config = SweepConfig((data,), methods, (1.0, 4.0), 2)
+    table = run_sweep(config, tmp_path / "p.csv", n_jobs=1, progress=False)
+    assert len(table) == 2 * 2 * 2 and (table["guarantee"] == "proven").all()
+    X, y, names = data.load()
+    tr, te = dataset_split(config, data, 1, None)
+    priv, pub = public_split(config, data, 1, len(tr), 0.5)
+    assert len(pub) == math.ceil(0.5 * len(tr)) and not set(priv) & set(pub)
+    model = SubsampleAggregateClassifier(epsilon=4.0, **saa, random_state=cell_seed(0, "toy", 1, "SAA", 4.0))
+    model.fit(pd.DataFrame(X[tr][priv], columns=names), y[tr][priv],
+              X_public=pd.DataFrame(X[tr][pub], columns=names))
+    row = table[(table["method"] == "SAA") & (table["epsilon"] == 4.0) & (table["seed"] == 1)].iloc[0]
+    assert row["test_accuracy"] == model.score(X[te], y[te])
+    assert "public_fraction" not in json.dumps(_config(tmp_path, binary_data).to_dict())  # old sweeps resume
+    with pytest.raises(InvalidParameterError, match="public_fraction"):
+        MethodSpec("bad", "subsample-aggregate", public_fraction=1.0)
 
 
 def test_validation_holdout_never_touches_the_test_rows():

@@ -272,12 +272,17 @@ def test_quick_reproduction_smoke(tmp_path):
         for ext in ("png", "svg", "csv"):
             assert (tmp_path / f"{stem}.{ext}").stat().st_size > 0
     for name in ("table8_10_hyperparameters.csv", "tuned_trees_lr.csv", "fig1_summary.csv", "fig3_selected.csv",
-                 "timings.json"):
+                 "timings.json", "paper_encodings.csv", "dpbag_saa.csv", "mushroom_table10.csv",
+                 "mushroom_grid_cv.csv"):
         assert (tmp_path / name).exists()
     report = (tmp_path / "report.md").read_text()
     for heading in ("Headline", "Table 2", "Tables 3 and 5-7", "Table 4", "Tables 8-10", "Figure 1", "Figures 2-3",
-                    "differ", "Speed"):
+                    "differ", "Speed", "DP-Bag and subsample-and-aggregate", "Paper 002's encodings",
+                    "Mushroom at the paper's Table 10"):
         assert heading in report
+    bagging = load_results(tmp_path / "raw" / "sweep_bagging.csv")
+    assert set(bagging["guarantee"]) == {"paper-claim", "proven"} and bagging["n_labelled"].notna().all()
+    assert (bagging["epsilon_spent"] <= bagging["epsilon"] * (1 + 1e-9)).all()
     main_table = load_results(tmp_path / "raw" / "sweep_table2.csv")
     # 3 datasets x 2 repetitions x (6 private methods x 3 epsilons + 2 references)
     assert len(main_table) == 3 * 2 * (6 * 3 + 2)

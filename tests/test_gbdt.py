@@ -10,6 +10,7 @@ from scipy.special import expit
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
 from dpglass.models import DPGradientBoostingClassifier, load_model
 from dpglass.models._gbdt_fit import _dpboost_gain, _select_records
+from dpglass.models._gbdt_hist import Cells
 from dpglass.models._gbdt_trees import apply_bins, uniform_edges
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE
 
@@ -70,7 +71,8 @@ def test_values_outside_the_bounds_are_clipped():
     dict(), dict(delta=0.0), dict(split="random"), dict(binning="quantile", max_bins=4),
     dict(variant="dpboost", trees_per_ensemble=2, n_estimators=4),
     dict(variant="dpboost", subset_selection="gradient", trees_per_ensemble=3, n_estimators=5),
-    dict(accountant="basic"), dict(max_depth=3, n_estimators=4),
+    dict(accountant="basic"), dict(max_depth=3, n_estimators=4), dict(accountant="rdp"), dict(accountant="pld"),
+    dict(variant="dpboost", subset_selection="gradient", trees_per_ensemble=2, n_estimators=10, accountant="rdp"),
 ])
 def test_ledger_total_equals_the_budget(data, kw):
     X, y = data
@@ -79,11 +81,96 @@ def test_ledger_total_equals_the_budget(data, kw):
     eps, delta = m.privacy_ledger_.total()
     assert eps <= 0.7 * (1 + RELATIVE_TOLERANCE)
     assert eps >= 0.7 * (1 - 2e-2)  # calibration to a relative 1e-2; basic splits are exact
-    if kw.get("delta") == 0.0 or kw.get("variant") == "dpboost" or kw.get("accountant") == "basic":
+    if kw.get("delta") == 0.0 or kw.get("accountant") == "basic":
         assert m.privacy_ledger_.accountant == "basic"
         assert abs(eps - 0.7) <= 0.7 * 1e-9
         assert delta == 0.0
     assert m.privacy_ledger_.guarantee == "proven"
+
+
+def test_auto_takes_the_tighter_of_pld_and_rdp_and_never_less_than_basic(data):
+    """Each tree's budget under "auto" is the larger of the two calibrations; delta = 0 is basic."""
+    X, y = data
+    kw = dict(epsilon=0.5, n_estimators=10, max_depth=2)
+    per = {a: _fit(X, y, accountant=a, **kw) for a in ("auto", "pld", "rdp", "basic")}
+    assert per["basic"].tree_epsilon_ == pytest.approx(0.5 / 11, rel=1e-12)
+    best = max(per["pld"].tree_epsilon_, per["rdp"].tree_epsilon_)
+    assert per["auto"].tree_epsilon_ == pytest.approx(best, rel=2e-2)
+    assert per["auto"].tree_epsilon_ > 1.2 * per["basic"].tree_epsilon_
+    for a, m in per.items():
+        assert m.privacy_ledger_.accountant == (a if a != "auto" else m.accountant_)
+        assert m.privacy_ledger_.total()[0] <= 0.5 * (1 + RELATIVE_TOLERANCE)
+    assert _fit(X, y, delta=0.0, **kw).accountant_ == "basic"
+
+
+@pytest.mark.parametrize("variant", ["newton", "dpboost"])
+def test_splits_declare_the_exponential_mechanisms_bounded_range_curve(data, variant):
+    X, y = data
+    m = _fit(X, y, variant=variant, epsilon=0.3, n_estimators=20, trees_per_ensemble=2, max_depth=2, accountant="rdp")
+    splits = [e for e in m.privacy_ledger_ if e.mechanism == "exponential"]
+    assert splits and all(e.curve == {"kind": "bounded-range", "epsilon": e.epsilon} for e in splits)
+    # under RDP a bounded-range selection costs eps^2/8-zCDP, less than a pure-eps release would
+    from dpglass.privacy.accounting import compose
+    from dpglass.privacy.ledger import LedgerEntry
+
+    pure = [LedgerEntry(e.release, e.mechanism, epsilon=e.epsilon, curve=None if e.mechanism == "exponential"
+                        else e.curve) for e in m.privacy_ledger_]
+    assert m.privacy_ledger_.total()[0] < compose(pure, "rdp", m.privacy_ledger_.delta)[0]
+
+
+def _first_split(d):
+    return next(e for e in d["privacy_ledger"]["entries"] if e["mechanism"] == "exponential")
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d["privacy_ledger"].update(accountant="pld"), "accountant|budget"),
+    (lambda d: d["privacy_ledger"].update(accountant="basic"), "accountant|budget"),
+    (lambda d: d.update(tree_epsilon=d["tree_epsilon"] * 1.5), "tree_epsilon"),
+    (lambda d: _first_split(d)["curve"].update(epsilon=1e-6), "curve"),
+    (lambda d: _first_split(d).update(curve={"kind": "discrete-laplace", "parameter": 1e-3, "sensitivity": 1}),
+     "curve"),
+    (lambda d: d["privacy_ledger"]["entries"][0]["curve"].update(parameter=1e-6), "curve"),
+])
+def test_file_with_an_edited_budget_or_curve_is_refused(data, edit, match):
+    """Edits that make the releases look cheaper, with the stored total recomputed to match, are refused."""
+    from dpglass.privacy.ledger import PrivacyLedger
+
+    X, y = data
+    d = _fit(X, y, n_estimators=4, max_depth=2, accountant="rdp").to_dict()
+    edit(d)
+    eps, delta = PrivacyLedger.from_dict(d["privacy_ledger"]).total()
+    d["privacy_ledger"]["total"] = {"epsilon": eps, "delta": delta}
+    with pytest.raises(ModelFileError, match=match):
+        DPGradientBoostingClassifier.from_dict(json.loads(json.dumps(d)))
+
+
+@pytest.mark.parametrize("kw", [dict(delta=0.0), dict(accountant="basic"), dict(variant="dpboost")])
+def test_gaussian_leaves_need_delta_and_a_tight_accountant(data, kw):
+    X, y = data
+    with pytest.raises(InvalidParameterError, match="leaf_noise='gaussian'"):
+        _fit(X, y, leaf_noise="gaussian", n_estimators=2, **kw)
+
+
+def test_gaussian_leaves_release_grid_values_with_their_curve(tmp_path, data):
+    """Discrete Gaussian leaf sums: on the 2**-5-of-sensitivity grid, curve sigma = 33 / share, pairs at delta/8(T+1)."""
+    X, y = data
+    m = _fit(X, y, leaf_noise="gaussian", accountant="rdp", epsilon=0.5, n_estimators=6, max_depth=2)
+    x, T = m.tree_epsilon_, 6
+    sums = [e for e in m.privacy_ledger_ if e.mechanism == "discrete gaussian (grid)"]
+    assert len(sums) == 2 * (T + 1)
+    for e in sums[2:]:  # the trees' (the intercept's two come first)
+        share = x * 0.7 * (0.7 if "gradient" in e.release else 0.3)
+        assert e.curve == {"kind": "discrete-gaussian", "sigma": pytest.approx(33 / share), "sensitivity": 33}
+        assert e.delta == pytest.approx(1e-8 / (8 * (T + 1)))
+    eps, delta = m.privacy_ledger_.total()
+    assert eps <= 0.5 * (1 + RELATIVE_TOLERANCE) and delta <= 1e-8
+    path = tmp_path / "g.json"
+    m.save(path)
+    assert np.array_equal(load_model(path).predict_proba(X), m.predict_proba(X))
+    d = m.to_dict()
+    d["privacy_ledger"]["entries"][0]["curve"]["sigma"] *= 10  # claims ten times the noise it drew
+    with pytest.raises(ModelFileError, match="curve"):
+        DPGradientBoostingClassifier.from_dict(json.loads(json.dumps(d)))
 
 
 def test_leaf_sums_are_released_on_a_public_grid(data):
@@ -148,6 +235,26 @@ def test_edited_file_is_refused(tmp_path, data):
     bad["trees"][0]["feature"][0] = 99
     with pytest.raises(ModelFileError, match="does not exist"):
         DPGradientBoostingClassifier.from_dict(bad)
+
+
+# ------------------------------------------------------------------ histograms
+@pytest.mark.parametrize("n_bins", [[2, 2, 5, 2], [300, 2, 256]])
+def test_cell_histograms_equal_per_feature_sums(n_bins):
+    """One bincount over the non-zero cells (bin 0 by subtraction) gives every feature's per-node bin sums."""
+    rng = np.random.default_rng(0)
+    n = 500
+    B = np.column_stack([rng.integers(0, k, n) * (rng.random(n) < 0.6) for k in n_bins]).astype(np.uint16)
+    offsets = np.concatenate([[0], np.cumsum(n_bins)])
+    w = rng.normal(size=n)
+    rows = np.sort(rng.choice(n, 300, replace=False))
+    node = rng.integers(0, 4, rows.size)
+    cells = Cells.from_bins(B, offsets)
+    assert cells.codes.dtype == (np.uint16 if offsets[-1] < 2**16 else np.uint32)
+    (h,) = cells.take(rows).histograms(node, 4, [w[rows]])
+    for j, k in enumerate(n_bins):
+        want = np.zeros((4, k))
+        np.add.at(want, (node, B[rows, j]), w[rows])
+        assert np.allclose(h[:, offsets[j]:offsets[j + 1]], want, atol=1e-12)
 
 
 # ------------------------------------------------------------------ agreement with a non-private GBDT

@@ -343,7 +343,12 @@ def test_renyi_selection_round_trips_and_edits_are_refused(renyi_search, tmp_pat
     data = json.loads((tmp_path / "s.json").read_text())
     for edit, match in ((lambda d: d["params"].__setitem__("epsilon", d["params"]["epsilon"] * 1.5), "epsilon"),
                         (lambda d: d["selected_by"]["param_grid"][0].__setitem__("n_rounds", [40]), "best_params"),
-                        (lambda d: d["selected_by"].__setitem__("stopping_probability", 0.9), "epsilon")):
+                        (lambda d: d["selected_by"].__setitem__("stopping_probability", 0.9), "mechanism"),
+                        (lambda d: d["params"].__setitem__("accountant", "pld"), "accountant"),
+                        (lambda d: d["params"].__setitem__("delta", 0.01), "delta"),
+                        (lambda d: d["selected_by"].__setitem__("param_grid", [{"n_rounds": [10]},
+                                                                               {"learning_rate": [0.25]}]),
+                         "different parameters")):
         bad = json.loads(json.dumps(data))
         edit(bad)
         (tmp_path / "bad.json").write_text(json.dumps(bad))

@@ -103,14 +103,15 @@ def test_every_rule_list_mechanism_verifies(mechanism, variant):
     assert back.privacy_ledger_.total() == model.privacy_ledger_.total()
 
 
-@pytest.mark.parametrize("weak_learner", ["stump", "tree"])
+@pytest.mark.parametrize("learner", [dict(weak_learner="stump"), dict(weak_learner="tree"),
+                                     dict(weak_learner="tree", tree_learner="top-down", tree_nodes=2)],
+                         ids=["stump", "joint-tree", "top-down-tree"])
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
-def test_boosting_compositions_verify(weak_learner, delta):
+def test_boosting_compositions_verify(learner, delta):
     from dpglass.models import SmoothBoostClassifier
 
     X, y = _data()
-    model = SmoothBoostClassifier(weak_learner=weak_learner, delta=delta, n_rounds=30, tree_nodes=2,
-                                  accountant="basic", random_state=0).fit(X, y)
+    model = SmoothBoostClassifier(delta=delta, n_rounds=30, accountant="basic", random_state=0, **learner).fit(X, y)
     data = json.loads(json.dumps(model.to_dict()))
     assert data["composition"] == ("advanced" if delta else "basic")
     SmoothBoostClassifier.from_dict(copy.deepcopy(data))
@@ -166,8 +167,9 @@ def t_budget_raised(data):
 def t_budget_and_params_raised(data):
     data["privacy_ledger"]["budget"]["epsilon"] *= 2
     data["params"]["epsilon"] *= 2
-    if "round_epsilon" in data:  # boosting: a careful forger keeps the state consistent (basic composition)
-        data["round_epsilon"] *= 2
+    for key in ("round_epsilon", "tree_epsilon"):  # boosting: a careful forger keeps the state consistent
+        if key in data:
+            data[key] *= 2
     return "privacy_ledger.entries"
 
 
@@ -259,6 +261,22 @@ def t_logistic_coef_not_finite(data):
     return "coef"
 
 
+def t_bag_guarantee_proven(data):
+    data["privacy_ledger"]["entries"][0]["guarantee"] = "proven"
+    data["privacy_ledger"]["guarantee"] = "proven"
+    return "privacy_ledger.entries[0].guarantee"
+
+
+def t_saa_more_labels(data):
+    data["n_labelled"] += 1
+    return "n_labelled"
+
+
+def t_student_coef_length(data):
+    data["coef"].append(0.5)
+    return "coef"
+
+
 GENERIC = [t_entries_emptied, t_ledger_removed, t_entry_epsilon_lowered, t_total_edited, t_budget_raised,
            t_budget_and_params_raised, t_missing_top_level_key, t_unknown_parameter, t_invalid_parameter]
 SPECIFIC = {
@@ -268,6 +286,8 @@ SPECIFIC = {
     "smooth-boost-stumps": [t_stump_feature_out_of_range, t_boosting_missing_state, t_boosting_round_dropped],
     "smooth-boost-trees": [t_tree_feature_out_of_range, t_tree_cycle, t_boosting_missing_state],
     "dp-logistic-regression": [t_logistic_coef_length, t_logistic_missing_state, t_logistic_coef_not_finite],
+    "dp-bag": [t_bag_guarantee_proven, t_student_coef_length, t_logistic_missing_state],
+    "subsample-aggregate": [t_saa_more_labels, t_student_coef_length, t_logistic_coef_not_finite],
 }
 CASES = [(name, t) for name in PRIVATE for t in GENERIC]
 CASES += [(name, t) for name, ts in SPECIFIC.items() if name in PRIVATE or name == PAPER_CLAIM for t in ts]

@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "tcp://host:port (default for parquet --data: local)")
     p.add_argument("--seed", type=int, default=None, help="seed for the split and the model (default: unpredictable)")
     p.add_argument("--classes", help="the two class labels, negative first (e.g. '<=50K,>50K'): the public label set")
+    p.add_argument("--public", metavar="FILE",
+                   help="a CSV of PUBLIC unlabelled records with the 0/1 columns of --data/--dataset (by name), for "
+                   "models that label a public part (subsample-aggregate, dp-bag); its rows are not protected")
     p.add_argument("--exact-accuracy", action="store_true",
                    help="also print the exact held-out accuracy to stderr (NOT private: for the curator only)")
     p.add_argument("--out", help="write the fitted model here as JSON")
@@ -204,6 +207,9 @@ def _cmd_fit(args) -> int:
     check_out_path(args.out)  # before any training
     from dpglass import _cli_dask
 
+    if args.public and (args.schema or _cli_dask.wants_dask(args)):
+        raise InvalidParameterError("--public takes 0/1 columns fitted in memory: not with --schema, parquet files "
+                                    "or --scheduler.")
     if _cli_dask.wants_dask(args):  # parquet files or --scheduler: fit through Dask
         return _cli_dask.cmd_fit(args, make_params=_model_params, build_model=_build_model)
     if args.test_size is None:
@@ -223,10 +229,19 @@ def _cmd_fit(args) -> int:
         X_tr, X_te, y_tr, y_te = _rows(X, train), _rows(X, test), np.asarray(y)[train], np.asarray(y)[test]
     else:
         X_tr, X_te, y_tr, y_te = X, None, y, None
-    model.fit(X_tr, y_tr)
+    if args.public:
+        X_public = _public_part(args, X, spec)
+        model.fit(X_tr, y_tr, X_public=X_public)
+    else:
+        model.fit(X_tr, y_tr)
     # the number of records is private: it is not printed
     what = f"{X_tr.shape[1]} raw columns through a schema" if schema is not None else f"{X_tr.shape[1]} binary features"
     print(f"{spec.name} on {source}: {what}\n")
+    if args.public:
+        print(f"public part: {len(X_public)} records of {args.public} (declared public: not protected)\n")
+    elif hasattr(model, "n_public_"):
+        print(f"public part: none given (--public), so {model.n_public_} uniform random 0/1 rows: fine for a test, "
+              "useless for a model\n")
     print(model)
     if X_te is not None:
         _print_accuracy(model, X_te, y_te, args.exact_accuracy, split_rng)
@@ -240,6 +255,25 @@ def _cmd_fit(args) -> int:
         model.save(args.out)
         print(f"\nmodel written to {args.out}")
     return 0
+
+
+def _public_part(args, X, spec):
+    """The records of ``--public``, with the training data's columns in its order."""
+    import inspect
+
+    from dpglass._cli_tables import read_csv
+
+    if "X_public" not in inspect.signature(spec.cls.fit).parameters:
+        raise InvalidParameterError(f"--public: model {spec.name!r} does not learn from a public part.")
+    frame = read_csv(args.public)
+    if args.target is not None and args.target in frame.columns:
+        frame = frame.drop(columns=[args.target])  # a public file may carry labels: they are not read
+    names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
+    if names is None or set(map(str, frame.columns)) != set(names):
+        raise DataValidationError(f"{args.public} must have exactly the feature columns of the training data "
+                                  f"({', '.join(names or [])}), by name.")
+    frame.columns = [str(c) for c in frame.columns]
+    return frame[names]
 
 
 def _print_accuracy(model, X_te, y_te, exact: bool, rng) -> None:

@@ -110,8 +110,9 @@ _register(
         target="dpglass.models.boosting:SmoothBoostClassifier",
         private=True,
         guarantee="pure epsilon-DP; (epsilon, delta)-DP by advanced composition when delta > 0",
-        description="LazyBB smooth boosting of DP-TopDown trees (paper 002, Algorithms 1 and 2).",
-        test_params={"n_rounds": 3, "tree_nodes": 2, "epsilon": 1.0},
+        description="LazyBB smooth boosting of DP trees of depth 2 (paper 002, Algorithm 1; one exponential "
+                    "mechanism per tree; paper 002's DP-TopDown with tree_learner='top-down').",
+        test_params={"n_rounds": 3, "epsilon": 1.0},
         params={"weak_learner": "tree"},
     )
 )
@@ -130,9 +131,31 @@ _register(
         name="dp-gbdt",
         target="dpglass.models.gbdt:DPGradientBoostingClassifier",
         private=True,
-        guarantee="(epsilon, delta)-DP proven (PLD over trees); pure epsilon-DP with delta=0; DPBoost variant pure",
+        guarantee="(epsilon, delta)-DP proven (PLD or RDP over trees, 'auto'); pure epsilon-DP with delta=0",
         description="DP gradient boosted trees on 0/1 and bounded numeric features (Newton leaves; DPBoost variant).",
         test_params={"n_estimators": 3, "epsilon": 1.0},
+    )
+)
+_register(
+    EstimatorSpec(
+        name="subsample-aggregate",
+        target="dpglass.models.bagging:SubsampleAggregateClassifier",
+        private=True,
+        guarantee="(epsilon, delta)-DP proven (noisy vote counts, tight composition); pure epsilon-DP with delta=0",
+        description="Subsample-and-aggregate: teachers on disjoint parts label public records (fit's X_public) "
+                    "with a noisy majority; a logistic student is released.",
+        test_params={"n_teachers": 5, "noise_scale": 2.0, "n_public": 60, "epsilon": 1.0},
+    )
+)
+_register(
+    EstimatorSpec(
+        name="dp-bag",
+        target="dpglass.models.bagging:DPBaggingClassifier",
+        private=True,
+        guarantee="paper-claim: DP-Bag's data-dependent moments accountant (Jordon et al. 2019), not proven",
+        description="DP bagging (paper 002's DP-Bag baseline): teachers on k random partitions label public records "
+                    "(fit's X_public) by report-noisy-max; a logistic student is released.",
+        test_params={"n_teachers": 4, "n_partitions": 3, "noise_scale": 20.0, "n_public": 60, "epsilon": 1.0},
     )
 )
 

@@ -445,6 +445,115 @@ def _load_codrna(paths, split):
 
 
 # ============================================================================
+# paper 002's encodings: one-hot bins of equal width over public ranges
+# ============================================================================
+#: Paper 002 (Section 5) one-hot codes Adult into 162 columns and Cod-RNA into
+#: 80, "dataset-oblivious", without giving the bins.  The counts pin them down:
+#: Adult's 8 categoricals one-hot on UCI's value lists plus "?" make 102
+#: columns, leaving 60 = 6 numerics x 10 bins; Cod-RNA's 8 features x 10 bins
+#: make 80.  The paper's Table 4 model prints "13 <= education-num <= 14.5",
+#: which is bin 9 of 10 equal-width bins over education-num's range [1, 16].
+#: So every numeric becomes 10 one-hot bins of equal width over a fixed range:
+#: ``[lo + (hi - lo) j/10, lo + (hi - lo) (j+1)/10)`` (the last bin closed);
+#: a value below ``lo`` or above ``hi`` falls in the first or last bin.
+PAPER_BINS = 10
+
+
+def _bin_edges(lo: float, hi: float, n_bins: int = PAPER_BINS) -> np.ndarray:
+    return np.array([lo + (hi - lo) * j / n_bins for j in range(n_bins + 1)], dtype=np.float64)
+
+
+def _bin_label(name: str, edges: np.ndarray, j: int) -> str:
+    from dpglass.datasets.binarizer import _format_value
+
+    right = "]" if j == len(edges) - 2 else ")"
+    return f"{name}=[{_format_value(round(edges[j], 6))},{_format_value(round(edges[j + 1], 6))}{right}"
+
+
+def equal_width_onehot(frame: pd.DataFrame, ranges: dict, n_bins: int = PAPER_BINS) -> pd.DataFrame:
+    """One-hot bins of equal width over each column's fixed range ``ranges[col] = (lo, hi)``.
+
+    Column ``"age=[17,25.3)"`` is 1 when ``17 <= age < 25.3``; exactly one bin
+    of each column is 1 (values outside ``[lo, hi]`` go to the first or last
+    bin).  The ranges are public constants, so the encoding costs no budget.
+
+    Examples
+    --------
+    >>> out = equal_width_onehot(pd.DataFrame({"x": [0.0, 0.5, 1.0, 7.0]}), {"x": (0, 1)}, n_bins=2)
+    >>> list(out.columns), out.to_numpy().tolist()
+    (['x=[0,0.5)', 'x=[0.5,1]'], [[1, 0], [0, 1], [0, 1], [0, 1]])
+    """
+    cols = {}
+    for name, (lo, hi) in ranges.items():
+        edges = _bin_edges(float(lo), float(hi), n_bins)
+        values = frame[name].to_numpy(dtype=np.float64)
+        index = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, n_bins - 1)
+        for j in range(n_bins):
+            cols[_bin_label(name, edges, j)] = (index == j).astype(np.uint8)
+    return pd.DataFrame(cols, index=frame.index)
+
+
+#: Adult's numeric ranges.  age, education-num, capital-gain, capital-loss and
+#: hours-per-week: the domain-knowledge bounds that the IBM differential privacy
+#: library (diffprivlib, which paper 002 used) publishes for Adult, "chosen
+#: independently of the data": (17, 100), (1, 16), (0, 100000), (0, 4500),
+#: (1, 100) (notebooks/naive_bayes.ipynb of IBM/differential-privacy-library).
+#: They agree with adult.names (extraction rule AAGE>16, HRSWK>0) and with
+#: education-num being the code of UCI's 16 education levels.  fnlwgt has no
+#: documented range (adult.names: a survey weight, "AFNLWGT>1"); its upper end
+#: 1,500,000 is a round number chosen by the dpglass developers above every
+#: value of the published files -- the one data-informed choice of this
+#: encoding, on a column that describes the sample, not the person.
+ADULT_162_RANGES = {
+    "age": (17, 100),
+    "fnlwgt": (0, 1_500_000),
+    "education-num": (1, 16),
+    "capital-gain": (0, 100_000),
+    "capital-loss": (0, 4500),
+    "hours-per-week": (1, 100),
+}
+
+
+def _load_adult_162(paths, split):
+    parts = ["train", "test"] if split is None else [split]
+    frame = pd.concat(
+        [_read_adult(paths[_ADULT_FILES[p]], _ADULT_FILES[p], p) for p in parts], ignore_index=True
+    )
+    income = frame["income"].str.rstrip(".")
+    if not income.isin(["<=50K", ">50K"]).all():
+        raise DataValidationError("The Adult files have income labels other than '<=50K' and '>50K'.")
+    _check_values(frame, _ADULT_CATEGORIES, "raw/adult")
+    cats = Binarizer(thresholds={}, categories=_ADULT_CATEGORIES).fit_transform(frame[list(_ADULT_CATEGORIES)])
+    bins = equal_width_onehot(frame, ADULT_162_RANGES)
+    columns = []  # file order: each attribute's columns where the attribute stands
+    for col in _ADULT_COLUMNS[:-1]:
+        source = bins if col in ADULT_162_RANGES else cats
+        columns += [c for c in source.columns if c.split("=", 1)[0] == col]
+    X = pd.concat([cats.reset_index(drop=True), bins.reset_index(drop=True)], axis=1)[columns]
+    return X, (income == ">50K").to_numpy().astype(np.uint8)
+
+
+#: Cod-RNA's ranges.  f3..f8 are base frequencies: their natural range [0, 1].
+#: f1 (the Dynalign free-energy change, <= 0 by construction) and f2 (the
+#: sequence length) have no documented range; [-2000, 0] and [60, 140] are
+#: round numbers chosen by the dpglass developers around the published file's
+#: ranges (-1868..0 and 67..133), as the built-in cod-rna cuts are.
+CODRNA_80_RANGES = {"f1": (-2000, 0), "f2": (60, 140), **{f"f{k}": (0, 1) for k in range(3, 9)}}
+
+
+def _load_codrna_80(paths, split):
+    from sklearn.datasets import load_svmlight_file
+
+    X_sparse, labels = load_svmlight_file(str(paths[_CODRNA_FILE]), n_features=8)
+    dense = X_sparse.toarray()
+    _check_shape(dense, (59535, 8), _CODRNA_FILE)
+    if not np.isin(labels, [-1, 1]).all():
+        raise DataValidationError(f"{_CODRNA_FILE} has labels other than -1 and +1; it is not the expected file.")
+    frame = pd.DataFrame(dense, columns=[f"f{k}" for k in range(1, 9)])
+    return equal_width_onehot(frame, CODRNA_80_RANGES), (labels > 0).astype(np.uint8)
+
+
+# ============================================================================
 # Registry
 # ============================================================================
 @dataclass(frozen=True)
@@ -524,14 +633,29 @@ _SPECS = {
             "8 real features, each cut at 3 fixed thresholds.",
             59535, 24, (_CODRNA_FILE,), _load_codrna,
         ),
+        _Spec(
+            "adult-162",
+            "UCI Adult as paper 002 encodes it (162 columns): the 8 categoricals one-hot with '?', each of the "
+            "6 numerics (fnlwgt included) in 10 one-hot bins of equal width over a fixed public range. "
+            "y = 1: income >50K. split='train'/'test' as for 'adult'.",
+            48842, 162, ("raw/adult/adult.data", "raw/adult/adult.test"), _load_adult_162,
+        ),
+        _Spec(
+            "cod-rna-80",
+            "LIBSVM cod-rna as paper 002 encodes it (80 columns): each of the 8 real features in 10 one-hot "
+            "bins of equal width over a fixed range. y = 1: label +1.",
+            59535, 80, (_CODRNA_FILE,), _load_codrna_80,
+        ),
     )
 }  # fmt: skip
 
 _NAMES = tuple(_SPECS)
+#: The datasets with a canonical train/test split (UCI Adult's two files).
+_SPLIT_DATASETS = ("adult", "adult-162")
 
 
 def _files_for(spec: _Spec, split) -> tuple:
-    if spec.name == "adult" and split is not None:
+    if spec.name in _SPLIT_DATASETS and split is not None:
         return (_ADULT_FILES[split],)
     return spec.files
 
@@ -555,7 +679,8 @@ def load_dataset(name, data_home=None, *, download=True, split=None):
     name : str
         One of ``"breast-cancer"``, ``"compas-corels"``, ``"compas-rules"``,
         ``"german-rules"``, ``"adult-corels"``, ``"adult"``, ``"compas"``,
-        ``"german"``, ``"mushroom"``, ``"cod-rna"`` (see :func:`list_datasets`
+        ``"german"``, ``"mushroom"``, ``"cod-rna"``, and paper 002's
+        encodings ``"adult-162"``, ``"cod-rna-80"`` (see :func:`list_datasets`
         and ``docs/datasets.md``).
     data_home : str, os.PathLike or None
         Where the files are (see :func:`get_data_home`): this argument, else
@@ -565,7 +690,7 @@ def load_dataset(name, data_home=None, *, download=True, split=None):
         Download a missing file from its public source into ``data_home``
         (its SHA-256 is checked).  With ``False`` a missing file raises.
     split : {None, "train", "test"}
-        Only for ``"adult"``: the canonical UCI training rows (adult.data,
+        Only for ``"adult"`` and ``"adult-162"``: the canonical UCI training rows (adult.data,
         32561) or test rows (adult.test, 16281); ``None`` gives both (48842).
 
     Returns
@@ -582,7 +707,7 @@ def load_dataset(name, data_home=None, *, download=True, split=None):
         A file is missing and cannot be downloaded (the message names the
         file, the path to put it at and its URL).
     InvalidParameterError
-        Unknown name, or ``split`` for a dataset other than ``"adult"``.
+        Unknown name, or ``split`` for a dataset other than ``"adult"`` / ``"adult-162"``.
 
     Examples
     --------
@@ -602,10 +727,10 @@ def load_dataset(name, data_home=None, *, download=True, split=None):
         },
         "load_dataset",
     )
-    if split is not None and name != "adult":
+    if split is not None and name not in _SPLIT_DATASETS:
         raise InvalidParameterError(
-            f"The 'split' parameter of load_dataset is only available for 'adult' (its UCI train/test "
-            f"files). Got split={split!r} for {name!r}; leave split=None."
+            f"The 'split' parameter of load_dataset is only available for 'adult' and 'adult-162' (UCI's "
+            f"train/test files). Got split={split!r} for {name!r}; leave split=None."
         )
     home = get_data_home(data_home)
     for rel in _files_for(_SPECS[name], split):

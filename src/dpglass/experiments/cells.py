@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from dpglass.exceptions import DataValidationError, InvalidParameterError
-from dpglass.experiments.seeding import cell_key, cell_seed, dataset_split
+from dpglass.experiments.seeding import cell_key, cell_seed, dataset_split, public_split
 from dpglass.experiments.specs import extra_column
 
 __all__ = ["cell_estimator", "estimator_class", "run_unit"]
@@ -99,14 +99,17 @@ def _vulnerability(est, X_tr, y_tr, X_ev, y_ev) -> float:
     return distributional_overfitting(est._first_match(X_tr), y_tr, est._first_match(X_ev), y_ev).vulnerability
 
 
-def _fit_as_a_user(est, X_tr, y_tr, X_ev, y_ev, names):
-    """Fit and score any estimator as a user would."""
+def _fit_as_a_user(est, X_tr, y_tr, X_ev, y_ev, names, X_public=None):
+    """Fit and score any estimator as a user would (with its public part, if it has one)."""
     from dpglass.models._shared_fit import CellFit
 
     Xtr = pd.DataFrame(X_tr, columns=names)
     Xev = pd.DataFrame(X_ev, columns=names)
     start = time.perf_counter()
-    est.fit(Xtr, y_tr)
+    if X_public is None:
+        est.fit(Xtr, y_tr)
+    else:
+        est.fit(Xtr, y_tr, X_public=pd.DataFrame(X_public, columns=names))
     seconds = time.perf_counter() - start
     train = float(est.score(Xtr, y_tr))
     held = float(est.score(Xev, y_ev))
@@ -150,13 +153,17 @@ def run_unit(config, d_index: int, seed: int, todo, fast: bool, data_home=None) 
                 est = cell_estimator(
                     dataset, method, eps, cell_seed(config.base_seed, dataset.name, seed, method.name, eps), seed
                 )
-                cls = shared_fitter(est) if fast else None
+                cls = shared_fitter(est) if fast and not method.public_fraction else None
                 if cls is not None:
                     if cls not in fitters:
                         fitters[cls] = cls(X_tr, y_tr, X_ev, y_ev, names)
                     fit = fitters[cls].fit_score(est)
                 else:
-                    fit = _fit_as_a_user(est, X_tr, y_tr, X_ev, y_ev, names)
+                    if method.public_fraction:
+                        priv, pub = public_split(config, dataset, seed, len(y_tr), method.public_fraction)
+                        fit = _fit_as_a_user(est, X_tr[priv], y_tr[priv], X_ev, y_ev, names, X_public=X_tr[pub])
+                    else:
+                        fit = _fit_as_a_user(est, X_tr, y_tr, X_ev, y_ev, names)
                     for a in config.extra_columns:
                         row[extra_column(a)] = _extra_value(est, a)
                 row.update(train_accuracy=fit.train_accuracy, n_rules=fit.n_rules, stop_reason=fit.stop_reason,

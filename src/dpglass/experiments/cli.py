@@ -88,11 +88,14 @@ COMMANDS = (
         description=(
             "Test accuracy vs epsilon of DPGradientBoostingClassifier (default and DPBoost with random and "
             "gradient subsets), SmoothBoost and DP-LR, with non-private references, on Adult (canonical split, "
-            "numeric columns with public bounds) and cod-rna (5-fold CV); report.md beside the published numbers. "
-            "--quick is a smoke test (2 epsilons, 2 repetitions, 4000 Adult records, one cod-rna fold)."
+            "numeric columns with public bounds, 10 noise seeds) and cod-rna (10 repetitions of 5-fold CV); report.md "
+            "beside the published numbers. --quick is a smoke test (2 epsilons, 2 seeds, 4000 Adult records, two "
+            "cod-rna folds). Interrupted runs resume where they stopped."
         ),
-        quick_help="2 epsilons x 2 repetitions on a subsample, about a minute",
+        quick_help="2 epsilons x 2 seeds on a subsample, about a minute",
         out="results/gbdt",
+        raw_help="folder for the per-fit table (default: results/gbdt-raw for the full plan, OUT/raw with --quick)",
+        full_raw=os.path.join("results", "gbdt-raw"),
     ),
 )
 

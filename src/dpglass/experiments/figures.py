@@ -43,6 +43,9 @@ STYLE = {
     "DP-LR (private tuning)": dict(color="#1f77b4", linestyle="--", linewidth=1.4),
     "1-Rule": dict(color="grey", linestyle=":", linewidth=1.4),
     "GBC": dict(color="black", linestyle="--", linewidth=1.4),
+    # teacher ensembles on a public part (paper 002's DP-Bag baseline, Adult only)
+    "DP-Bag": dict(color="#8c564b", linestyle="-", linewidth=1.6, marker="s", markersize=3),
+    "Subsample-aggregate": dict(color="#e377c2", linestyle="-", linewidth=1.6, marker="^", markersize=3),
     "paper (its encoding)": dict(color="black", linestyle=":", linewidth=1.4, marker="o", markersize=3),
     "LazyBB-stumps δ=0": dict(color="#d62728", linestyle="-", linewidth=1.6),
     "LazyBB-stumps δ=1e-05": dict(color="#9467bd", linestyle="-", linewidth=1.6),

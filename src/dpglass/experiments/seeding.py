@@ -19,7 +19,7 @@ import zlib
 
 import numpy as np
 
-__all__ = ["cell_seed", "cell_key", "dataset_split", "eps_key", "split_indices"]
+__all__ = ["cell_seed", "cell_key", "dataset_split", "eps_key", "public_split", "split_indices"]
 
 
 def _h(text: str) -> int:
@@ -68,6 +68,18 @@ def split_indices(n: int, seed_seq, test_size: float = 0.3, holdout: str = "test
         n_val = math.ceil(validation_size * len(train))
         train, test = train[n_val:], train[:n_val]
     return np.sort(train), np.sort(test)
+
+
+def public_split(config, dataset, seed: int, n_train: int, fraction: float):
+    """``(private, public)`` positions in a training part of ``n_train`` rows: ``ceil(fraction * n_train)`` public.
+
+    Drawn from the node ``(dataset, seed, "public")`` of the sweep's seed
+    tree, so every method and epsilon of a (dataset, seed) gets the same rows.
+    """
+    key = (_h(dataset.name), int(seed), _h("public"))
+    perm = np.random.default_rng(np.random.SeedSequence(int(config.base_seed), spawn_key=key)).permutation(n_train)
+    n_public = math.ceil(fraction * n_train)
+    return np.sort(perm[n_public:]), np.sort(perm[:n_public])
 
 
 def cell_key(dataset: str, epsilon, seed: int | None = None) -> str:

@@ -137,6 +137,14 @@ class MethodSpec:
         ``stopping_probability``, ...) and the cell's ``epsilon`` and seed:
         the selection's budget is inside epsilon.
 
+    public_fraction : float, default=0.0
+        For estimators that learn from a public, unlabelled part
+        (``fit(X, y, X_public=...)``: ``subsample-aggregate``, ``dp-bag``):
+        this fraction of each training part, drawn by the split's seed (the
+        same rows for every method and epsilon of a (dataset, seed)), is
+        passed as ``X_public`` without its labels, and the model is fitted on
+        the rest.  The held-out part is untouched.
+
     ``estimator`` may also be an import path ``"module:Class"`` (e.g.
     ``"sklearn.ensemble:GradientBoostingClassifier"``) for a reference that is
     not in the registry; an integer seed drawn from the cell's SeedSequence is
@@ -149,6 +157,15 @@ class MethodSpec:
     private: bool | None = None
     cell_params: dict = field(default_factory=dict)
     tuning: dict = field(default_factory=dict)
+    public_fraction: float = 0.0
+
+    def __post_init__(self):
+        if not (isinstance(self.public_fraction, (int, float)) and 0 <= self.public_fraction < 1):
+            raise InvalidParameterError(
+                f"MethodSpec {self.name!r}: public_fraction must be in [0, 1); got {self.public_fraction!r}."
+            )
+        if self.public_fraction and self.tuning:
+            raise InvalidParameterError(f"MethodSpec {self.name!r}: private tuning does not pass a public part.")
 
     def is_private(self) -> bool:
         if self.private is not None:
@@ -235,7 +252,7 @@ class SweepConfig:
             if d.get("split") == "random":
                 del d["split"]
         for m in data["methods"]:
-            for key in ("cell_params", "tuning"):
+            for key in ("cell_params", "tuning", "public_fraction"):
                 if not m.get(key):
                     m.pop(key, None)
         if not data.get("extra_columns"):

@@ -3,6 +3,7 @@
 import json
 
 from dpglass.exceptions import DataValidationError
+from dpglass.models.bagging import DPBaggingClassifier, SubsampleAggregateClassifier
 from dpglass.models.boosting import SmoothBoostClassifier
 from dpglass.models.gbdt import DPGradientBoostingClassifier
 from dpglass.models.logistic import DPLogisticRegression
@@ -11,6 +12,7 @@ from dpglass.models.rule_list import DPRuleListClassifier, GreedyRuleListClassif
 from dpglass.models.selection import PrivateGridSearch
 
 __all__ = [
+    "DPBaggingClassifier",
     "DPGradientBoostingClassifier",
     "DPLogisticRegression",
     "DPPipeline",
@@ -18,6 +20,7 @@ __all__ = [
     "DPRuleListClassifier",
     "GreedyRuleListClassifier",
     "SmoothBoostClassifier",
+    "SubsampleAggregateClassifier",
     "load_model",
 ]
 

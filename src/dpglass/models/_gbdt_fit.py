@@ -23,14 +23,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.special import expit
 
-from dpglass.models._gbdt_releases import leaf_sum_entry, release_leaf_sums, release_leaf_values, select_split
+from dpglass.models._gbdt_hist import Cells
+from dpglass.models._gbdt_releases import release_leaf_sums, release_leaf_values
 from dpglass.models._gbdt_trees import BinnedTree, leaf_index, random_structure
+from dpglass.privacy.mechanisms import ExponentialMechanism
 
-__all__ = ["Binned", "FitResult", "fit_dpboost", "fit_newton", "newton_plan"]
+__all__ = ["Binned", "FitResult", "fit_dpboost", "fit_newton"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,11 @@ class Binned:
     @property
     def offsets(self) -> np.ndarray:
         return np.concatenate([[0], np.cumsum(self.n_cuts + 1)])
+
+    @cached_property
+    def cells(self) -> Cells:
+        """The non-zero bins of ``B`` as global codes, for the level histograms (``_gbdt_hist``)."""
+        return Cells.from_bins(self.B, self.offsets)
 
     def candidates(self) -> tuple[np.ndarray, np.ndarray]:
         f = np.concatenate([np.full(c, j) for j, c in enumerate(self.n_cuts)]).astype(np.int64)
@@ -57,19 +65,6 @@ class FitResult:
     init_score: float = 0.0
 
 
-def _level_histograms(binned: Binned, Bsub: np.ndarray, node: np.ndarray, n_nodes: int, weights) -> list:
-    """Per (node, feature bin) sums of each weight vector (``Bsub``: the rows' bins, column-major)."""
-    offs = binned.offsets
-    out = [np.empty((n_nodes, offs[-1])) for _ in weights]
-    for j in range(binned.n_cuts.size):
-        nb = int(binned.n_cuts[j]) + 1
-        col = Bsub[:, j]
-        idx = col if n_nodes == 1 else node * nb + col
-        for o, w in zip(out, weights):
-            o[:, offs[j]:offs[j + 1]] = np.bincount(idx, w, minlength=n_nodes * nb).reshape(n_nodes, nb)
-    return out
-
-
 def _left_sums(hist: np.ndarray, binned: Binned, cand_f, cand_c) -> tuple[np.ndarray, np.ndarray]:
     """``(left, total)`` per node and candidate: sums over bins ``<= cut`` of the feature, and over all."""
     offs = binned.offsets
@@ -79,25 +74,26 @@ def _left_sums(hist: np.ndarray, binned: Binned, cand_f, cand_c) -> tuple[np.nda
     return left, np.broadcast_to(total[:, None], left.shape)
 
 
-def _grow(binned: Binned, rows, depth, utility, split_eps, sensitivity, rng, weights, split):
-    """Split levels of one tree: random, or by the exponential mechanism per node (parallel within a level)."""
-    if split == "random":
+def _grow(binned: Binned, rows, depth, utility, mech, rng, weights):
+    """Split levels of one tree: random (``mech`` None), or by ``mech`` per node (parallel within a level)."""
+    if mech is None:
         return random_structure(binned.n_cuts, depth, rng)
     cand_f, cand_c = binned.candidates()
     feature = np.zeros(2**depth - 1, dtype=np.int64)
     cut = np.zeros(2**depth - 1, dtype=np.int64)
     node = np.zeros(rows.size, dtype=np.int64)
-    Bsub = np.asfortranarray(binned.B if rows.size == binned.B.shape[0] else binned.B[rows])
+    everyone = rows.size == binned.B.shape[0]
+    cells = binned.cells if everyone else binned.cells.take(rows)
     ws = [w[rows] for w in weights]
     for level in range(depth):
         first, width = 2**level - 1, 2**level
-        hists = _level_histograms(binned, Bsub, node - first, width, ws)
+        hists = cells.histograms(node - first, width, ws)
         sums = [_left_sums(h, binned, cand_f, cand_c) for h in hists]
         u = utility(*sums)
         for i in range(width):
-            k = select_split(u[i], epsilon=split_eps, sensitivity=sensitivity, rng=rng)
+            k = mech.select(u[i], rng)
             feature[first + i], cut[first + i] = cand_f[k], cand_c[k]
-        right = Bsub[np.arange(rows.size), feature[node]] > cut[node]
+        right = binned.B[rows, feature[node]] > cut[node]
         node = 2 * node + 1 + right
     return feature, cut
 
@@ -108,45 +104,34 @@ def _abs_gradient_utility(gsums):
 
 
 # ---------------------------------------------------------------- newton
-def newton_plan(x: float, n_trees: int, depth: int, split: str, split_share: float, hessian_share: float):
-    """The ledger entries a full newton run writes if every tree spends ``x`` (for calibration)."""
-    from dpglass.privacy.ledger import LedgerEntry
-
-    one = []
-    if split == "exponential":
-        one += [LedgerEntry("split", "exponential", epsilon=x * split_share / depth)] * depth
-    leaves = x * (1.0 - (split_share if split == "exponential" else 0.0))
-    one.append(LedgerEntry(**leaf_sum_entry("g", leaves * (1 - hessian_share), 1.0, "")))
-    one.append(LedgerEntry(**leaf_sum_entry("h", leaves * hessian_share, 0.25, "")))
-    # the intercept: one leaf holding every record, released like a tree's leaves
-    start = [LedgerEntry(**leaf_sum_entry("g", x * (1 - hessian_share), 1.0, "")),
-             LedgerEntry(**leaf_sum_entry("h", x * hessian_share, 0.25, ""))]
-    return start + one * n_trees
-
-
-def _newton_leaves(leaf, n_leaves, g, h, eps_g, eps_h, rng, name, how):
-    """Noisy per-leaf gradient and Hessian sums, with their two ledger entries."""
+def _newton_leaves(leaf, n_leaves, g, h, eps_g, eps_h, rng, name, how, leaf_delta):
+    """Noisy per-leaf gradient and Hessian sums, with their two ledger entries (``leaf_delta > 0``: Gaussian)."""
     G, e1 = release_leaf_sums(np.bincount(leaf, g, minlength=n_leaves), epsilon=eps_g, sensitivity=1.0,
-                              rng=rng, release=f"{name}: leaf gradient sums",
+                              rng=rng, release=f"{name}: leaf gradient sums", delta=leaf_delta,
                               note=f"gradients p - y in [-1, 1]; one record in one leaf; {how}")
     H, e2 = release_leaf_sums(np.bincount(leaf, h, minlength=n_leaves), epsilon=eps_h, sensitivity=0.25,
-                              rng=rng, release=f"{name}: leaf Hessian sums",
+                              rng=rng, release=f"{name}: leaf Hessian sums", delta=leaf_delta,
                               note=f"Hessians p(1 - p) in [0, 1/4]; one record in one leaf; {how}")
     return G, H, [e1, e2]
 
 
 def fit_newton(binned: Binned, y01, *, tree_eps, n_trees, depth, split, split_share, hessian_share,
-               learning_rate, reg_lambda, max_leaf, rng, how) -> FitResult:
-    """Newton boosting on all records: see the module docstring; ``tree_eps`` is each tree's budget."""
+               learning_rate, reg_lambda, max_leaf, rng, how, leaf_delta=0.0) -> FitResult:
+    """Newton boosting on all records: see the module docstring; ``tree_eps`` is each tree's budget.
+
+    ``leaf_delta > 0``: the leaf sums get discrete Gaussian noise of the same zCDP, their pairs stated at it.
+    """
     n = binned.B.shape[0]
     rows = np.arange(n)
     F = np.zeros(n)
     y = np.asarray(y01, dtype=np.float64)
     sel = split_share if split == "exponential" else 0.0
     eps_g, eps_h = tree_eps * (1 - sel) * (1 - hessian_share), tree_eps * (1 - sel) * hessian_share
+    mech = ExponentialMechanism(tree_eps * sel / depth, 1.0) if sel else None
     p = np.full(n, 0.5)
     G, H, entries = _newton_leaves(np.zeros(n, dtype=np.int64), 1, p - y, p * (1 - p),
-                                   tree_eps * (1 - hessian_share), tree_eps * hessian_share, rng, "intercept", how)
+                                   tree_eps * (1 - hessian_share), tree_eps * hessian_share, rng, "intercept", how,
+                                   leaf_delta)
     init = float(np.clip(-G[0] / (max(H[0], 0.0) + reg_lambda), -max_leaf, max_leaf))
     F += init
     trees = []
@@ -154,15 +139,14 @@ def fit_newton(binned: Binned, y01, *, tree_eps, n_trees, depth, split, split_sh
         p = expit(F)
         g = np.clip(p - y, -1.0, 1.0)
         h = np.clip(p * (1.0 - p), 0.0, 0.25)
-        feature, cut = _grow(binned, rows, depth, _abs_gradient_utility, tree_eps * sel / depth if sel else 0.0,
-                             1.0, rng, [g], split)
-        if sel:
+        feature, cut = _grow(binned, rows, depth, _abs_gradient_utility, mech, rng, [g])
+        if mech is not None:
             entries += [dict(release=f"tree {t}: level {lev + 1} splits", mechanism="exponential",
-                             epsilon=tree_eps * sel / depth, sensitivity=1.0, guarantee="proven",
+                             epsilon=mech.epsilon, sensitivity=1.0, guarantee="proven", curve=mech.curve,
                              note=f"one (feature, cut) per node, utility |G_left|+|G_right|; the level's nodes "
                                   f"hold disjoint records (parallel); {how}") for lev in range(depth)]
         leaf = leaf_index(binned.B, feature, cut, depth)
-        G, H, pair = _newton_leaves(leaf, 2**depth, g, h, eps_g, eps_h, rng, f"tree {t}", how)
+        G, H, pair = _newton_leaves(leaf, 2**depth, g, h, eps_g, eps_h, rng, f"tree {t}", how, leaf_delta)
         entries += pair
         value = learning_rate * np.clip(-G / (np.maximum(H, 0.0) + reg_lambda), -max_leaf, max_leaf)
         trees.append(BinnedTree(feature, cut, value))
@@ -202,6 +186,7 @@ def fit_dpboost(binned: Binned, y01, *, ensemble_eps, n_trees, trees_per_ensembl
     K = trees_per_ensemble
     gstar = float(gradient_clip)
     split_eps, leaf_eps = ensemble_eps / (2 * depth), ensemble_eps / 2
+    mech = ExponentialMechanism(split_eps, 3.0 * gstar**2)
     trees, entries = [], []
     n_ens = math.ceil(n_trees / K)
     for e in range(n_ens):
@@ -215,8 +200,8 @@ def fit_dpboost(binned: Binned, y01, *, ensemble_eps, n_trees, trees_per_ensembl
             chosen = _select_records(unused, g, k, K, subset_selection, coins)
             unused &= ~chosen
             rows = np.flatnonzero(chosen)
-            feature, cut = _grow(binned, rows, depth, lambda gs, cs: _dpboost_gain(gs, cs, reg_lambda),
-                                 split_eps, 3.0 * gstar**2, rng, [g, ones], "exponential")
+            feature, cut = _grow(binned, rows, depth, lambda gs, cs: _dpboost_gain(gs, cs, reg_lambda), mech, rng,
+                                 [g, ones])
             leaf = leaf_index(binned.B[rows], feature, cut, depth)
             G = np.bincount(leaf, g[rows], minlength=2**depth)
             m = np.bincount(leaf, minlength=2**depth)
@@ -227,17 +212,17 @@ def fit_dpboost(binned: Binned, y01, *, ensemble_eps, n_trees, trees_per_ensembl
             value = learning_rate * Vn
             trees.append(BinnedTree(feature, cut, value))
             F += value[leaf_index(binned.B, feature, cut, depth)]
-        entries += _ensemble_entries(e + 1, depth, split_eps, leaf_eps, gstar, reg_lambda, learning_rate,
+        entries += _ensemble_entries(e + 1, depth, mech, leaf_eps, gstar, reg_lambda, learning_rate,
                                      subset_selection, how)
     return FitResult(trees, entries)
 
 
-def _ensemble_entries(e, depth, split_eps, leaf_eps, gstar, lam, lr, mode, how) -> list:
+def _ensemble_entries(e, depth, mech, leaf_eps, gstar, lam, lr, mode, how) -> list:
     """One ensemble's entries: its trees hold disjoint records, so each release step is charged once."""
     why = ("a public random partition (parallel composition)" if mode == "random" else
            "per-record gradient pre-selection of unused records (docs/privacy.md: a record reaches one tree)")
     splits = [dict(release=f"ensemble {e}: level {lev + 1} splits of every tree", mechanism="exponential",
-                   epsilon=split_eps, sensitivity=3.0 * gstar**2, guarantee="proven",
+                   epsilon=mech.epsilon, sensitivity=3.0 * gstar**2, guarantee="proven", curve=mech.curve,
                    note=f"XGBoost gain with unit Hessians, sensitivity 3 g*^2 (g*={gstar:g}); trees on {why}; {how}")
               for lev in range(depth)]
     leaves = dict(release=f"ensemble {e}: leaf values of every tree", mechanism="laplace", epsilon=leaf_eps,

@@ -66,7 +66,11 @@ KNOWN_MECHANISMS = {
     "DPRuleListClassifier": (*RULE_LIST_COUNT_NAMES, *(n for v in RULE_LIST_SELECTION_NAMES.values() for n in v)),
     "SmoothBoostClassifier": ("exponential", "laplace", "advanced-composition("),
     "DPLogisticRegression": (),  # plus logistic.MECHANISM; the removed objective perturbation is refused
-    "DPGradientBoostingClassifier": ("exponential", "discrete laplace (grid)", "laplace", "exponential-quantile"),
+    "DPGradientBoostingClassifier": ("exponential", "discrete laplace (grid)", "discrete gaussian (grid)", "laplace",
+                                     "exponential-quantile"),
+    # bagging.DPBAG_MECHANISM and bagging.SAA_MECHANISM_PREFIX
+    "DPBaggingClassifier": ("dp-bag (report-noisy-max, data-dependent moments accountant)",),
+    "SubsampleAggregateClassifier": ("composition(",),
 }
 SELECTION_MECHANISM = "private-selection("
 SELECTION_METHODS = ("liu-talwar", "papernot-steinke")
@@ -396,15 +400,18 @@ def _check_selection(data: dict, params: dict, ledger: PrivacyLedger, cls) -> No
     if len(entries) != 1:
         _fail("privacy_ledger.entries", f"has {len(entries)} entries", "1 (the whole selection)")
     eps, run = float(entries[0]["epsilon"]), float(params["epsilon"])
+    eta = _need_num(sel, "eta", "selected_by.eta", "the selection's eta (1 for liu-talwar)")
+    if eta < 0 or (method == "liu-talwar" and eta != 1):
+        _fail("selected_by.eta", f"is {eta!r}", "1 for liu-talwar, >= 0 for papernot-steinke")
     if ledger.delta > 0:
         _check_renyi_selection(data, params, ledger, cls)
         return
     if not _close(eps, ledger.epsilon) or ledger.delta != 0 or entries[0].get("delta", 0.0) != 0:
         _fail("privacy_ledger.entries[0]", f"spends ({eps!r}, {entries[0].get('delta')!r})",
               f"the whole pure budget ({ledger.epsilon!r}, 0)")
-    eta = _need_num(sel, "eta", "selected_by.eta", "the selection's eta (1 for liu-talwar)")
-    if eta < 0 or (method == "liu-talwar" and eta != 1):
-        _fail("selected_by.eta", f"is {eta!r}", "1 for liu-talwar, >= 0 for papernot-steinke")
+    for key in ("count_noise", "leaf_noise"):  # Gaussian noise is never pure
+        if params.get(key) == "gaussian":
+            _fail(f"params.{key}", "is 'gaussian'", "a pure noise (the selection needs pure candidates)")
     if not _close(eps, (2.0 + eta) * run):
         _fail("params.epsilon", f"is {run!r}", f"the run budget epsilon/(2 + eta) = {eps / (2.0 + eta)!r}")
     if params.get("delta", 0.0) not in (0, 0.0):
@@ -418,20 +425,33 @@ def _check_renyi_selection(data: dict, params: dict, ledger: PrivacyLedger, cls)
     from dpglass.models._selection_rdp import selection_epsilon
     from dpglass.models.selection import expected_repetitions
 
+    from dpglass.models._selection_rdp import candidate_budget
+
     sel, entry = data["selected_by"], data["privacy_ledger"]["entries"][0]
     eta = float(sel["eta"])
     gamma = _need_num(sel, "stopping_probability", "selected_by.stopping_probability", "the selection's gamma")
     grid = _need(sel, "param_grid", "selected_by.param_grid", list, "the grid the selection drew from")
     if not 0 < gamma <= 1 or (gamma == 1 and eta != 1):
         _fail("selected_by.stopping_probability", f"is {gamma!r}", "in (0, 1] (1 only for liu-talwar)")
+    for part in (f"gamma={gamma:g}", f"eta={eta:g}" if sel["method"] != "liu-talwar" else "geometric"):
+        if part not in entry["mechanism"]:  # the law's parameters are also in the entry's own name
+            _fail("selected_by", f"does not match the entry's mechanism {entry['mechanism']!r}", f"{part} in it")
+    if len({tuple(sorted(g)) for g in grid if isinstance(g, dict)}) > 1:
+        _fail("selected_by.param_grid", "has sub-grids over different parameters", "one set of parameters")
     if not _close(float(entry.get("delta", 0.0)), ledger.delta):
         _fail("privacy_ledger.entries[0].delta", f"is {entry.get('delta')!r}", f"{ledger.delta!r}, the budget's delta")
     try:
         candidates = list(ParameterGrid(grid))
         base = cls(**cls._params_from_dict(dict(params)))
         run = float(params["epsilon"])
+        for point in candidates:  # every grid point must be a valid estimator, as fit checks
+            base.set_params(**point)._validate_params()
+        base = cls(**cls._params_from_dict(dict(params)))
+        for key, value in candidate_budget(base, run, ledger.delta).items():  # as fit set them
+            if params.get(key) != value:
+                _fail(f"params.{key}", f"is {params.get(key)!r}", f"{value!r}, what the selection sets on its runs")
         want = selection_epsilon(base, candidates, run, ledger.delta, eta, gamma, expected_repetitions(eta, gamma))
-    except (TypeError, ValueError, KeyError, InvalidParameterError) as exc:
+    except (TypeError, ValueError, KeyError, OverflowError, InvalidParameterError) as exc:
         _fail("selected_by", f"cannot be recomputed ({exc})", "the grid and parameters a selection writes")
     if sel["best_params"] not in candidates:
         _fail("selected_by.best_params", f"is {sel['best_params']!r}", "a point of selected_by.param_grid")
@@ -616,23 +636,29 @@ def _rule_list_sequence(entries: list, K: int, selection: tuple) -> tuple[int, s
 
 # ----------------------------------------------------------- boosting
 def _check_boosting(data: dict, ctx: _Context) -> None:
-    from dpglass.models.boosting import round_budget
+    from dpglass.models.boosting import resolved_rounds, round_budget
 
-    p = ctx.params
+    p = dict(ctx.params, n_rounds=resolved_rounds(ctx.params["n_rounds"], ctx.params["weak_learner"],
+                                                  ctx.params["tree_learner"]))
     hyps = _need(data, "estimators", "estimators", list, f"the {p['n_rounds']} hypotheses")
     if len(hyps) != p["n_rounds"]:
         _fail("estimators", f"has {len(hyps)} hypotheses", f"params.n_rounds = {p['n_rounds']}")
+    joint = p["weak_learner"] == "tree" and p["tree_learner"] == "joint"
+    if joint:
+        _check_joint_tree_params(p)
     for i, h in enumerate(hyps):
         if p["weak_learner"] == "stump":
             _check_stump(h, f"estimators[{i}]", ctx.d)
         else:
             _check_tree(h, f"estimators[{i}]", ctx.d, p["tree_nodes"])
+            if joint:
+                _check_joint_tree_shape(h, f"estimators[{i}]")
     delta = _need_num(data, "delta", "delta", "the resolved delta, a number in [0, 1)")
     want = _resolved_delta(p)
     if not 0 <= delta < 1 or (want is not None and not _close(delta, want) and delta != want):
         _fail("delta", f"is {delta!r}", f"the resolved params.delta = {want!r}, in [0, 1)")
     eps_round, composition = round_budget(float(p["epsilon"]), delta, int(p["n_rounds"]), p["weak_learner"],
-                                          int(p["tree_nodes"]), p.get("accountant", "basic"))
+                                          int(p["tree_nodes"]), p.get("accountant", "basic"), p["tree_learner"])
     want_acct = composition if composition in ("pld", "rdp") else "basic"
     if ctx.ledger is not None and ctx.ledger.accountant != want_acct:
         _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{want_acct!r} for these parameters")
@@ -643,7 +669,7 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
     if ctx.ledger is not None:
         if not (_close(ctx.ledger.delta, delta) or ctx.ledger.delta == delta):
             _fail("privacy_ledger.budget.delta", f"is {ctx.ledger.delta!r}", f"the model's delta = {delta!r}")
-        _check_boosting_ledger(ctx, eps_round, composition, delta)
+        _check_boosting_ledger(ctx, p, eps_round, composition, delta)
 
 
 def _check_stump(h, field: str, d: int) -> None:
@@ -653,6 +679,29 @@ def _check_stump(h, field: str, d: int) -> None:
         _fail(field, f"has feature {h[0]}", f"a feature index in [-1, {d}) (-1: constant)")
     if h[1] not in (-1, 1):
         _fail(field, f"has sign {h[1]}", "+1 or -1")
+
+
+def _check_joint_tree_params(p: dict) -> None:
+    from dpglass.models._weak_learners import JOINT_TREE_DEPTH
+
+    if p["tree_nodes"] not in JOINT_TREE_DEPTH:
+        _fail("params.tree_nodes", f"is {p['tree_nodes']!r}",
+              f"one of {sorted(JOINT_TREE_DEPTH)} with tree_learner='joint'")
+    if p.get("variant") == "paper":
+        _fail("params.variant", "is 'paper'",
+              "'corrected' with tree_learner='joint' (paper 002 calibrates top-down trees)")
+
+
+def _check_joint_tree_shape(t: dict, field: str) -> None:
+    """A joint tree is the complete tree of its depth, nodes in breadth-first order (``_joint_tree``)."""
+    m = len(t["feature"])
+    internal = (m - 1) // 2
+    left = [2 * k + 1 if k < internal else -1 for k in range(m)]
+    right = [2 * k + 2 if k < internal else -1 for k in range(m)]
+    if t["left"] != left or t["right"] != right:
+        _fail(f"{field}.left/right", f"are {t['left']}, {t['right']}", f"the complete tree's {left}, {right}")
+    if any(f < 0 for f in t["feature"][:internal]):
+        _fail(f"{field}.feature", f"is {t['feature']}", f"split features at the first {internal} nodes")
 
 
 def _check_tree(t, field: str, d: int, n_internal: int) -> None:
@@ -703,16 +752,20 @@ def _boosting_round_releases(p: dict, eps_round: float) -> list[tuple[str, str, 
         if p["weak_learner"] == "stump":
             out.append((f"round {t}: stump", "exponential", eps_round, "proven"))
             continue
+        if p["tree_learner"] == "joint":
+            out.append((f"round {t}: tree (splits and leaf labels)", "exponential", eps_round, "proven"))
+            continue
         split = (f"round {t}: tree split (leaf, feature)", "exponential", eps_round / (2.0 * nodes), split_guarantee)
         out += [split] * nodes
         out.append((f"round {t}: tree leaf labels", "laplace", eps_round / 2.0, "proven"))
     return out
 
 
-def _check_boosting_ledger(ctx: _Context, eps_round: float, composition: str, delta: float) -> None:
+def _check_boosting_ledger(ctx: _Context, p: dict, eps_round: float, composition: str, delta: float) -> None:
+    """``p``: the parameters with ``n_rounds`` resolved."""
     from dpglass.models.boosting import advanced_composition_epsilon
 
-    p, entries = ctx.params, ctx.entries
+    entries = ctx.entries
     expected = _boosting_round_releases(p, eps_round)
     if composition == "advanced":
         kinds = {}
@@ -806,6 +859,21 @@ def _check_gbdt(data, ctx, fail, is_num):
     check_gbdt(data, ctx, fail, is_num)
 
 
+def _check_bagging(kind: str):
+    """The check of DP-Bag (``"dpbag"``) or subsample-and-aggregate (``"saa"``): ``dpglass.models._verify_bagging``."""
+
+    def check(data, ctx):
+        from types import SimpleNamespace
+
+        from dpglass.models import _verify_bagging
+
+        helpers = SimpleNamespace(fail=_fail, is_num=_is_num, need=_need, need_num=_need_num, close=_close,
+                                  resolved=_resolved_delta)
+        getattr(_verify_bagging, f"check_{kind}")(data, ctx, helpers)
+
+    return check
+
+
 #: Model-specific checks by class name: state (and, given the model's own
 #: ledger, the ledger's consistency with the parameters).  A new model adds one.
 MODEL_CHECKS = {
@@ -814,6 +882,8 @@ MODEL_CHECKS = {
     "SmoothBoostClassifier": _check_boosting,
     "DPLogisticRegression": _check_logistic,
     "DPGradientBoostingClassifier": lambda data, ctx: _check_gbdt(data, ctx, _fail, _is_num),
+    "DPBaggingClassifier": _check_bagging("dpbag"),
+    "SubsampleAggregateClassifier": _check_bagging("saa"),
 }
 
 

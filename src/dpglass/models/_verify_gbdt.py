@@ -4,7 +4,8 @@ Hooked into :data:`dpglass.models._verify.MODEL_CHECKS`.  Refuses trees of the
 wrong number or depth, splits that name a feature or cut that does not
 exist, bounds or edges of the wrong length, non-finite leaf values, and a
 ledger whose releases are not the ones the learner writes for the file's
-parameters (count, names, mechanisms, accountant).
+parameters (count, names, mechanisms, epsilons, curves: the mechanisms' own,
+the accountant and each tree's budget that the parameters give).
 """
 
 from __future__ import annotations
@@ -13,37 +14,81 @@ import math
 
 import numpy as np
 
+from dpglass.models._gbdt_budget import leaf_delta
+
 __all__ = ["check_gbdt"]
 
-MECHANISMS = ("exponential", "discrete laplace (grid)", "laplace", "exponential-quantile")
+MECHANISMS = ("exponential", "discrete laplace (grid)", "discrete gaussian (grid)", "laplace", "exponential-quantile")
+ACCOUNTANT_CHOICES = ("auto", "basic", "pld", "rdp")
 
 
-def _expected_releases(p: dict, d_numeric: int, x: float) -> list[tuple]:
-    """(release name, mechanism, epsilon) of every entry the learner writes for parameters ``p``.
+def _expected_releases(p: dict, d_numeric: int, x: float, leaf_delta: float) -> list[tuple]:
+    """(release name, mechanism, epsilon, curve, delta) of every entry the learner writes for parameters ``p``.
 
     ``x`` is the file's ``tree_epsilon`` (a tree's budget; DPBoost: an
-    ensemble's); the quantile entries' epsilon is checked by the total only.
+    ensemble's); the quantile entries' epsilon is checked by the total only
+    (their curve, like DPBoost's leaf values', is the pure pair: none).
+    ``leaf_delta > 0``: Gaussian leaf sums stating their pair at it.
     """
+    from dpglass.models._gbdt_budget import split_curve
+    from dpglass.models._gbdt_releases import leaf_sum_entry
+
+    def sums(release, eps, sens):
+        e = leaf_sum_entry("", eps, sens, "", leaf_delta)
+        return (release, e["mechanism"], e["epsilon"], e["curve"], leaf_delta)
+
     out = []
     if p["binning"] == "quantile" and d_numeric:
-        out += [(None, "exponential-quantile", None)] * d_numeric
+        out += [(None, "exponential-quantile", None, None, 0.0)] * d_numeric
     T, D = int(p["n_estimators"]), int(p["max_depth"])
-    grid = "discrete laplace (grid)"
     if p["variant"] == "newton":
         hs = float(p["hessian_share"])
         sel = float(p["split_share"]) if p["split"] == "exponential" else 0.0
-        out += [("intercept: leaf gradient sums", grid, x * (1 - hs)), ("intercept: leaf Hessian sums", grid, x * hs)]
+        out += [sums("intercept: leaf gradient sums", x * (1 - hs), 1.0), sums("intercept: leaf Hessian sums", x * hs, 0.25)]
         for t in range(1, T + 1):
             if sel:
-                out += [(f"tree {t}: level {lev + 1} splits", "exponential", x * sel / D) for lev in range(D)]
-            out += [(f"tree {t}: leaf gradient sums", grid, x * (1 - sel) * (1 - hs)),
-                    (f"tree {t}: leaf Hessian sums", grid, x * (1 - sel) * hs)]
+                s = x * sel / D
+                out += [(f"tree {t}: level {lev + 1} splits", "exponential", s, split_curve(s, 1.0), 0.0)
+                        for lev in range(D)]
+            out += [sums(f"tree {t}: leaf gradient sums", x * (1 - sel) * (1 - hs), 1.0),
+                    sums(f"tree {t}: leaf Hessian sums", x * (1 - sel) * hs, 0.25)]
     else:
+        s, sens = x / (2 * D), 3.0 * float(p["gradient_clip"]) ** 2
         for e in range(1, math.ceil(T / int(p["trees_per_ensemble"])) + 1):
-            out += [(f"ensemble {e}: level {lev + 1} splits of every tree", "exponential", x / (2 * D))
+            out += [(f"ensemble {e}: level {lev + 1} splits of every tree", "exponential", s, split_curve(s, sens), 0.0)
                     for lev in range(D)]
-            out.append((f"ensemble {e}: leaf values of every tree", "laplace", x / 2))
+            out.append((f"ensemble {e}: leaf values of every tree", "laplace", x / 2, None, 0.0))
     return out
+
+
+def _check_budget(data: dict, model, ledger, fail, is_num) -> tuple[float, float]:
+    """The file's delta, accountant and tree_epsilon must be what the parameters give.
+
+    Returns ``(tree_epsilon, the delta each Gaussian leaf release states)``.
+
+    (The ledger's delta budget is checked against the parameters by ``_verify``.)
+    """
+    from dpglass.models._base import DEFAULT_DELTA
+
+    delta, want_delta = data.get("delta"), (DEFAULT_DELTA if model.delta is None else float(model.delta))
+    if not (is_num(delta) and math.isclose(delta, want_delta, rel_tol=1e-12, abs_tol=0.0)):
+        fail("delta", f"is {delta!r}", f"the resolved params.delta = {want_delta!r}")
+    x = data.get("tree_epsilon")
+    if not (is_num(x) and x > 0):
+        fail("tree_epsilon", f"is {x!r}", "a finite number > 0")
+    if model.accountant not in ACCOUNTANT_CHOICES:
+        fail("params.accountant", f"is {model.accountant!r}", f"one of {ACCOUNTANT_CHOICES}")
+    if model.leaf_noise not in ("laplace", "gaussian"):
+        fail("params.leaf_noise", f"is {model.leaf_noise!r}", "'laplace' or 'gaussian'")
+    try:
+        want_x, acct = model._budget(want_delta)
+    except ValueError as exc:
+        fail("params", f"cannot be fitted ({exc})", "parameters DPGradientBoostingClassifier accepts")
+    if ledger.accountant != acct:
+        fail("privacy_ledger.accountant", f"is {ledger.accountant!r}", f"{acct!r} for these parameters")
+    if not math.isclose(x, want_x, rel_tol=1e-9):
+        fail("tree_epsilon", f"is {x!r}", f"{want_x!r}, the {acct} split of the budget for these parameters")
+    return float(x), leaf_delta(model.leaf_noise, want_delta, int(model.n_estimators))
 
 
 def check_gbdt(data: dict, ctx, fail, is_num) -> None:
@@ -81,28 +126,25 @@ def check_gbdt(data: dict, ctx, fail, is_num) -> None:
             fail(f"trees[{i}].value", "holds a non-finite value", "finite leaf values")
     if ctx.ledger is None:
         return
-    numeric = sum(1 for b in bounds if b is not None)
-    x = data.get("tree_epsilon")
-    if not (is_num(x) and x > 0):
-        fail("tree_epsilon", f"is {x!r}", "a finite number > 0")
-    expected = _expected_releases(p, numeric, float(x))
+    from dpglass.models._verify import _check_declared_curve
+
+    model = DPGradientBoostingClassifier(**{k: v for k, v in p.items() if k != "bounds"})
+    model.bounds_ = [None if b is None else (float(b[0]), float(b[1])) for b in bounds]
+    x, ld = _check_budget(data, model, ctx.ledger, fail, is_num)
+    expected = _expected_releases(p, sum(1 for b in bounds if b is not None), x, ld)
     entries = ctx.entries
     if len(entries) != len(expected):
         fail("privacy_ledger.entries", f"has {len(entries)} releases", f"{len(expected)} for these parameters")
-    for i, (e, (release, mech, eps)) in enumerate(zip(entries, expected)):
+    for i, (e, (release, mech, eps, curve, delta)) in enumerate(zip(entries, expected)):
         field = f"privacy_ledger.entries[{i}]"
         if e["mechanism"] != mech or (release is not None and e["release"] != release):
             fail(field, f"is {e['release']!r} by {e['mechanism']!r}", f"{release or 'a bin release'!r} by {mech!r}")
         if eps is not None and not math.isclose(e["epsilon"], eps, rel_tol=1e-9):
             fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"{eps!r} (tree_epsilon and the shares)")
-        curve = e.get("curve")
-        if mech == "discrete laplace (grid)" and (not isinstance(curve, dict) or not math.isclose(
-                curve.get("parameter", 0) * curve.get("sensitivity", 0), e["epsilon"], rel_tol=1e-9)):
-            fail(f"{field}.curve", f"is {curve!r}", "the discrete Laplace curve of the entry's epsilon")
+        if not math.isclose(e.get("delta", 0.0), delta, rel_tol=1e-9, abs_tol=0.0):
+            fail(f"{field}.delta", f"is {e.get('delta')!r}", f"{delta!r}")
+        _check_declared_curve(e, field, curve)
     spent, budget = ctx.ledger.total()[0], ctx.ledger.epsilon
-    low = 1 - 1e-9 if ctx.ledger.accountant == "basic" else 0.97  # PLD calibration is to a relative 1e-2
+    low = 1 - 1e-9 if ctx.ledger.accountant == "basic" else 0.97  # tight calibration is to a relative 1e-2
     if spent < budget * low:
         fail("privacy_ledger.entries", f"spend epsilon={spent!r}", f"the whole budget epsilon={budget!r}")
-    want = p.get("accountant") or ("pld" if (p["variant"] == "newton" and ctx.ledger.delta > 0) else "basic")
-    if ctx.ledger.accountant != want:
-        fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{want!r} for these parameters")

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from dpglass.aggregates import CHUNK_ROWS, PackedRows
 from dpglass.privacy.mechanisms import ExponentialMechanism, LaplaceMechanism
+from dpglass.privacy.mechanisms._common import GRID_SLACK
 
 __all__ = [
     "Stump",
@@ -30,9 +31,14 @@ __all__ = [
     "dp_one_rule",
     "gini_bound",
     "dp_top_down",
+    "dp_joint_tree",
+    "joint_tree_rate",
     "STUMP_SENSITIVITY_FACTOR",
     "SPLIT_SENSITIVITY_FACTOR",
     "LEAF_SENSITIVITY_FACTOR",
+    "TREE_ERROR_SENSITIVITY",
+    "TREE_FLOOR",
+    "JOINT_TREE_DEPTH",
     "PAPER_STUMP_SENSITIVITY_FACTOR",
     "PAPER_SPLIT_SENSITIVITY_FACTOR",
 ]
@@ -424,3 +430,191 @@ def _label_leaves(y01, p, leaf_of, leaves, n_slots: int, eps_leaf: float, rng):
         ),
     )
     return value, entry
+
+
+# -------------------------------------------------------------- joint trees
+#: Sensitivity of the mu-weighted error of any labelled tree (Lemma S', f = [h(x) != y]): 1, as for a 1-Rule.
+TREE_ERROR_SENSITIVITY = 1.0
+#: The whole-tree mechanism floors ``rate * (U(h) - max U)`` at ``-TREE_FLOOR``: no stage of its sampling
+#: then has a gap at the samplers' cap (2**21), and the floored utility still has sensitivity 1.
+TREE_FLOOR = 2.0**20
+#: ``tree_nodes`` -> depth of the complete trees the joint learner selects among.
+JOINT_TREE_DEPTH = {1: 1, 3: 2}
+#: Labellings of a branch's two leaves (``x_f = 0``, ``x_f = 1``), in candidate order.
+_LABELLINGS = ((-1, -1), (-1, 1), (1, -1), (1, 1))
+
+
+def _weighted_grams(F: FeatureMatrix, W: np.ndarray) -> np.ndarray:
+    """``X.T diag(W[:, c]) X`` for every column c of ``W``: shape ``(k, d, d)``, float64."""
+    W = np.asarray(W, dtype=np.float64)
+    if F._sparse is not None:
+        S = F._sparse
+        return np.stack([np.asarray((S.multiply(W[:, c][None, :]) @ S.T).todense()) for c in range(W.shape[1])])
+    out = np.zeros((W.shape[1], F.n_features, F.n_features))
+    for sel, rows in F.chunks():
+        R = rows.astype(np.float64)
+        for c in range(W.shape[1]):
+            out[c] += R.T @ (R * W[sel, c][:, None])
+    return out
+
+
+def _branch_utilities(a0, b0, a1, b1) -> np.ndarray:
+    """Minus the weighted error of each labelling of a branch's two leaves, in :data:`_LABELLINGS` order.
+
+    ``(a0, b0)`` are the positive and negative masses of the leaf ``x_f = 0``,
+    ``(a1, b1)`` of the leaf ``x_f = 1``; labelling a leaf ``-1`` errs on its
+    positives, ``+1`` on its negatives.  Shape: the broadcast shape plus 4.
+    """
+    err = lambda a, b, s: np.asarray(a if s < 0 else b, dtype=np.float64)  # noqa: E731
+    return np.stack([-(err(a0, b0, s0) + err(a1, b1, s1)) for s0, s1 in _LABELLINGS], axis=-1)
+
+
+def _lse(x, axis=None):
+    """``log sum exp`` of non-positive-maximum arrays (stable; float64)."""
+    m = np.max(x, axis=axis, keepdims=True)
+    return np.squeeze(m, axis=axis) + np.log(np.sum(np.exp(x - m), axis=axis))
+
+
+class _TreeUtilities:
+    """Stage utilities of the whole-tree exponential mechanism (docs/privacy.md, "Joint trees").
+
+    The mechanism selects a complete tree of depth 1 or 2 with its leaf labels,
+    ``h``, with probability proportional to ``exp(rate * U'(h))``, where
+    ``U'(h) = max(U(h), max U - TREE_FLOOR / rate)`` and ``U(h)`` is minus the
+    mu-weighted error of ``h``.  It is sampled as a chain of exponential
+    mechanisms at the same rate: the root feature, then (depth 2) the pair of
+    child features, then the leaf labels; each stage's utility of a candidate is
+    ``log(sum exp(rate * next stage's utilities)) / rate`` over the trees below
+    it, so the chain's law is the whole mechanism's.  Utilities are centred at
+    ``max U`` and floored, so every stage's gaps stay below ``TREE_FLOOR`` plus
+    the log of the stage's size.
+    """
+
+    def __init__(self, F: FeatureMatrix, y01, p, depth: int, rate: float):
+        self.depth, self.rate, self.d = depth, float(rate), F.n_features
+        self.floor = -TREE_FLOOR / self.rate
+        p = np.asarray(p, dtype=np.float64)
+        W = np.column_stack([np.where(y01 == 1, p, 0.0), np.where(y01 == 1, 0.0, p)])
+        T = W.sum(axis=0)  # total positive and negative masses
+        c = F.tdot(W)  # (d, 2): masses where each feature is 1
+        if depth == 1:
+            a0, b0 = T[0] - c[:, 0], T[1] - c[:, 1]
+            self.UB = _branch_utilities(np.maximum(a0, 0), np.maximum(b0, 0), c[:, 0], c[:, 1])  # (d, 4)
+            self.top = float(self.UB.max())
+            return
+        G = _weighted_grams(F, W)  # (2, d, d)
+        cj, ck = c.T[:, :, None], c.T[:, None, :]  # (2, d, 1) and (2, 1, d)
+        pos = lambda m: np.maximum(m, 0.0)  # noqa: E731  (inclusion-exclusion can round below 0)
+        left0, left1 = pos(T[:, None, None] - cj - ck + G), pos(ck - G)  # x_j = 0, x_k = 0 / 1
+        right0, right1 = pos(cj - G), G  # x_j = 1, x_l = 0 / 1
+        self.UB0 = _branch_utilities(left0[0], left0[1], left1[0], left1[1])  # (d, d, 4): [j, k, labelling]
+        self.UB1 = _branch_utilities(right0[0], right0[1], right1[0], right1[1])  # (d, d, 4): [j, l, labelling]
+        m0, m1 = self.UB0.max(axis=(1, 2)), self.UB1.max(axis=(1, 2))
+        self.top = float(np.max(m0 + m1))
+        self.shift = m0 + m1 - self.top  # <= 0
+        # the floor cannot bind if even the worst tree (every leaf mislabelled, under any root) is within
+        # TREE_FLOOR / rate of the best; then the stage utilities factorise over the two branches
+        lowest = float(np.max(self.UB0.min(axis=(1, 2)) + self.UB1.min(axis=(1, 2)))) - self.top
+        self.unfloored = self.rate * lowest >= -TREE_FLOOR
+        r = self.rate
+        self.cL = _lse(r * (self.UB0 - m0[:, None, None]), axis=2) / r  # (d, d): [j, k]
+        self.cR = _lse(r * (self.UB1 - m1[:, None, None]), axis=2) / r
+
+    def _floored(self, U: np.ndarray) -> np.ndarray:
+        return np.maximum(U - self.top, self.floor)
+
+    def _explicit(self, j: int) -> np.ndarray:
+        """Floored centred utilities of every tree under root j: shape (d, 4, d, 4) = [k, left labels, l, right]."""
+        return self._floored(self.UB0[j][:, :, None, None] + self.UB1[j][None, None, :, :])
+
+    def root(self) -> np.ndarray:
+        """Stage 1: the root feature j (d candidates)."""
+        r = self.rate
+        if self.depth == 1:
+            return _lse(r * self._floored(self.UB), axis=1) / r
+        if self.unfloored:
+            return _lse(r * self.cL, axis=1) / r + _lse(r * self.cR, axis=1) / r + self.shift
+        return np.array([_lse(r * self._explicit(j)) / r for j in range(self.d)])
+
+    def pairs(self, j: int) -> np.ndarray:
+        """Stage 2 (depth 2): the children's features (k, l) under root j, flattened (d * d candidates)."""
+        r = self.rate
+        if self.unfloored:
+            return (self.cL[j][:, None] + self.cR[j][None, :] + self.shift[j]).ravel()
+        return (_lse(r * self._explicit(j), axis=(1, 3)) / r).ravel()
+
+    def labels(self, j: int, k: int = 0, l: int = 0) -> np.ndarray:
+        """Last stage: the leaf labels (4 labellings at depth 1, 16 at depth 2: left index * 4 + right index)."""
+        if self.depth == 1:
+            return self._floored(self.UB[j])
+        return self._floored(self.UB0[j, k][:, None] + self.UB1[j, l][None, :]).ravel()
+
+
+def _joint_tree(depth: int, features, labels) -> Tree:
+    """The complete tree of the given depth: nodes in breadth-first order, leaves left to right."""
+    if depth == 1:
+        (j,), (v0, v1) = features, labels
+        return Tree((j, -1, -1), (1, -1, -1), (2, -1, -1), (0, v0, v1))
+    j, k, l = features
+    return Tree((j, k, l, -1, -1, -1, -1), (1, 3, 5, -1, -1, -1, -1), (2, 4, 6, -1, -1, -1, -1),
+                (0, 0, 0) + tuple(labels))
+
+
+def joint_tree_rate(epsilon: float, depth: int) -> float:
+    """The chain's common rate: ``(epsilon - 4 S 2**-40) / 2`` for S stages (the grid rounding of each stage)."""
+    return ExponentialMechanism(_stage_epsilon(epsilon, depth), TREE_ERROR_SENSITIVITY)._rate
+
+
+def _stage_epsilon(epsilon: float, depth: int) -> float:
+    """The epsilon each stage's ExponentialMechanism is built with so that its rate is (epsilon - 4 S 2**-40) / 2."""
+    stages = depth + 1
+    return epsilon - 4 * stages * 2.0**-40 + GRID_SLACK
+
+
+def dp_joint_tree(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, epsilon: float, n_nodes: int, rng):
+    """A whole tree (split features and leaf labels) by one exponential mechanism on minus its weighted error.
+
+    The candidates are all complete trees of depth 1 (``n_nodes=1``) or 2
+    (``n_nodes=3``) on the d features with every labelling of their leaves
+    (``4 d`` or ``16 d**3``, a set fixed by the schema).  Utility: minus the
+    mu-weighted error, sensitivity 1 as for DP-1R (Lemma S'), floored at
+    ``TREE_FLOOR / rate`` below the best tree (still sensitivity 1).  The whole
+    of ``epsilon`` goes to this one selection: no split of the budget between
+    splits and leaves, and no 8 of the Gini bound.  Sampled exactly as a chain
+    of exponential mechanisms (:class:`_TreeUtilities`; the proof, including
+    the grid rounding of each stage, is in docs/privacy.md, "Joint trees").
+
+    Returns
+    -------
+    tree : Tree
+    entries : list of dict
+        One ledger entry: ``epsilon``-bounded range.
+    predictions : ndarray of int8
+    """
+    depth = JOINT_TREE_DEPTH[n_nodes]
+    stage = ExponentialMechanism(_stage_epsilon(epsilon, depth), TREE_ERROR_SENSITIVITY)
+    util = _TreeUtilities(F, y01, p, depth, stage._rate)
+    j = int(stage.select(util.root(), rng))
+    if depth == 1:
+        features = (j,)
+        labels = _LABELLINGS[int(stage.select(util.labels(j), rng))]
+    else:
+        k, l = divmod(int(stage.select(util.pairs(j), rng)), F.n_features)
+        features = (j, k, l)
+        i = int(stage.select(util.labels(j, k, l), rng))
+        labels = _LABELLINGS[i // 4] + _LABELLINGS[i % 4]
+    tree = _joint_tree(depth, features, labels)
+    whole = ExponentialMechanism(epsilon, TREE_ERROR_SENSITIVITY)
+    entry = dict(
+        release="tree (splits and leaf labels)",
+        mechanism="exponential",
+        epsilon=epsilon,
+        sensitivity=TREE_ERROR_SENSITIVITY,
+        curve=whole.curve,
+        note=(
+            f"one exponential mechanism over every complete depth-{depth} tree on the schema's features with "
+            "every leaf labelling; utility -mu-weighted error (sensitivity 1, n private), sampled exactly as a "
+            f"chain of {depth + 1} exponential mechanisms at one rate"
+        ),
+    )
+    return tree, [entry], F.map_rows(tree.predict)

@@ -9,8 +9,11 @@ density at least ``kappa`` (:func:`bregman_projection`).  The model is the
 majority vote of the committee.
 
 Weak learners (``dpglass.models._weak_learners``): DP 1-Rules (Algorithm 3,
-exponential mechanism over all literals and the two constants) and DP-TopDown
-trees (Algorithm 2).
+exponential mechanism over all literals and the two constants) and trees:
+by default (``tree_learner="joint"``) one exponential mechanism over every
+complete tree of depth 1 or 2 with its leaf labels, on minus its weighted
+error (the 1-Rule's utility and sensitivity, for a larger class); paper 002's
+DP-TopDown (Algorithm 2) with ``tree_learner="top-down"``.
 
 Privacy in one paragraph (the proof is in ``docs/privacy.md``, section "Smooth
 boosting"): given the hypotheses released so far, the projected measure mu
@@ -39,18 +42,22 @@ from dpglass._validation import Interval
 from dpglass.aggregates import pattern_table
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
-from dpglass.models._weak_learners import FeatureMatrix, Stump, Tree, dp_one_rule, dp_top_down
+from dpglass.models._weak_learners import (
+    JOINT_TREE_DEPTH, FeatureMatrix, Stump, Tree, dp_joint_tree, dp_one_rule, dp_top_down,
+)
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, choose_accountant
 from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable
 
 __all__ = [
+    "AUTO_ROUNDS",
     "SmoothBoostClassifier",
     "SmoothBoostRelease",
     "bregman_projection",
     "advanced_composition_epsilon",
     "per_round_epsilon",
     "round_budget",
+    "resolved_rounds",
     "round_plan",
     "smooth_boost",
     "smooth_weighting",
@@ -232,17 +239,17 @@ def per_round_epsilon(epsilon: float, delta: float, k: int) -> tuple[float, str]
     return basic, "basic"
 
 
-def round_plan(weak_learner: str, tree_nodes: int, n_rounds: int):
+def round_plan(weak_learner: str, tree_nodes: int, n_rounds: int, tree_learner: str = "joint"):
     """The ledger entries of a full run at per-round epsilon ``x``, with each release's curve.
 
-    A stump is one exponential-mechanism selection (bounded range); a tree
-    of t splits is t of them at ``x / (2t)`` and the leaf labels (a Laplace
-    vector: charged as pure) at ``x / 2``.
+    A stump, and a joint tree, is one exponential-mechanism selection (bounded
+    range); a top-down tree of t splits is t of them at ``x / (2t)`` and the
+    leaf labels (a Laplace vector: charged as pure) at ``x / 2``.
     """
     from dpglass.privacy.mechanisms import ExponentialMechanism
 
     def plan(x):
-        if weak_learner == "stump":
+        if weak_learner == "stump" or tree_learner == "joint":
             one = [LedgerEntry("stump", "exponential", epsilon=x, curve=ExponentialMechanism(x, 1.0).curve)]
         else:
             s = x / (2 * tree_nodes)
@@ -255,7 +262,7 @@ def round_plan(weak_learner: str, tree_nodes: int, n_rounds: int):
 
 @functools.lru_cache(maxsize=256)
 def round_budget(epsilon: float, delta: float, n_rounds: int, weak_learner: str, tree_nodes: int,
-                 accountant: str) -> tuple[float, str]:
+                 accountant: str, tree_learner: str = "joint") -> tuple[float, str]:
     """``(epsilon per round, composition)`` for the accountant asked for (public parameters only).
 
     ``"basic"``: the better of basic and advanced composition
@@ -272,7 +279,26 @@ def round_budget(epsilon: float, delta: float, n_rounds: int, weak_learner: str,
     """
     if accountant == "basic" or delta <= 0:
         return per_round_epsilon(epsilon, delta, n_rounds)
-    return choose_accountant(round_plan(weak_learner, tree_nodes, n_rounds), epsilon, delta, accountant)
+    return choose_accountant(round_plan(weak_learner, tree_nodes, n_rounds, tree_learner), epsilon, delta, accountant)
+
+
+#: ``n_rounds="auto"``: 15 for stumps and top-down trees (the former default), 5 for joint trees, whose
+#: larger candidate set needs more budget per round (chosen on a held-out quarter of Adult's training
+#: part, never its test part: docs/results/boosting/trees_accuracy.md).  Public constants.
+AUTO_ROUNDS = {"stump": 15, "top-down": 15, "joint": 5}
+
+
+def resolved_rounds(n_rounds, weak_learner: str, tree_learner: str = "joint") -> int:
+    """``n_rounds`` with ``"auto"`` resolved by :data:`AUTO_ROUNDS` (parameters only, never the data).
+
+    Examples
+    --------
+    >>> resolved_rounds("auto", "stump"), resolved_rounds("auto", "tree"), resolved_rounds(9, "tree")
+    (15, 5, 9)
+    """
+    if n_rounds != "auto":
+        return int(n_rounds)
+    return AUTO_ROUNDS["stump" if weak_learner == "stump" else tree_learner]
 
 
 # ---------------------------------------------------------------- pure release
@@ -311,6 +337,7 @@ def smooth_boost(
     rng: np.random.Generator,
     variant: str = "corrected",
     accountant: str = "auto",
+    tree_learner: str = "joint",
 ) -> SmoothBoostRelease:
     """LazyBB (paper 002, Algorithm 1) with a DP weak learner: the private computation.
 
@@ -332,12 +359,17 @@ def smooth_boost(
     density : float
         kappa.
     tree_nodes : int
-        Internal nodes of each tree (``weak_learner="tree"``).
+        Internal nodes of each tree (``weak_learner="tree"``; 1 or 3 for
+        ``tree_learner="joint"``: depth 1 or 2).
     rng : numpy.random.Generator
     variant : {"corrected", "paper"}
         ``"paper"``: paper 002's calibrations (stumps: Theorem 7's eta,
-        proven but with half the utility; trees: Lemma 15's split
+        proven but with half the utility; top-down trees: Lemma 15's split
         sensitivity, a paper-claim).
+    tree_learner : {"joint", "top-down"}
+        ``"joint"``: :func:`~dpglass.models._weak_learners.dp_joint_tree`;
+        ``"top-down"``: paper 002's DP-TopDown
+        (:func:`~dpglass.models._weak_learners.dp_top_down`).
 
     Returns
     -------
@@ -353,7 +385,8 @@ def smooth_boost(
     F = FeatureMatrix(table)
     del table  # F keeps the packed rows; the int64 counts are not needed any more
 
-    eps_round, composition = round_budget(epsilon, delta, n_rounds, weak_learner, tree_nodes, accountant)
+    eps_round, composition = round_budget(epsilon, delta, n_rounds, weak_learner, tree_nodes, accountant,
+                                          tree_learner)
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta,
                            accountant=composition if composition in ("pld", "rdp") else "basic")
     margin = np.zeros(F.n_samples, dtype=np.int64)  # sigma_t(i) = y_i * sum_j h_j(x_i), in [-t, t]
@@ -366,6 +399,8 @@ def smooth_boost(
         p *= counts
         if weak_learner == "stump":
             h, entries, pred = dp_one_rule(F, y01, p, epsilon=eps_round, paper=paper, rng=rng)
+        elif tree_learner == "joint":
+            h, entries, pred = dp_joint_tree(F, y01, p, epsilon=eps_round, n_nodes=tree_nodes, rng=rng)
         else:
             h, entries, pred = dp_top_down(F, y01, p, epsilon=eps_round, n_nodes=tree_nodes, paper=paper, rng=rng)
         hypotheses.append(h)
@@ -408,9 +443,12 @@ class SmoothBoostClassifier(BinaryClassifierBase):
 
     Paper 002 (Asadi, Carmosino, Jahanara, Rafiey, Salamatian): Algorithm 1
     (LazyBB) with the weak learner DP-1R (Algorithm 3, ``weak_learner="stump"``)
-    or DP-TopDown (Algorithm 2, ``weak_learner="tree"``).  Binary features,
-    binary target.  The model is a majority vote; with stumps it is a table of
-    integer votes per feature (paper's Table 4, see :meth:`to_text`).
+    or a DP tree (``weak_learner="tree"``): by default one exponential
+    mechanism over whole trees of depth 2 with their leaf labels
+    (``tree_learner="joint"``), or the paper's DP-TopDown (Algorithm 2,
+    ``tree_learner="top-down"``).  Binary features, binary target.  The model
+    is a majority vote; with stumps it is a table of integer votes per feature
+    (paper's Table 4, see :meth:`to_text`).
 
     Parameters
     ----------
@@ -422,15 +460,29 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         default).  ``None``: the public constant ``DEFAULT_DELTA`` (1e-8),
         never a function of n.
     weak_learner : {"stump", "tree"}, default="stump"
-    n_rounds : int, default=15
-        Number of rounds tau (committee size), >= 1.
+    n_rounds : int or "auto", default="auto"
+        Number of rounds tau (committee size), >= 1.  ``"auto"``: 15 for
+        stumps and top-down trees, 5 for joint trees (:data:`AUTO_ROUNDS`,
+        public constants).
     learning_rate : float, default=0.5
         lambda in (0, 1].
     density : float, default=0.35
         kappa in (0, 1): the measures stay kappa-dense, i.e. no record gets
         more than ``1/(kappa n)`` of the weight.
     tree_nodes : int, default=3
-        Internal nodes per tree (``weak_learner="tree"`` only), >= 1.
+        Internal nodes per tree (``weak_learner="tree"`` only), >= 1; with
+        ``tree_learner="joint"`` 1 or 3 (complete trees of depth 1 or 2).
+    tree_learner : {"joint", "top-down"}, default="joint"
+        (``weak_learner="tree"`` only.)  ``"joint"``: each round's tree, its
+        split features and its leaf labels, is one draw of the exponential
+        mechanism over every complete tree of the depth with every labelling,
+        on minus its smooth-weighted error (sensitivity 1, as for a 1-Rule):
+        the whole round budget goes to one selection.  ``"top-down"``: paper
+        002's DP-TopDown (Algorithm 2): ``tree_nodes`` greedy splits by the
+        exponential mechanism on the Gini bound's improvement (sensitivity 8;
+        4 with ``variant="paper"``), each at ``epsilon_round / (2 tree_nodes)``,
+        then Laplace leaf labels at ``epsilon_round / 2``; what the paper-002
+        reproduction runs.  docs/privacy.md, "Smooth boosting".
     accountant : {"auto", "basic", "pld", "rdp"}, default="auto"
         How rounds compose when ``delta > 0`` (with ``delta = 0`` always
         basic): ``"basic"`` takes the better of basic and advanced
@@ -442,8 +494,9 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         (:func:`round_budget`; docs/privacy.md, "Accounting").
     variant : {"corrected", "paper"}, default="corrected"
         ``"paper"`` reproduces paper 002's calibrations: stumps at Theorem 7's
-        eta (proven, but half the utility of the corrected calibration), trees
-        at Lemma 15's split sensitivity (not proven: ``paper-claim``).
+        eta (proven, but half the utility of the corrected calibration),
+        top-down trees at Lemma 15's split sensitivity (not proven:
+        ``paper-claim``; trees need ``tree_learner="top-down"``).
     classes : list of two labels or None, default=None
         The public label set ``[negative, positive]``.  None reads it from
         ``y``; then a ``y`` holding a single class is refused, and whether
@@ -493,10 +546,11 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         "epsilon": EPSILON,
         "delta": DELTA_OR_NONE,
         "weak_learner": [["stump", "tree"]],
-        "n_rounds": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_rounds": [Interval(numbers.Integral, 1, None, closed="left"), ["auto"]],
         "learning_rate": [Interval(numbers.Real, 0, 1, closed="right")],
         "density": [Interval(numbers.Real, 0, 1, closed="neither")],
         "tree_nodes": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tree_learner": [["joint", "top-down"]],
         "variant": [["corrected", "paper"]],
         "accountant": [list(ACCOUNTANT_CHOICES)],
         "classes": CLASSES,
@@ -509,10 +563,11 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         epsilon=1.0,
         delta=0.0,
         weak_learner="stump",
-        n_rounds=15,
+        n_rounds="auto",
         learning_rate=0.5,
         density=0.35,
         tree_nodes=3,
+        tree_learner="joint",
         variant="corrected",
         accountant="auto",
         classes=None,
@@ -525,6 +580,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         self.learning_rate = learning_rate
         self.density = density
         self.tree_nodes = tree_nodes
+        self.tree_learner = tree_learner
         self.variant = variant
         self.accountant = accountant
         self.classes = classes
@@ -533,9 +589,10 @@ class SmoothBoostClassifier(BinaryClassifierBase):
     def _release_plan(self) -> list:
         """The releases a full run would make (public parameters only): what private selection composes."""
         delta = self._resolve_delta(self.delta)
-        args = (int(self.n_rounds), self.weak_learner, int(self.tree_nodes))
-        x, _ = round_budget(float(self.epsilon), delta, *args, self.accountant)
-        return round_plan(self.weak_learner, int(self.tree_nodes), int(self.n_rounds))(x)
+        rounds = resolved_rounds(self.n_rounds, self.weak_learner, self.tree_learner)
+        args = (rounds, self.weak_learner, int(self.tree_nodes))
+        x, _ = round_budget(float(self.epsilon), delta, *args, self.accountant, self.tree_learner)
+        return round_plan(self.weak_learner, int(self.tree_nodes), rounds, self.tree_learner)(x)
 
     def fit(self, X, y):
         """Fit the committee; every release is recorded in ``privacy_ledger_``.
@@ -550,9 +607,9 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         self
         """
         self._validate_params()
+        self._check_tree_params()
         rng = check_random_state(self.random_state)
         X01, y01 = self._check_fit_data(X, y)
-        n = X01.shape[0]
         delta = self._resolve_delta(self.delta)
         paper_trees = self.variant == "paper" and self.weak_learner == "tree"
         self._warn_about_guarantee(float(self.epsilon), "variant='paper' trees (Lemma 15's split sensitivity)"
@@ -563,13 +620,14 @@ class SmoothBoostClassifier(BinaryClassifierBase):
             epsilon=float(self.epsilon),
             delta=delta,
             weak_learner=self.weak_learner,
-            n_rounds=int(self.n_rounds),
+            n_rounds=resolved_rounds(self.n_rounds, self.weak_learner, self.tree_learner),
             learning_rate=float(self.learning_rate),
             density=float(self.density),
             tree_nodes=int(self.tree_nodes),
             rng=rng,
             variant=self.variant,
             accountant=self.accountant,
+            tree_learner=self.tree_learner,
         )
         self.estimators_ = release.hypotheses
         self.privacy_ledger_ = release.ledger
@@ -579,6 +637,22 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         self.delta_ = delta
         self._set_summaries()
         return self
+
+    def _check_tree_params(self):
+        """Joint trees are complete trees of depth 1 or 2, and have no paper-002 calibration."""
+        if self.weak_learner != "tree" or self.tree_learner != "joint":
+            return
+        if self.tree_nodes not in JOINT_TREE_DEPTH:
+            raise InvalidParameterError(
+                f"The 'tree_nodes' parameter of SmoothBoostClassifier must be one of {sorted(JOINT_TREE_DEPTH)} "
+                f"with tree_learner='joint' (complete trees of depth 1 or 2). Got {self.tree_nodes!r} instead; "
+                "tree_learner='top-down' grows any number of nodes."
+            )
+        if self.variant == "paper":
+            raise InvalidParameterError(
+                "The 'variant' parameter of SmoothBoostClassifier: variant='paper' calibrates paper 002's "
+                "DP-TopDown; with weak_learner='tree' it needs tree_learner='top-down' (got 'joint')."
+            )
 
     def _set_summaries(self):
         """``votes_``, ``constant_votes_`` (stumps) and ``n_features_used_`` from ``estimators_``."""

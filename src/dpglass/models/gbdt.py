@@ -13,8 +13,7 @@ at 0.5.  Two learners:
     at random (``split="random"``, data-independent: the whole budget goes to
     the leaves).  Leaf values are Newton steps ``-G~ / (H~ + lambda)`` from
     noisy per-leaf gradient and Hessian sums (exact discrete Laplace on a
-    public grid), shrunk by ``learning_rate``.  The trees compose by PLD
-    (``accountant="pld"``, the default when ``delta > 0``) or basically.
+    public grid), shrunk by ``learning_rate``.
 ``variant="dpboost"``
     DPBoost (Li, Wu, Wen, He, AAAI 2020): ensembles of ``trees_per_ensemble``
     trees, each tree on its own disjoint subset of the records
@@ -22,7 +21,12 @@ at 0.5.  Two learners:
     ``"gradient"``: a per-record pre-selection by gradient from the records
     not yet used), splits by the exponential mechanism on the gain (unit
     Hessians, sensitivity ``3 g*^2``), geometric leaf clipping, Laplace leaf
-    noise.  Ensembles compose sequentially (basic).
+    noise.
+
+Both compose their releases by ``accountant``: with ``delta > 0`` the default
+``"auto"`` calibrates the whole run under PLD and under RDP (where the
+split selections count as bounded-range, ``eps^2/8``-zCDP) and keeps the one
+that lets each tree spend more; ``delta = 0`` is basic composition.
 
 The privacy argument is in docs/privacy.md, section "DP gradient boosted trees".
 """
@@ -39,11 +43,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dpglass._validation import Interval
 from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
-from dpglass.models._gbdt_fit import Binned, fit_dpboost, fit_newton, newton_plan
+from dpglass.models._gbdt_budget import budget, leaf_delta
+from dpglass.models._gbdt_fit import Binned, fit_dpboost, fit_newton
 from dpglass.models._gbdt_trees import (
     BinnedTree, apply_bins, check_feature_bounds, check_tree_arrays, leaf_index, uniform_edges,
 )
-from dpglass.privacy.ledger import RELATIVE_TOLERANCE, LedgerEntry, PrivacyLedger
+from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES
+from dpglass.privacy.ledger import RELATIVE_TOLERANCE, PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable
 
 __all__ = ["DPGradientBoostingClassifier"]
@@ -58,8 +64,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         Total privacy budget (> 0).
     delta : float or None, default=None
         ``None``: 1e-8 (a public constant; n is private).  ``0``: pure
-        epsilon-DP (basic composition).  Only ``variant="newton"`` with the
-        PLD accountant uses delta.
+        epsilon-DP (basic composition).  Used by the tight accountants only.
     variant : {"newton", "dpboost"}, default="newton"
     n_estimators : int or "auto", default="auto"
         Number of trees (>= 1).  ``"auto"``: a public function of epsilon,
@@ -102,8 +107,18 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         ``variant="dpboost"``: how each tree's records are chosen.
     gradient_clip : float, default=1.0
         ``variant="dpboost"``: g*, gradients are clipped to [-g*, g*].
-    accountant : {"basic", "pld"} or None, default=None
-        ``None``: ``"pld"`` when delta > 0 (newton), else ``"basic"``.
+    leaf_noise : {"laplace", "gaussian"}, default="laplace"
+        ``variant="newton"``: noise of the leaf gradient and Hessian sums.
+        ``"gaussian"``: exact discrete Gaussian of the same zCDP as the
+        Laplace release (half its variance), for ``delta > 0`` with a tight
+        accountant only.
+    accountant : {"auto", "basic", "pld", "rdp"}, default="auto"
+        How the releases compose (:mod:`dpglass.privacy.accounting`): each
+        tree's budget (DPBoost: each ensemble's) is the largest whose whole
+        run composes to ``(epsilon, delta)``.  ``"auto"``: whichever of
+        ``"pld"`` and ``"rdp"`` allows more (ties: ``"pld"``); with
+        ``delta = 0`` every choice is ``"basic"`` (``epsilon`` divided evenly).
+        The ledger records the accountant used.
     classes : list of two labels or None, default=None
     random_state : None, int, SeedSequence or Generator, default=None
 
@@ -115,6 +130,8 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
     privacy_ledger_ : PrivacyLedger
     tree_epsilon_ : float
         ``newton``: each tree's budget; ``dpboost``: each ensemble's.
+    accountant_ : str
+        The accountant used (``"basic"``, ``"pld"`` or ``"rdp"``).
     classes_, n_features_in_, feature_names_in_
 
     Examples
@@ -151,7 +168,8 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         "trees_per_ensemble": [Interval(numbers.Integral, 1, None, closed="left")],
         "subset_selection": [["random", "gradient"]],
         "gradient_clip": [Interval(numbers.Real, 0, None, closed="neither")],
-        "accountant": [["basic", "pld"], None],
+        "leaf_noise": [["laplace", "gaussian"]],
+        "accountant": [list(ACCOUNTANT_CHOICES)],
         "classes": CLASSES,
         "random_state": RANDOM_STATE,
     }
@@ -160,7 +178,8 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         self, *, epsilon=1.0, delta=None, variant="newton", n_estimators="auto", max_depth=1, learning_rate="auto",
         bounds=None, max_bins=32, binning="uniform", quantile_share=0.1, split="exponential", split_share=0.3,
         hessian_share=0.3, reg_lambda=None, max_leaf_value=2.0, trees_per_ensemble=10,
-        subset_selection="random", gradient_clip=1.0, accountant=None, classes=None, random_state=None,
+        subset_selection="random", gradient_clip=1.0, leaf_noise="laplace", accountant="auto", classes=None,
+        random_state=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -180,6 +199,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         self.trees_per_ensemble = trees_per_ensemble
         self.subset_selection = subset_selection
         self.gradient_clip = gradient_clip
+        self.leaf_noise = leaf_noise
         self.accountant = accountant
         self.classes = classes
         self.random_state = random_state
@@ -252,43 +272,67 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         self._validate_params()
         rng = check_random_state(self.random_state)
         Xf, y01 = self._check_fit(X, y)
-        d = Xf.shape[1]
-        self.bounds_ = check_feature_bounds(self.bounds, d, type(self).__name__)
+        self.bounds_ = check_feature_bounds(self.bounds, Xf.shape[1], type(self).__name__)
         delta = self._resolve_delta(self.delta)
-        newton = self.variant == "newton"
-        accountant = self.accountant or ("pld" if (delta > 0 and newton) else "basic")
-        if accountant == "pld" and not newton:
-            raise InvalidParameterError("accountant='pld' is for variant='newton'; DPBoost composes basically.")
         if self.variant == "dpboost" and self.reg_lambda is None:
             lam = 0.1
         else:
             lam = None if self.reg_lambda is None else float(self.reg_lambda)
-        self._warn_about_guarantee(float(self.epsilon))
+        eps = float(self.epsilon)
+        self._warn_about_guarantee(eps)
+        self._check_leaf_noise(delta)
         self.n_estimators_, self.learning_rate_ = self._resolved_sizes()
+        x, accountant = self._budget(delta)  # public parameters only
         # entries are collected without a budget under basic sums (fast), then checked once below
         ledger = PrivacyLedger(epsilon=None, accountant="basic")
-        eps = float(self.epsilon)
-        eps_bins = self._fit_edges(Xf, eps, rng, ledger)
+        self._fit_edges(Xf, eps, rng, ledger)
         binned = Binned(self._bins(Xf), np.array([e.size for e in self.edges_], dtype=np.int64))
-        rest = eps - eps_bins
-        if newton:
-            result, per = self._fit_newton(binned, y01, rest, delta, accountant, lam, rng, eps_bins)
+        how = f"{accountant} composition"
+        if self.variant == "newton":
+            result = self._fit_newton(binned, y01, x, f"{how} over {self.n_estimators_} trees of epsilon_tree={x:.6g}",
+                                      lam, rng, leaf_delta(self.leaf_noise, delta, self.n_estimators_))
         else:
-            result, per = self._fit_dpboost(binned, y01, rest, lam, rng)
+            n_ens = math.ceil(self.n_estimators_ / int(self.trees_per_ensemble))
+            result = self._fit_dpboost(binned, y01, x, f"{how} over {n_ens} ensembles of epsilon_ensemble={x:.6g}",
+                                       lam, rng)
         for e in result.entries:
             ledger.spend(**e)
-        ledger.epsilon, ledger.delta, ledger.accountant = eps, (delta if accountant == "pld" else 0.0), accountant
+        ledger.epsilon, ledger.delta, ledger.accountant = eps, delta, accountant
         spent = ledger.total()
         if spent[0] > eps * (1 + RELATIVE_TOLERANCE) or spent[1] > ledger.delta * (1 + RELATIVE_TOLERANCE):
             raise BudgetExceededError(f"The releases compose to {spent}, above the budget ({eps}, {ledger.delta}): "
                                       "nothing is returned.")  # pragma: no cover - calibration prevents it
         self.estimators_ = result.trees
         self.init_score_ = result.init_score
-        self.tree_epsilon_ = per
+        self.tree_epsilon_ = x
         self.delta_ = delta
         self.privacy_ledger_ = ledger
         self.privacy_ledger_.replayable = is_replayable(rng)
         return self
+
+    @property
+    def accountant_(self) -> str:
+        """The accountant used (the ledger's)."""
+        return self.privacy_ledger_.accountant
+
+    def _check_leaf_noise(self, delta: float) -> None:
+        if self.leaf_noise == "gaussian" and (self.variant != "newton" or delta <= 0 or self.accountant == "basic"):
+            raise InvalidParameterError(
+                "leaf_noise='gaussian' is for variant='newton' with delta > 0 and accountant 'auto', 'pld' or "
+                f"'rdp' (Gaussian releases compose by their curves); got variant={self.variant!r}, delta={delta!r}, "
+                f"accountant={self.accountant!r}. Use leaf_noise='laplace' otherwise.")
+
+    def _budget(self, delta: float) -> tuple[float, str]:
+        """``(each tree's epsilon (DPBoost: each ensemble's), accountant used)``, from public parameters only."""
+        numeric = sum(b is not None for b in self.bounds_)
+        quantiles = self.binning == "quantile" and numeric > 0
+        eps = float(self.epsilon)
+        return budget(self.variant, eps, float(delta), self.accountant, self._resolved_sizes()[0],
+                      int(self.max_depth), split=self.split, split_share=float(self.split_share),
+                      hessian_share=float(self.hessian_share), trees_per_ensemble=int(self.trees_per_ensemble),
+                      gradient_clip=float(self.gradient_clip),
+                      bins_epsilon=eps * float(self.quantile_share) if quantiles else 0.0,
+                      bin_releases=numeric if quantiles else 0, leaf_noise=self.leaf_noise)
 
     def _fit_edges(self, Xf, eps, rng, ledger) -> float:
         """Cut points of every feature; DP quantiles spend ``quantile_share`` of epsilon."""
@@ -311,38 +355,23 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         self.edges_ = edges
         return share
 
-    def _fit_newton(self, binned, y01, eps, delta, accountant, lam, rng, eps_bins):
-        from dpglass.privacy.accounting import calibrate
-
+    def _fit_newton(self, binned, y01, x, how, lam, rng, gauss_delta):
         T, D = self.n_estimators_, int(self.max_depth)
-        shares = dict(split=self.split, split_share=float(self.split_share),
-                      hessian_share=float(self.hessian_share))
-        prefix = [LedgerEntry("bins", "exponential-quantile", epsilon=eps_bins)] if eps_bins else []
-        if accountant == "pld":
-            x = calibrate(lambda x: prefix + newton_plan(x, T, D, **shares), float(self.epsilon), delta, "pld",
-                          tol=1e-2)
-        else:
-            x = eps / (T + 1)  # T trees and the intercept
-        how = f"{accountant} composition over {T} trees of epsilon_tree={x:.6g}"
         if lam is None:  # twice the Hessian-sum noise scale: a function of the parameters only
             sel = float(self.split_share) if self.split == "exponential" else 0.0
             lam = 2.0 * 0.25 / (x * (1 - sel) * float(self.hessian_share))
         self.reg_lambda_ = lam
-        result = fit_newton(binned, y01, tree_eps=x, n_trees=T, depth=D, learning_rate=self.learning_rate_,
-                            reg_lambda=lam, max_leaf=float(self.max_leaf_value), rng=rng, how=how, **shares)
-        return result, x
+        return fit_newton(binned, y01, tree_eps=x, n_trees=T, depth=D, learning_rate=self.learning_rate_,
+                          reg_lambda=lam, max_leaf=float(self.max_leaf_value), rng=rng, how=how, split=self.split,
+                          split_share=float(self.split_share), hessian_share=float(self.hessian_share),
+                          leaf_delta=gauss_delta)
 
-    def _fit_dpboost(self, binned, y01, eps, lam, rng):
-        T, K = self.n_estimators_, int(self.trees_per_ensemble)
-        n_ens = math.ceil(T / K)
-        per = eps / n_ens
+    def _fit_dpboost(self, binned, y01, x, how, lam, rng):
         self.reg_lambda_ = lam
-        how = f"basic composition over {n_ens} ensembles of epsilon_ensemble={per:.6g}"
-        result = fit_dpboost(binned, y01, ensemble_eps=per, n_trees=T, trees_per_ensemble=K,
-                             depth=int(self.max_depth), learning_rate=self.learning_rate_, reg_lambda=lam,
-                             gradient_clip=float(self.gradient_clip), subset_selection=self.subset_selection,
-                             rng=rng, how=how)
-        return result, per
+        return fit_dpboost(binned, y01, ensemble_eps=x, n_trees=self.n_estimators_,
+                           trees_per_ensemble=int(self.trees_per_ensemble), depth=int(self.max_depth),
+                           learning_rate=self.learning_rate_, reg_lambda=lam, gradient_clip=float(self.gradient_clip),
+                           subset_selection=self.subset_selection, rng=rng, how=how)
 
     # ------------------------------------------------------------ prediction
     def decision_function(self, X):

@@ -381,6 +381,12 @@ class PrivateGridSearch(BinaryClassifierBase):
                 f"of every candidate itself); found {reserved}",
                 grid,
             )
+        if self.delta > 0 and any("accountant" in p for p in candidates):
+            self._fail("param_grid", "free of 'accountant' when delta > 0 (the search runs candidates with the "
+                       "Rényi accountant it composes them by)", grid)
+        if self.delta > 0 and isinstance(grid, (list, tuple)) and len({tuple(sorted(g)) for g in grid}) > 1:
+            self._fail("param_grid", "one dict, or dicts over the same parameters, when delta > 0 (the Rényi "
+                       "bound is recomputed from the grid and the selected model's parameters)", grid)
         for params in candidates:
             cand = clone(est)
             try:
@@ -555,8 +561,8 @@ class PrivateGridSearch(BinaryClassifierBase):
         eps_run = budget["epsilon"]
         if spent_delta > budget.get("delta", 0.0) * (1.0 + RELATIVE_TOLERANCE):
             raise InvalidParameterError(
-                f"A {type(model).__name__} candidate spent delta={spent_delta:g} > 0; PrivateGridSearch needs "
-                "pure epsilon-DP candidates. Use delta=0 and a pure mechanism."
+                f"A {type(model).__name__} candidate spent delta={spent_delta:g}, more than the search gives it; "
+                "with delta=0 PrivateGridSearch needs pure epsilon-DP candidates (delta=0 and a pure mechanism)."
             )
         if spent_eps > eps_run * (1.0 + RELATIVE_TOLERANCE):
             raise BudgetExceededError(

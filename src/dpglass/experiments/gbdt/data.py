@@ -42,11 +42,9 @@ ADULT_BOUNDS = {
 CODRNA_BOUNDS = {"f1": (-2000.0, 0.0), "f2": (50.0, 150.0), **{f"f{k}": (0.0, 1.0) for k in range(3, 9)}}
 
 
-def _adult(split):
-    from pathlib import Path
-
-    home = Path(get_data_home())
-    load_dataset("adult", split=split)  # fetches and checks the files (hashes, shapes)
+def _adult(split, data_home):
+    home = get_data_home(data_home)
+    load_dataset("adult", data_home, split=split)  # fetches and checks the files (hashes, shapes)
     parts = ["train", "test"] if split is None else [split]
     frame = pd.concat([_read_adult(home / _ADULT_FILES[p], _ADULT_FILES[p], p) for p in parts],
                       ignore_index=True)
@@ -65,24 +63,25 @@ def _adult(split):
     return X, y
 
 
-def _codrna():
-    from pathlib import Path
-
+def _codrna(data_home):
     from sklearn.datasets import load_svmlight_file
 
-    load_dataset("cod-rna")
-    X_sparse, labels = load_svmlight_file(str(Path(get_data_home()) / _CODRNA_FILE), n_features=8)
+    load_dataset("cod-rna", data_home)
+    X_sparse, labels = load_svmlight_file(str(get_data_home(data_home) / _CODRNA_FILE), n_features=8)
     X = pd.DataFrame(X_sparse.toarray(), columns=[f"f{k}" for k in range(1, 9)])
     return X, (labels > 0).astype(np.uint8)
 
 
-def load_numeric(name: str, split=None):
-    """``(X, y, bounds)``: numeric columns kept, ``bounds`` one entry per column (None: a 0/1 column)."""
+def load_numeric(name: str, split=None, data_home=None):
+    """``(X, y, bounds)``: numeric columns kept, ``bounds`` one entry per column (None: a 0/1 column).
+
+    ``data_home`` as for :func:`dpglass.datasets.load_dataset` (None: ``$DPGLASS_DATA``, else the default).
+    """
     if name == "adult":
-        X, y = _adult(split)
+        X, y = _adult(split, data_home)
         table = ADULT_BOUNDS
     elif name == "cod-rna":
-        X, y = _codrna()
+        X, y = _codrna(data_home)
         table = CODRNA_BOUNDS
     else:
         raise ValueError(f"No numeric encoding of {name!r}; use 'adult' or 'cod-rna'.")

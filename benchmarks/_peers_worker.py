@@ -1,0 +1,131 @@
+"""Fit the peers of ``benchmarks/peers.py`` in their own environment; write their accuracies as JSON.
+
+Run by ``peers.py`` with the peers' interpreter (a venv with diffprivlib,
+InterpretML and the scikit-learn they support; see ``peers.py``), never
+imported by dpglass.  Usage::
+
+    PEER_PYTHON _peers_worker.py SPLITS.npz RESULT.json
+
+``SPLITS.npz`` holds ``epsilons``, ``seeds`` and, for each repetition ``r``,
+``X_train_r``, ``y_train_r``, ``X_test_r``, ``y_test_r``: features already
+mapped to [0, 1] by their **public** bounds (a per-record map), so every peer
+is given the bounds [0, 1] per column and none reads a bound off the data
+(diffprivlib's ``PrivacyLeakWarning`` is turned into an error to make sure).
+Every peer runs with its library's defaults otherwise.  A peer whose library
+does not import is listed under ``"skipped"`` with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+
+def _diffprivlib(name):
+    from diffprivlib import models
+    from diffprivlib.utils import PrivacyLeakWarning
+
+    warnings.simplefilter("error", PrivacyLeakWarning)
+
+    def make(epsilon, seed, p):
+        bounds = (np.zeros(p), np.ones(p))
+        if name == "LogisticRegression":  # rows lie in [0, 1]^p: norm <= sqrt(p), dpglass's DP-LR default too
+            return models.LogisticRegression(epsilon=epsilon, data_norm=float(np.sqrt(p)), random_state=seed)
+        return getattr(models, name)(epsilon=epsilon, bounds=bounds, classes=[0, 1], random_state=seed)
+
+    return make
+
+
+def _dp_ebm():
+    from interpret.privacy import DPExplainableBoostingClassifier
+
+    # A fixed random_state makes interpret warn that the noise is deterministic: wanted here (seeded repetitions).
+    warnings.filterwarnings("ignore", message="Privacy violation: using a fixed random_state")
+
+    def make(epsilon, seed, p):
+        return DPExplainableBoostingClassifier(
+            epsilon=epsilon, feature_types=["continuous"] * p,
+            privacy_bounds={j: (0.0, 1.0) for j in range(p)}, random_state=seed)
+
+    return make
+
+
+def _privatree():
+    from privatree.privatree import PrivaTreeClassifier
+
+    def make(epsilon, seed, p):
+        return PrivaTreeClassifier(epsilon=epsilon, feature_range=[(0.0, 1.0)] * p, random_state=seed)
+
+    return make
+
+
+#: name -> (builder of make(epsilon, seed, p), a note on its guarantee or "")
+PEERS = {
+    "diffprivlib LogisticRegression": (lambda: _diffprivlib("LogisticRegression"), ""),
+    "diffprivlib DecisionTreeClassifier": (lambda: _diffprivlib("DecisionTreeClassifier"), ""),
+    "diffprivlib RandomForestClassifier": (lambda: _diffprivlib("RandomForestClassifier"), ""),
+    "InterpretML DP-EBM": (_dp_ebm, ""),
+    "PrivaTree": (_privatree, "ε-DP if the number of training records n is public (its budget split reads the exact n)"),
+}
+
+
+def versions() -> dict:
+    found = {"python": platform.python_version()}
+    for module in ("numpy", "sklearn", "diffprivlib", "interpret"):
+        try:
+            found[module] = __import__(module).__version__
+        except Exception:  # noqa: BLE001 - a missing peer is reported, not fatal
+            pass
+    try:
+        from privatree import privatree  # a folder without __init__.py: name the module for its path
+
+        commit = Path(privatree.__file__).resolve().parent.parent / "COMMIT"
+        found["privatree"] = commit.read_text().strip()[:12] if commit.exists() else "unversioned checkout"
+    except Exception:  # noqa: BLE001
+        pass
+    return found
+
+
+def run_peer(make, data, epsilons, seeds):
+    """Accuracies ``{str(epsilon): [one per repetition]}`` and the δ each fit declared."""
+    acc, delta = {}, 0.0
+    for eps in epsilons:
+        acc[repr(float(eps))] = []
+        for r, seed in enumerate(seeds):
+            X, y = data[f"X_train_{r}"], data[f"y_train_{r}"]
+            model = make(float(eps), int(seed), X.shape[1]).fit(X, y)
+            delta = max(delta, float(getattr(model, "delta", 0.0) or 0.0))
+            acc[repr(float(eps))].append(float(model.score(data[f"X_test_{r}"], data[f"y_test_{r}"])))
+    return acc, delta
+
+
+def main(argv=None):
+    splits, out = (argv or sys.argv[1:])[:2]
+    data = dict(np.load(splits))
+    epsilons, seeds = data["epsilons"], data["seeds"]
+    result = {"versions": versions(), "results": {}, "skipped": {}}
+    for name, (builder, note) in PEERS.items():
+        try:
+            make = builder()
+        except ImportError as exc:
+            result["skipped"][name] = f"not importable: {exc}"
+            continue
+        start = time.perf_counter()
+        try:
+            acc, delta = run_peer(make, data, epsilons, seeds)
+        except Exception as exc:  # noqa: BLE001 - one broken peer must not hide the others
+            result["skipped"][name] = f"failed: {type(exc).__name__}: {exc}"
+            continue
+        result["results"][name] = {"accuracy": acc, "delta": delta, "note": note,
+                                   "seconds": round(time.perf_counter() - start, 1)}
+    Path(out).write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,362 @@
+"""Accuracy of dpglass's private models beside non-private references and DP peers, same splits, one table.
+
+Run from the repository root::
+
+    DPGLASS_DATA=../shared/data PYTHONPATH=src python benchmarks/peers.py \\
+        [--peer-python /work/peers-venv/bin/python] [--reps 5] [--out table.md] [--quick]
+
+Rows are models, columns are ε ∈ {0.1, 0.4, 1, 5}; a cell is the test
+accuracy, mean ± sd over ``--reps`` repetitions.
+
+* **Splits.** Adult: UCI's canonical train/test files, the same in every
+  repetition (repetitions redraw the models' noise).  Other datasets (compas
+  by default): a stratified 70/30 split drawn with seed ``r`` in repetition
+  ``r``.  Every model of a repetition sees the same records.
+* **dpglass.** Every private estimator of the registry, built by its
+  registered name (``spec.make``) with its defaults, ``epsilon`` and
+  ``random_state=r``.  A model that takes public ``bounds`` (dp-gbdt) gets
+  the numeric columns with the public bounds of
+  ``dpglass.experiments.gbdt.data`` where the dataset has them (Adult); the
+  others get the built-in 0/1 encoding.  The δ column is read from the fitted
+  models' ledgers.
+* **References** (non-private, do not depend on ε): majority class, the
+  registry's GreedyRL rule list (0/1 input), and scikit-learn's depth-4
+  DecisionTree, LogisticRegression (``max_iter=1000``) and
+  HistGradientBoosting with their defaults, on the numeric columns mapped to
+  [0, 1] by the public bounds.
+* **Peers** (diffprivlib, InterpretML's DP-EBM, PrivaTree) pin an older
+  scikit-learn than dpglass, so they run in their own environment:
+  ``--peer-python`` (or ``$DPGLASS_PEER_PYTHON``) names its interpreter, and
+  ``benchmarks/_peers_worker.py`` fits them there on the same splits (passed
+  as a temporary .npz, the [0, 1]-mapped numeric columns) with their defaults
+  and the public bounds [0, 1].  Without an interpreter the peers are skipped,
+  and the output says so.  To make the environment::
+
+      python -m venv /work/peers-venv
+      /work/peers-venv/bin/pip install -r benchmarks/peers-requirements.txt
+
+  PrivaTree is not on PyPI: put a checkout of its repository (the folder
+  holding ``privatree/``) on that environment's path to include it.
+
+``--quick`` is a smoke test: 1 repetition, the registry's small
+``test_params``, at most 2000 training and 2000 test records.  Nothing is
+tuned: there is no validation split to tune on, and no setting depends on the
+test records.  The script prints the table, the command and the versions;
+``--out`` also writes them to a file.  It asserts nothing about accuracy or time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+EPSILONS = (0.1, 0.4, 1.0, 5.0)
+DATASETS = ("adult", "compas")
+QUICK_ROWS = 2000
+WORKER = Path(__file__).resolve().with_name("_peers_worker.py")
+#: Fits run on one BLAS/OpenMP thread, here and in the worker: nothing is timed, and on a busy shared
+#: machine OpenMP's spinning threads made HistGradientBoosting 15x slower (breast-cancer: 15 s vs 1 s).
+PEER_TIMEOUT = 3600  # seconds for one dataset's peers (Adult, 5 repetitions: about 5 minutes)
+ONE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
+@dataclass
+class Split:
+    """One repetition's train/test records in the two views every model is given."""
+
+    x01_train: object  # DataFrame of 0/1 columns (the built-in encoding)
+    x01_test: object
+    xnum_train: np.ndarray  # numeric columns where the dataset has them, else the 0/1 columns
+    xnum_test: np.ndarray
+    bounds: list  # public bounds of xnum's columns; None: a 0/1 column
+    y_train: np.ndarray
+    y_test: np.ndarray
+
+    def scaled(self, part: str) -> np.ndarray:
+        """``xnum`` mapped to [0, 1] by the public bounds (clipped): a per-record map."""
+        X = self.xnum_train if part == "train" else self.xnum_test
+        lo = np.array([0.0 if b is None else b[0] for b in self.bounds])
+        hi = np.array([1.0 if b is None else b[1] for b in self.bounds])
+        return np.clip((np.asarray(X, dtype=np.float64) - lo) / (hi - lo), 0.0, 1.0)
+
+
+@dataclass
+class Row:
+    dataset: str
+    model: str
+    input: str
+    privacy: str = ""
+    accuracy: dict = field(default_factory=dict)  # epsilon -> list of accuracies
+    error: str = ""
+
+
+def _subsample(n: int, seed: int) -> np.ndarray:
+    return np.sort(np.random.default_rng(seed).permutation(n)[:QUICK_ROWS])
+
+
+def load_splits(name: str, reps: int, quick: bool) -> list[Split]:
+    """The ``reps`` splits of dataset ``name`` (Adult: the canonical one, ``reps`` times)."""
+    from sklearn.model_selection import train_test_split
+
+    from dpglass.datasets import load_dataset
+
+    if name == "adult":
+        from dpglass.experiments.gbdt.data import load_numeric
+
+        parts = {}
+        for part in ("train", "test"):
+            X01, y = load_dataset("adult", split=part)
+            Xnum, y_num, bounds = load_numeric("adult", part)
+            assert np.array_equal(y, y_num), "the 0/1 and numeric Adult files disagree on the labels"
+            keep = _subsample(len(y), 0) if quick else slice(None)
+            parts[part] = (X01.iloc[keep], Xnum.to_numpy()[keep], np.asarray(y)[keep])
+        (a, b, c), (d, e, f) = parts["train"], parts["test"]
+        return [Split(a, d, b, e, bounds, c, f) for _ in range(reps)]
+    X01, y = load_dataset(name)
+    y = np.asarray(y)
+    splits = []
+    for r in range(reps):
+        train, test = train_test_split(np.arange(len(y)), test_size=0.3, stratify=y, random_state=r)
+        if quick:
+            train, test = train[:QUICK_ROWS], test[:QUICK_ROWS]
+        Xnum = X01.to_numpy(dtype=np.float64)
+        splits.append(Split(X01.iloc[train], X01.iloc[test], Xnum[train], Xnum[test],
+                            [None] * X01.shape[1], y[train], y[test]))
+    return splits
+
+
+def privacy_label(delta) -> str:
+    """What the fits' ledgers (or the peer's parameters) say: ``ε-DP`` when δ = 0."""
+    if delta is None:
+        return "?"
+    return "ε-DP" if delta == 0 else f"(ε, δ = {delta:g})-DP"
+
+
+def _fit_score(make, split: Split, view: str) -> tuple[float, object]:
+    if view == "0/1":
+        Xtr, Xte = split.x01_train, split.x01_test
+    elif view == "numeric":
+        Xtr, Xte = split.xnum_train, split.xnum_test
+    else:
+        Xtr, Xte = split.scaled("train"), split.scaled("test")
+    model = make().fit(Xtr, split.y_train)
+    return float(model.score(Xte, split.y_test)), model
+
+
+def _view_name(view: str, split: Split) -> str:
+    numeric = any(b is not None for b in split.bounds)
+    if view == "0/1":
+        return "0/1"
+    if not numeric:
+        return "0/1"
+    return "numeric, public bounds" if view == "numeric" else "numeric → [0, 1] by public bounds"
+
+
+def dpglass_rows(dataset: str, splits: list[Split], epsilons, quick: bool) -> list[Row]:
+    """One row per private estimator of the registry."""
+    from dpglass.registry import list_estimators
+
+    rows = []
+    for spec in list_estimators(private=True):
+        takes_bounds = "bounds" in spec.cls().get_params()
+        view = "numeric" if takes_bounds else "0/1"
+        params = {k: v for k, v in spec.test_params.items() if k != "epsilon"} if quick else {}
+        row = Row(dataset, spec.name, _view_name(view, splits[0]))
+        deltas, start = set(), time.perf_counter()
+        try:
+            for eps in epsilons:
+                row.accuracy[eps] = []
+                for r, split in enumerate(splits):
+                    extra = {"bounds": split.bounds} if takes_bounds else {}
+                    acc, model = _fit_score(lambda: spec.make(**params, **extra, epsilon=eps, random_state=r),
+                                            split, view)
+                    row.accuracy[eps].append(acc)
+                    deltas.add(float(model.privacy_ledger_.total()[1]))
+        except Exception as exc:  # noqa: BLE001 - a broken model gets a row saying so; the others still run
+            row.error = f"{type(exc).__name__}: {exc}"
+            traceback.print_exc()
+        row.privacy = privacy_label(max(deltas, default=None))
+        rows.append(row)
+        print(f"  {dataset} {spec.name}: {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+    return rows
+
+
+def _references():
+    from sklearn.dummy import DummyClassifier
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.tree import DecisionTreeClassifier
+
+    from dpglass.registry import make_estimator
+
+    return [  # (label, view, make(seed))
+        ("majority class", "0/1", lambda r: DummyClassifier(strategy="most_frequent")),
+        ("greedy-rule-list (GreedyRL)", "0/1", lambda r: make_estimator("greedy-rule-list")),
+        ("sklearn DecisionTree, depth 4", "scaled", lambda r: DecisionTreeClassifier(max_depth=4, random_state=r)),
+        ("sklearn LogisticRegression", "scaled", lambda r: LogisticRegression(max_iter=1000)),
+        ("sklearn HistGradientBoosting", "scaled", lambda r: HistGradientBoostingClassifier(random_state=r)),
+    ]
+
+
+def reference_rows(dataset: str, splits: list[Split], epsilons) -> list[Row]:
+    """Non-private references: fitted once per repetition, the same value under every ε."""
+    rows = []
+    for label, view, make in _references():
+        row, start = Row(dataset, label, _view_name(view, splits[0]), "non-private"), time.perf_counter()
+        try:
+            accs = [_fit_score(lambda: make(r), split, view)[0] for r, split in enumerate(splits)]
+            row.accuracy = {eps: accs for eps in epsilons}
+        except Exception as exc:  # noqa: BLE001
+            row.error = f"{type(exc).__name__}: {exc}"
+            traceback.print_exc()
+        rows.append(row)
+        print(f"  {dataset} {label}: {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+    return rows
+
+
+def peer_python(argument: str | None) -> str | None:
+    """The peers' interpreter: ``--peer-python``, else ``$DPGLASS_PEER_PYTHON``, else None (peers skipped)."""
+    return argument or os.environ.get("DPGLASS_PEER_PYTHON") or None
+
+
+def peer_rows(dataset: str, splits: list[Split], epsilons, python: str, notes: list) -> tuple[list[Row], dict]:
+    """Run the worker in the peers' environment on these splits; its rows and the versions it reports."""
+    with tempfile.TemporaryDirectory(prefix="dpglass-peers-") as tmp:
+        arrays = {"epsilons": np.asarray(epsilons, dtype=float), "seeds": np.arange(len(splits))}
+        for r, split in enumerate(splits):
+            arrays.update({f"X_train_{r}": split.scaled("train"), f"y_train_{r}": split.y_train,
+                           f"X_test_{r}": split.scaled("test"), f"y_test_{r}": split.y_test})
+        np.savez(Path(tmp) / "splits.npz", **arrays)
+        out = Path(tmp) / "result.json"
+        try:
+            done = subprocess.run([python, str(WORKER), str(Path(tmp) / "splits.npz"), str(out)],
+                                  capture_output=True, text=True, env={**os.environ, **ONE_THREAD},
+                                  timeout=PEER_TIMEOUT)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            notes.append(f"{dataset}: the peers' worker did not run ({type(exc).__name__}: {exc})")
+            return [], {}
+        if done.returncode != 0 or not out.exists():
+            notes.append(f"{dataset}: the peers' worker failed (exit {done.returncode}): "
+                         f"{done.stderr.strip().splitlines()[-1:] or ''}")
+            print(done.stderr, file=sys.stderr)
+            return [], {}
+        result = json.loads(out.read_text())
+    for name, reason in result["skipped"].items():
+        notes.append(f"{dataset}: peer {name} skipped ({reason})")
+    rows = []
+    for name, res in result["results"].items():
+        print(f"  {dataset} {name}: {res['seconds']} s (peers' environment)", file=sys.stderr, flush=True)
+        if res["note"]:
+            notes.append(f"{name}: {res['note']}")
+        row = Row(dataset, name, _view_name("scaled", splits[0]), privacy_label(res["delta"]))
+        row.accuracy = {eps: res["accuracy"][repr(float(eps))] for eps in epsilons}
+        rows.append(row)
+    return rows, result["versions"]
+
+
+def _cell(values) -> str:
+    if not values:
+        return "–"
+    if len(values) == 1:
+        return f"{values[0]:.3f}"
+    return f"{np.mean(values):.3f} ± {np.std(values, ddof=1):.3f}"
+
+
+def format_table(rows: list[Row], epsilons) -> str:
+    """Markdown: one row per (dataset, model), one column per ε."""
+    head = ["dataset", "model", "input", "privacy"] + [f"ε = {eps:g}" for eps in epsilons]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        cells = [_cell(row.accuracy.get(eps)) for eps in epsilons]
+        if row.error:
+            cells = [f"failed: {row.error}"[:60]] + ["–"] * (len(epsilons) - 1)
+        lines.append("| " + " | ".join([row.dataset, row.model, row.input, row.privacy] + cells) + " |")
+    return "\n".join(lines)
+
+
+def _versions(peer_versions: dict) -> str:
+    import sklearn
+
+    import dpglass
+
+    try:
+        commit = subprocess.run(["git", "-C", str(Path(__file__).parent), "describe", "--always", "--dirty"],
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    ours = (f"dpglass {dpglass.__version__}{f' ({commit})' if commit else ''}, python {platform.python_version()}, "
+            f"numpy {np.__version__}, scikit-learn {sklearn.__version__}")
+    if not peer_versions:
+        return ours
+    theirs = ", ".join(f"{k} {v}" for k, v in peer_versions.items())
+    return f"{ours}; peers' environment: {theirs}"
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS),
+                        help="built-in dataset names (default: adult compas)")
+    parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
+    parser.add_argument("--reps", type=int, default=None, help="repetitions (default 5; 1 with --quick)")
+    parser.add_argument("--quick", action="store_true", help="smoke test: 1 repetition, small models, ≤ 2000 rows")
+    parser.add_argument("--peer-python", default=None,
+                        help="interpreter of the peers' environment (default: $DPGLASS_PEER_PYTHON; none: skip peers)")
+    parser.add_argument("--out", default=None, help="also write the table, command and versions to this file")
+    args = parser.parse_args(argv)
+    if args.reps is None:
+        args.reps = 1 if args.quick else 5
+    if args.reps < 1:
+        parser.error("--reps must be at least 1")
+    return args
+
+
+def main(argv=None) -> str:
+    import sklearn.ensemble  # noqa: F401 - loads the OpenMP runtime, so that threadpool_limits finds it
+    from threadpoolctl import threadpool_limits
+
+    args = parse_args(argv)
+    with threadpool_limits(limits=1):  # see ONE_THREAD
+        return _run(args, argv)
+
+
+def _run(args, argv) -> str:
+    start = time.perf_counter()
+    python = peer_python(args.peer_python)
+    notes = [] if python else ["peers skipped: no peers' interpreter (--peer-python or $DPGLASS_PEER_PYTHON)"]
+    rows, peer_versions = [], {}
+    for name in args.datasets:
+        splits = load_splits(name, args.reps, args.quick)
+        rows += reference_rows(name, splits, args.epsilons)
+        rows += dpglass_rows(name, splits, args.epsilons, args.quick)
+        if python:
+            found, peer_versions = peer_rows(name, splits, args.epsilons, python, notes)
+            rows += found
+    command = "python benchmarks/peers.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    text = "\n".join([
+        format_table(rows, args.epsilons), "",
+        f"Test accuracy, mean ± sd over {args.reps} repetition(s){' (quick mode)' if args.quick else ''}.",
+        f"Command: `{command.strip()}`",
+        f"Versions: {_versions(peer_versions)}",
+        f"Wall time: {time.perf_counter() - start:.0f} s",
+        *dict.fromkeys(notes),
+    ])
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    return text
+
+
+if __name__ == "__main__":
+    main()
