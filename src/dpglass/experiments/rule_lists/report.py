@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from dpglass.experiments.report import Report, at_epsilon, error_line, pm, sci, speed_rows
+from dpglass.experiments.rule_lists.issue12 import write_section
 from dpglass.experiments.rule_lists.plan import (
     CITATION,
     DIFFERENCES,
@@ -38,6 +39,7 @@ def write_report(run, results: dict) -> None:
     _table3(w, r["table3"])
     _sec5d(w, plan, r["hyper"])
     _appendix_c(w, plan, r["mia"])
+    write_section(w, run.out)  # issue 12, from benchmarks/rule_list_accuracy.py's CSVs when present
     w.tight_accounting("rules")
     _speed(w, quick, run.timings, plan, r["main"])
     w.write(run.out)
