@@ -417,3 +417,14 @@ def test_quick_accounting_reproduction(tmp_path):
     assert {m.rsplit(" / ", 1)[1] for m in acc["method"]} == {"basic", "auto"}
     assert acc["mean"].between(0, 1).all()
     assert "| dataset | model |" in (tmp_path / "report.md").read_text()
+
+
+def test_sweep_fast_path_passes_count_noise(tmp_path, binary_data):
+    """The shared-count fast path fits what the estimator fits, Gaussian class counts included."""
+    data = _csv_dataset(tmp_path, binary_data)
+    method = MethodSpec("gauss-counts", "dp-rule-list", {"mechanism": "exponential", "max_length": 3,
+                                                         "delta": 1e-6, "count_noise": "gaussian"})
+    config = SweepConfig((data,), (method,), (1.0,), 2)
+    fast = run_sweep(config, tmp_path / "fast.csv", n_jobs=1, progress=False)
+    slow = run_sweep(config, tmp_path / "slow.csv", n_jobs=1, progress=False, fast=False)
+    _same(fast, slow)

@@ -138,7 +138,7 @@ class RuleListFits:
                 self.X_tr, self.y_tr, candidates=cands, epsilon=float(est.epsilon), delta=delta,
                 mechanism=est.mechanism, max_length=est.max_length, min_support=est.min_support,
                 confidence=est.confidence, gamma=4.0 if est.gamma is None else float(est.gamma),
-                variant=est.variant, rng=rng, cache=cache, accountant=est.accountant,
+                variant=est.variant, rng=rng, cache=cache, accountant=est.accountant, count_noise=est.count_noise,
             )
             release.ledger.replayable = is_replayable(rng)
             return release, problem, True, time.perf_counter() - start
