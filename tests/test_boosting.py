@@ -614,3 +614,23 @@ def test_a_joint_tree_that_is_not_complete_is_refused(data, tmp_path):
     (tmp_path / "m.json").write_text(json.dumps(d))
     with pytest.raises(ModelFileError, match="left/right"):
         load_model(tmp_path / "m.json")
+
+
+def test_joint_tree_factorised_path_only_when_no_root_lets_the_floor_bind():
+    """Review finding: the check took the best root's worst tree; a floor binding under another root was missed."""
+    from dpglass.models._weak_learners import TREE_FLOOR, FeatureMatrix, _TreeUtilities
+
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(3000):
+        n = int(rng.integers(3, 9))
+        X, y = rng.integers(0, 2, (n, 3)).astype(np.uint8), rng.integers(0, 2, n)
+        u = _TreeUtilities(FeatureMatrix(X), y, np.ones(n), 2, 1.0)
+        worst = u.UB0.min(axis=(1, 2)) + u.UB1.min(axis=(1, 2)) - u.top  # each root's worst tree
+        if worst.max() > worst.min() + 1e-9:
+            rate = TREE_FLOOR / (-(worst.max() + worst.min()) / 2)  # the floor falls between the roots' worst trees
+            assert not _TreeUtilities(FeatureMatrix(X), y, np.ones(n), 2, rate).unfloored
+            checked += 1
+            if checked >= 3:
+                break
+    assert checked >= 1

@@ -15,7 +15,7 @@ import pytest
 
 from dpglass.cli import main
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
-from dpglass.models import load_model
+from dpglass.models import DPRuleListClassifier, SmoothBoostClassifier, load_model
 from dpglass.models._verify import MODEL_CHECKS, verify_model_dict
 from dpglass.registry import get_spec, list_estimators
 
@@ -370,3 +370,21 @@ def test_not_json_and_wrong_model(tmp_path, capsys):
     (tmp_path / "other.json").write_text(json.dumps({"model": "Pickle"}))
     assert main(["inspect", str(tmp_path / "other.json")]) == 2
     assert "'model'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("make", [
+    lambda: SmoothBoostClassifier(weak_learner="tree", n_rounds=2, random_state=0),
+    lambda: SmoothBoostClassifier(n_rounds=2, random_state=0),
+    lambda: DPRuleListClassifier(random_state=0),
+], ids=["joint-trees", "stumps", "errors-pf"])
+def test_a_forged_entry_sensitivity_is_refused(make, tmp_path, binary_data):
+    """Review finding: a recorded sensitivity edited to 0.01 was accepted (and printed by inspect)."""
+    import json
+
+    X, y = binary_data
+    make().fit(X, y).save(tmp_path / "m.json")
+    data = json.loads((tmp_path / "m.json").read_text())
+    data["privacy_ledger"]["entries"][0]["sensitivity"] = 0.01
+    (tmp_path / "m.json").write_text(json.dumps(data))
+    with pytest.raises(ModelFileError, match="sensitivity"):
+        load_model(tmp_path / "m.json")

@@ -787,6 +787,10 @@ def _check_boosting_ledger(ctx: _Context, p: dict, eps_round: float, composition
         want_delta = delta if composition == "advanced" else 0.0
         if not (e.get("delta", 0.0) == want_delta or _close(e.get("delta", 0.0), want_delta)):
             _fail(f"{field}.delta", f"is {e.get('delta')!r}", repr(want_delta))
+        joint_or_stump = p["weak_learner"] == "stump" or p.get("tree_learner") == "joint"
+        if mech == "exponential" and joint_or_stump and e.get("sensitivity") not in (None, 1.0):
+            # their utility is minus the smooth-weighted error: sensitivity 1 (docs/privacy.md)
+            _fail(f"{field}.sensitivity", f"is {e.get('sensitivity')!r}", "1 (the weighted error's sensitivity)")
         if mech == "laplace" and e.get("sensitivity") is not None:
             _check_noise_scale(e, field, e["sensitivity"], e["epsilon"])
         _check_declared_curve(e, field, {"kind": "bounded-range", "epsilon": float(e["epsilon"])}
@@ -845,6 +849,8 @@ def _check_errors_list_ledger(data: dict, ctx: _Context) -> None:
             _fail(field, f"is {e['release']!r} by {e['mechanism']!r}", f"{release!r} by {mechanism!r}")
         if not _close(e["epsilon"], x) or e.get("delta", 0.0) != 0:
             _fail(f"{field}.epsilon", f"is ({e['epsilon']!r}, {e.get('delta')!r})", f"({x!r}, 0)")
+        if e.get("sensitivity") not in (None, 1.0):  # errors and cell counts: sensitivity 1
+            _fail(f"{field}.sensitivity", f"is {e.get('sensitivity')!r}", "1")
         _check_noise_scale(e, field, 1.0, x)
         _check_declared_curve(e, field, DiscreteLaplaceMechanism(x).curve if i == n_sel else None)
     n_rules, stop = len(data["rules"]), data["stop_reason"]

@@ -514,7 +514,7 @@ class _TreeUtilities:
         self.shift = m0 + m1 - self.top  # <= 0
         # the floor cannot bind if even the worst tree (every leaf mislabelled, under any root) is within
         # TREE_FLOOR / rate of the best; then the stage utilities factorise over the two branches
-        lowest = float(np.max(self.UB0.min(axis=(1, 2)) + self.UB1.min(axis=(1, 2)))) - self.top
+        lowest = float(np.min(self.UB0.min(axis=(1, 2)) + self.UB1.min(axis=(1, 2)))) - self.top
         self.unfloored = self.rate * lowest >= -TREE_FLOOR
         r = self.rate
         self.cL = _lse(r * (self.UB0 - m0[:, None, None]), axis=2) / r  # (d, d): [j, k]
