@@ -99,7 +99,8 @@ def budgets(epsilons) -> str:
             b, t = (rule_list_budget(eps, DELTA, K, plan, a, mech)[0] for a in ("basic", "auto"))
             cells.append(f"{b:.4g} → {t:.4g} (×{t / b:.2f})")
         for wl, tau in (("stump", STUMPS["n_rounds"]), ("tree", TREES["n_rounds"])):
-            (b, how_b), (t, how_t) = (round_budget(eps, DELTA, tau, wl, 3, a) for a in ("basic", "auto"))
+            (b, how_b), (t, how_t) = (round_budget(eps, DELTA, tau, wl, 3, a, TREES["tree_learner"])
+                                      for a in ("basic", "auto"))
             cells.append(f"{b:.4g} ({how_b}) → {t:.4g} ({how_t}, ×{t / b:.2f})")
         rows.append(f"| {eps:g} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
