@@ -49,6 +49,7 @@ from scipy.special import expit
 
 from dpglass._validation import Interval, check_binary_X
 from dpglass.models._base import CLASSES, EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models.logistic import LogisticScores
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, compose
 from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism, ReportNoisyMax
@@ -282,7 +283,7 @@ def saa_query_budget(epsilon: float, delta: float, noise_scale: float, cap: int,
 
 
 # ------------------------------------------------------------------------- estimators
-class _TeacherStudent(BinaryClassifierBase):
+class _TeacherStudent(LogisticScores, BinaryClassifierBase):
     """What DP-Bag and subsample-and-aggregate share: data checks, the public part, the student, printing."""
 
     _private = True
@@ -308,16 +309,6 @@ class _TeacherStudent(BinaryClassifierBase):
         self.privacy_ledger_ = ledger
         self.privacy_ledger_.replayable = is_replayable(rng)
         self.n_features_used_ = int(np.count_nonzero(self.coef_))
-
-    def decision_function(self, X):
-        """The student's log-odds ``X @ coef_ + intercept_``."""
-        X01 = self._check_predict_data(X)
-        return X01 @ self.coef_ + self.intercept_
-
-    def predict_proba(self, X):
-        """The student's logistic probabilities of the two classes."""
-        p1 = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p1, p1])
 
     def _headline(self) -> list[str]:  # pragma: no cover - both subclasses override it
         raise NotImplementedError

@@ -236,7 +236,21 @@ def dp_logistic_regression(
     return DPLogisticRelease(coef, intercept, ledger, cal.grid_step)
 
 
-class DPLogisticRegression(BinaryClassifierBase):
+class LogisticScores:
+    """Predictions of a fitted logistic model (``coef_``, ``intercept_``), for BinaryClassifierBase subclasses."""
+
+    def decision_function(self, X):
+        """The log-odds ``X @ coef_ + intercept_``."""
+        X01 = self._check_predict_data(X)
+        return X01 @ self.coef_ + self.intercept_
+
+    def predict_proba(self, X):
+        """Logistic probabilities of the two classes."""
+        p1 = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p1, p1])
+
+
+class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
     """Epsilon-DP logistic regression: output perturbation with exact discrete Laplace noise.
 
     Minimises ``sum_i log(1 + exp(-y_i f.x_i)) + (alpha/2)||f||^2`` over rows
@@ -349,16 +363,6 @@ class DPLogisticRegression(BinaryClassifierBase):
         self.privacy_ledger_.replayable = is_replayable(rng)
         self.n_features_used_ = int(np.count_nonzero(self.coef_))
         return self
-
-    def decision_function(self, X):
-        """The log-odds ``X @ coef_ + intercept_``."""
-        X01 = self._check_predict_data(X)
-        return X01 @ self.coef_ + self.intercept_
-
-    def predict_proba(self, X):
-        """Logistic probabilities of the two classes."""
-        p1 = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p1, p1])
 
     def to_text(self, top: int | None = None) -> str:
         """Coefficient table (largest magnitude first), with feature names."""
