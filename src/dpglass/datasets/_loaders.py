@@ -431,7 +431,8 @@ _CODRNA_THRESHOLDS = {
 }
 
 
-def _load_codrna(paths, split):
+def _read_codrna(paths):
+    """The checked raw cod-rna file: its eight features as a frame and y (1: label +1)."""
     from sklearn.datasets import load_svmlight_file
 
     X_sparse, labels = load_svmlight_file(str(paths[_CODRNA_FILE]), n_features=8)
@@ -439,9 +440,12 @@ def _load_codrna(paths, split):
     _check_shape(dense, (59535, 8), _CODRNA_FILE)
     if not np.isin(labels, [-1, 1]).all():
         raise DataValidationError(f"{_CODRNA_FILE} has labels other than -1 and +1; it is not the expected file.")
-    frame = pd.DataFrame(dense, columns=[f"f{k}" for k in range(1, 9)])
-    X = _encode(frame, _CODRNA_THRESHOLDS, {}, _CODRNA_FILE)
-    return X, (labels > 0).astype(np.uint8)  # y = 1: label +1
+    return pd.DataFrame(dense, columns=[f"f{k}" for k in range(1, 9)]), (labels > 0).astype(np.uint8)
+
+
+def _load_codrna(paths, split):
+    frame, y = _read_codrna(paths)
+    return _encode(frame, _CODRNA_THRESHOLDS, {}, _CODRNA_FILE), y
 
 
 # ============================================================================
@@ -542,15 +546,8 @@ CODRNA_80_RANGES = {"f1": (-2000, 0), "f2": (60, 140), **{f"f{k}": (0, 1) for k 
 
 
 def _load_codrna_80(paths, split):
-    from sklearn.datasets import load_svmlight_file
-
-    X_sparse, labels = load_svmlight_file(str(paths[_CODRNA_FILE]), n_features=8)
-    dense = X_sparse.toarray()
-    _check_shape(dense, (59535, 8), _CODRNA_FILE)
-    if not np.isin(labels, [-1, 1]).all():
-        raise DataValidationError(f"{_CODRNA_FILE} has labels other than -1 and +1; it is not the expected file.")
-    frame = pd.DataFrame(dense, columns=[f"f{k}" for k in range(1, 9)])
-    return equal_width_onehot(frame, CODRNA_80_RANGES), (labels > 0).astype(np.uint8)
+    frame, y = _read_codrna(paths)
+    return equal_width_onehot(frame, CODRNA_80_RANGES), y
 
 
 # ============================================================================

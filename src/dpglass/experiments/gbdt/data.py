@@ -25,9 +25,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpglass.datasets._home import get_data_home
+from dpglass.datasets._home import fetch_file, get_data_home
 from dpglass.datasets._loaders import (
-    _ADULT_CATEGORIES, _ADULT_FILES, _CODRNA_FILE, _read_adult, load_dataset,
+    _ADULT_CATEGORIES, _ADULT_FILES, _CODRNA_FILE, _read_adult, _read_codrna, load_dataset,
 )
 
 __all__ = ["ADULT_BOUNDS", "CODRNA_BOUNDS", "load_numeric"]
@@ -64,12 +64,8 @@ def _adult(split, data_home):
 
 
 def _codrna(data_home):
-    from sklearn.datasets import load_svmlight_file
-
-    load_dataset("cod-rna", data_home)
-    X_sparse, labels = load_svmlight_file(str(get_data_home(data_home) / _CODRNA_FILE), n_features=8)
-    X = pd.DataFrame(X_sparse.toarray(), columns=[f"f{k}" for k in range(1, 9)])
-    return X, (labels > 0).astype(np.uint8)
+    path = fetch_file(_CODRNA_FILE, get_data_home(data_home), dataset="cod-rna")  # hash-checked
+    return _read_codrna({_CODRNA_FILE: path})  # the loader's own reading and checks (shape, labels)
 
 
 def load_numeric(name: str, split=None, data_home=None):
