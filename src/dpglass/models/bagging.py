@@ -320,13 +320,7 @@ class _TeacherStudent(LogisticScores, BinaryClassifierBase):
         eps, delta = self.privacy_ledger_.total()
         lines = self._headline()
         lines.append(f"privacy: epsilon={eps:.4g}, delta={delta:.3g} ({self.privacy_ledger_.guarantee})")
-        lines.append("coef  feature")
-        width = max(len(f"{c:+.3f}") for c in np.append(self.coef_, self.intercept_))
-        lines += [f"{self.coef_[j]:>+{width}.3f}  {names[j]}" for j in order]
-        lines.append(f"{self.intercept_:>+{width}.3f}  (intercept)")
-        lines.append(f"predict {self.classes_[1]!s} if the sum of the coefficients of the features that are 1, "
-                     f"plus the intercept, is > 0, else {self.classes_[0]!s}")
-        return "\n".join(lines)
+        return "\n".join(lines + self._coefficient_table(names, order))
 
     def _state_to_dict(self) -> dict:
         return {"coef": [float(c) for c in self.coef_], "intercept": float(self.intercept_),

@@ -249,6 +249,15 @@ class LogisticScores:
         p1 = expit(self.decision_function(X))
         return np.column_stack([1.0 - p1, p1])
 
+    def _coefficient_table(self, names, order) -> list[str]:
+        """The printout's coefficient lines (features in ``order``), the intercept and how to read them."""
+        width = max(len(f"{c:+.3f}") for c in np.append(self.coef_, self.intercept_))
+        lines = ["coef  feature"] + [f"{self.coef_[j]:>+{width}.3f}  {names[j]}" for j in order]
+        lines.append(f"{self.intercept_:>+{width}.3f}  (intercept)")
+        lines.append(f"predict {self.classes_[1]!s} if the sum of the coefficients of the features that are 1, "
+                     f"plus the intercept, is > 0, else {self.classes_[0]!s}")
+        return lines
+
 
 class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
     """Epsilon-DP logistic regression: output perturbation with exact discrete Laplace noise.
@@ -371,13 +380,8 @@ class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
         if top is not None:
             order = order[:top]
         eps, _ = self.privacy_ledger_.total()
-        lines = [f"DPLogisticRegression (output perturbation, discrete Laplace): {eps:.4g}-DP", "coef  feature"]
-        width = max(len(f"{c:+.3f}") for c in np.append(self.coef_, self.intercept_))
-        lines += [f"{self.coef_[j]:>+{width}.3f}  {names[j]}" for j in order]
-        lines.append(f"{self.intercept_:>+{width}.3f}  (intercept)")
-        lines.append(f"predict {self.classes_[1]!s} if the sum of the coefficients of the features that are 1, "
-                     f"plus the intercept, is > 0, else {self.classes_[0]!s}")
-        return "\n".join(lines)
+        lines = [f"DPLogisticRegression (output perturbation, discrete Laplace): {eps:.4g}-DP"]
+        return "\n".join(lines + self._coefficient_table(names, order))
 
     # ------------------------------------------------------------ serialising
     def _state_to_dict(self) -> dict:
