@@ -39,7 +39,7 @@ import numpy as np
 
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._candidates import CandidateSet, CountCache, SufficientStats
-from dpglass.models._rule_selection import Certification, ErrorsPF, StepCounts
+from dpglass.models._rule_selection import Certification, ErrorsPF, select_next_rule
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 
@@ -98,18 +98,11 @@ def fit_errors_rule_list(X, y, *, candidates: CandidateSet, epsilon: float, delt
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
     for step in range(1, max_length + 1):
-        n0, n1, c0, c1 = cache.counts(tuple(removed))
-        idx = np.flatnonzero(~used)
-        counts = StepCounts(np.append(c0[idx], 0.0), np.append(c1[idx], 0.0), n0, n1, float("nan"))  # last: no rule
-        choice, entry = selector.select(counts, rng)
-        ledger.spend(f"rule {step}: selection", **entry)
-        if choice == len(idx):
+        cand, caught = select_next_rule(cache, removed, used, selector, float("nan"), rng, ledger, step)
+        if cand is None:
             out.stop_reason = "no improvement"
             break
-        cand = int(idx[choice])
-        cells.append((c0[cand], c1[cand]))
-        removed.append(cand)
-        used[cand] = True
+        cells.append(caught)
     cells.append(cache.remaining(tuple(removed)))
 
     eps_counts = epsilon - ledger.total()[0]  # at least COUNT_SHARE * epsilon, all that is left

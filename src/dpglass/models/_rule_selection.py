@@ -78,7 +78,7 @@ from dpglass.privacy.sensitivity import (
 
 __all__ = [
     "Certification", "LOCAL_SCALE_FACTOR", "MECHANISMS", "PURE_MECHANISMS", "SELECTORS", "StepCounts",
-    "certification_margin", "select",
+    "certification_margin", "select", "select_next_rule",
 ]
 
 #: 1 + c, with c = sup_n |1/LS(n) - 1/LS(n-1)| / 4 < 1/8 for the Gini impurity
@@ -119,6 +119,26 @@ class StepCounts:
     def errors(self) -> np.ndarray:
         """Training errors if the list ended with each candidate: both sides predict their majority."""
         return np.minimum(self.c0, self.c1) + np.minimum(self.n0 - self.c0, self.n1 - self.c1)
+
+
+def select_next_rule(cache, removed: list, used: np.ndarray, selector, n_hat: float, rng, ledger, step: int):
+    """One greedy step of a DP rule list: select among the unused candidates and "no rule".
+
+    Records the selection in ``ledger``; on a rule, marks it used (``removed``,
+    ``used``).  Returns ``(candidate, (negatives, positives) it catches)``,
+    or ``(None, None)`` when "no rule" is selected.
+    """
+    n0, n1, c0, c1 = cache.counts(tuple(removed))
+    idx = np.flatnonzero(~used)
+    counts = StepCounts(np.append(c0[idx], 0.0), np.append(c1[idx], 0.0), n0, n1, n_hat)  # last: no rule
+    choice, entry = selector.select(counts, rng)
+    ledger.spend(f"rule {step}: selection", **entry)
+    if choice == len(idx):
+        return None, None
+    cand = int(idx[choice])
+    removed.append(cand)
+    used[cand] = True
+    return cand, (c0[cand], c1[cand])
 
 
 @dataclass(frozen=True)

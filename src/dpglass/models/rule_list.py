@@ -36,7 +36,7 @@ from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, 
 from dpglass.models._candidates import CandidateSet, CountCache, SufficientStats, build_candidates
 from dpglass.models._errors_rule_list import check_errors_params, fit_errors_rule_list
 from dpglass.models._rule_selection import (
-    MECHANISMS, PURE_MECHANISMS, SELECTORS, Certification, StepCounts, certification_margin,
+    MECHANISMS, PURE_MECHANISMS, SELECTORS, Certification, certification_margin, select_next_rule,
 )
 from dpglass.models._rules import Condition, Rule, format_rule_list
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, choose_accountant
@@ -260,20 +260,13 @@ def fit_dp_rule_list(
         if n_hat < support + margin:
             out.stop_reason = "minimum support"
             break
-        n0, n1, c0, c1 = cache.counts(tuple(removed))
-        idx = np.flatnonzero(~used)
-        counts = StepCounts(np.append(c0[idx], 0.0), np.append(c1[idx], 0.0), n0, n1, n_hat)  # last: no rule
-        choice, entry = selector.select(counts, rng)
-        ledger.spend(f"rule {step}: selection", **entry)
-        if choice == len(idx):
+        cand, caught = select_next_rule(cache, removed, used, selector, n_hat, rng, ledger, step)
+        if cand is None:
             out.stop_reason = "no improvement"
             break
-        cand = int(idx[choice])
-        noisy = class_mech.randomise(np.array([c0[cand], c1[cand]]), rng)
+        noisy = class_mech.randomise(np.array(caught), rng)
         ledger.spend(f"rule {step}: class counts of caught records", **class_kw)
         out.selected.append((cand, (float(noisy[0]), float(noisy[1]))))
-        removed.append(cand)
-        used[cand] = True
 
     n0, n1 = cache.remaining(tuple(removed))
     noisy = class_mech.randomise(np.array([n0, n1]), rng)
