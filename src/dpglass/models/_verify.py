@@ -420,6 +420,7 @@ def _check_selection(data: dict, params: dict, ledger: PrivacyLedger, cls) -> No
 
 def _check_renyi_selection(data: dict, params: dict, ledger: PrivacyLedger, cls) -> None:
     """A selection with delta > 0: recompute the Rényi bound from the grid and the selected model's parameters."""
+    from sklearn.base import clone
     from sklearn.model_selection import ParameterGrid
 
     from dpglass.models._selection_rdp import selection_epsilon
@@ -445,8 +446,7 @@ def _check_renyi_selection(data: dict, params: dict, ledger: PrivacyLedger, cls)
         base = cls(**cls._params_from_dict(dict(params)))
         run = float(params["epsilon"])
         for point in candidates:  # every grid point must be a valid estimator, as fit checks
-            base.set_params(**point)._validate_params()
-        base = cls(**cls._params_from_dict(dict(params)))
+            clone(base).set_params(**point)._validate_params()
         for key, value in candidate_budget(base, run, ledger.delta).items():  # as fit set them
             if params.get(key) != value:
                 _fail(f"params.{key}", f"is {params.get(key)!r}", f"{value!r}, what the selection sets on its runs")
