@@ -77,3 +77,19 @@ def test_released_rule_counts_are_integers():
     data = model.to_dict()
     assert non_grid_numbers(data, fields=("counts",)) == []
     assert all(float(c).is_integer() for r in data["rules"] + [data["default_rule"]] for c in r["counts"])
+
+
+@pytest.mark.parametrize("learner", ["stump", "tree"])
+def test_boosting_auto_rounds_publish_only_a_noisy_count(learner):
+    """n_rounds="auto" (the default) sizes the committee from a noisy count: near a size boundary
+    (n * epsilon / 400 about 3) neither the estimate nor the number of rounds is fixed by the data."""
+    from dpglass.models import SmoothBoostClassifier
+
+    X, y = _data(n=1230)
+    drop = int(np.flatnonzero(y == 1)[0])
+    X2, y2 = np.delete(X, drop, axis=0), np.delete(y, drop)
+    side = lambda A, b: [model_artifact(SmoothBoostClassifier(epsilon=1.0, weak_learner=learner, random_state=s)
+                                        .fit(A, b)) for s in SEEDS]
+    left = side(X, y)
+    assert deterministic_leaks(left, side(X2, y2)) == []
+    assert len({a["json"]["records_estimate"] for a in left}) > 1

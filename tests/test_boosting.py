@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
-from dpglass.exceptions import DataValidationError, InvalidParameterError
+from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
 from dpglass.models._weak_learners import (
     SPLIT_SENSITIVITY_FACTOR,
     FeatureMatrix,
@@ -325,17 +325,64 @@ def test_invalid_parameters(data, params):
 
 
 @pytest.mark.parametrize("learner,rounds", [("stump", 15), ("joint", 5), ("top-down", 15)])
-def test_auto_rounds_are_public_constants_per_learner(data, tmp_path, learner, rounds):
+def test_auto_rounds_with_a_tight_accountant_are_public_constants(data, tmp_path, learner, rounds):
+    """With delta > 0 (tight composition) the plan is fixed before the data: AUTO_ROUNDS, no count."""
     from dpglass.models import load_model
 
     X, y = data
-    clf = SmoothBoostClassifier(epsilon=1.0, random_state=0, **LEARNERS[learner]).fit(X, y)
-    assert clf.n_rounds == "auto" and len(clf.estimators_) == rounds
-    assert clf.round_epsilon_ == pytest.approx(1.0 / rounds)
+    clf = SmoothBoostClassifier(epsilon=1.0, delta=1e-6, random_state=0, **LEARNERS[learner]).fit(X, y)
+    assert clf.n_rounds == "auto" and len(clf.estimators_) == rounds and clf.records_estimate_ is None
+    assert all(e.mechanism != "discrete-laplace" for e in clf.privacy_ledger_)
     clf.save(tmp_path / "m.json")  # the verifier resolves "auto" the same way
     assert load_model(tmp_path / "m.json").estimators_ == clf.estimators_
     with pytest.raises(InvalidParameterError, match="'n_rounds' parameter"):
         SmoothBoostClassifier(n_rounds="many", **LEARNERS[learner]).fit(X, y)
+
+
+@pytest.mark.parametrize("learner", ["stump", "joint"])
+def test_auto_rounds_under_basic_composition_follow_a_noisy_count(data, tmp_path, learner):
+    """delta = 0: 2% of epsilon buys n + discrete Laplace; the rounds are auto_rounds of it (odd, capped)."""
+    import json
+
+    from dpglass.models import load_model
+    from dpglass.models.boosting import AUTO_COUNT_SHARE, auto_rounds
+
+    X, y = data
+    clf = SmoothBoostClassifier(epsilon=1.0, random_state=0, **LEARNERS[learner]).fit(X, y)
+    first = clf.privacy_ledger_.entries[0]
+    assert first.mechanism == "discrete-laplace" and first.epsilon == pytest.approx(AUTO_COUNT_SHARE)
+    assert first.scale == pytest.approx(1 / AUTO_COUNT_SHARE)
+    rest = 1.0 - AUTO_COUNT_SHARE
+    tau = auto_rounds(clf.records_estimate_, rest, clf.weak_learner, clf.tree_learner)
+    assert len(clf.estimators_) == tau and tau % 2 == 1
+    assert clf.round_epsilon_ == pytest.approx(rest / tau)
+    assert clf.privacy_ledger_.total()[0] == pytest.approx(1.0)
+    clf.save(tmp_path / "m.json")
+    assert load_model(tmp_path / "m.json").estimators_ == clf.estimators_
+    # an edited estimate that would call for another committee size is refused
+    data_ = json.loads((tmp_path / "m.json").read_text())
+    data_["records_estimate"] = 10**7
+    (tmp_path / "bad.json").write_text(json.dumps(data_))
+    with pytest.raises(ModelFileError):
+        load_model(tmp_path / "bad.json")
+    # a noisy count, not n: the estimate moves with the seed
+    estimates = {SmoothBoostClassifier(epsilon=1.0, random_state=s, **LEARNERS[learner]).fit(X, y).records_estimate_
+                 for s in range(6)}
+    assert len(estimates) > 1
+
+
+def test_auto_rounds_grow_with_records_times_epsilon():
+    from dpglass.models.boosting import auto_rounds
+
+    assert [auto_rounds(700, e, "stump") for e in (0.1, 1.0, 5.0)] == [1, 1, 7]
+    assert [auto_rounds(30000, e, "stump") for e in (0.1, 0.4, 1.0)] == [7, 15, 15]
+    assert auto_rounds(-50, 1.0, "stump") == 1
+
+
+def test_release_plan_refuses_counted_auto_rounds(data):
+    with pytest.raises(InvalidParameterError, match="noisy count"):
+        SmoothBoostClassifier(epsilon=1.0)._release_plan()
+    assert len(SmoothBoostClassifier(epsilon=1.0, delta=1e-6)._release_plan()) > 0
 
 
 @pytest.mark.parametrize("params", [{"tree_nodes": 2}, {"tree_nodes": 7}, {"variant": "paper"}])

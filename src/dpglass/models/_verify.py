@@ -26,6 +26,8 @@ a ``ModelFileError`` instead of a ``KeyError``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import math
 import numbers
@@ -64,7 +66,7 @@ RULE_LIST_SELECTION_NAMES = {
 }
 KNOWN_MECHANISMS = {
     "DPRuleListClassifier": (*RULE_LIST_COUNT_NAMES, *(n for v in RULE_LIST_SELECTION_NAMES.values() for n in v)),
-    "SmoothBoostClassifier": ("exponential", "laplace", "advanced-composition("),
+    "SmoothBoostClassifier": ("exponential", "laplace", "advanced-composition(", "discrete-laplace"),
     "DPLogisticRegression": (),  # plus logistic.MECHANISM; the removed objective perturbation is refused
     "DPGradientBoostingClassifier": ("exponential", "discrete laplace (grid)", "discrete gaussian (grid)", "laplace",
                                      "exponential-quantile"),
@@ -638,8 +640,14 @@ def _rule_list_sequence(entries: list, K: int, selection: tuple) -> tuple[int, s
 def _check_boosting(data: dict, ctx: _Context) -> None:
     from dpglass.models.boosting import resolved_rounds, round_budget
 
-    p = dict(ctx.params, n_rounds=resolved_rounds(ctx.params["n_rounds"], ctx.params["weak_learner"],
-                                                  ctx.params["tree_learner"]))
+    delta = _need_num(data, "delta", "delta", "the resolved delta, a number in [0, 1)")
+    counted = _check_records_count(data, ctx, delta)
+    if counted is not None:  # n_rounds="auto" from a noisy count: the rounds' budget is what the count left
+        p = dict(ctx.params, **counted)
+        ctx = dataclasses.replace(ctx, entries=ctx.entries[1:])
+    else:
+        p = dict(ctx.params, n_rounds=resolved_rounds(ctx.params["n_rounds"], ctx.params["weak_learner"],
+                                                      ctx.params["tree_learner"]))
     hyps = _need(data, "estimators", "estimators", list, f"the {p['n_rounds']} hypotheses")
     if len(hyps) != p["n_rounds"]:
         _fail("estimators", f"has {len(hyps)} hypotheses", f"params.n_rounds = {p['n_rounds']}")
@@ -653,7 +661,6 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
             _check_tree(h, f"estimators[{i}]", ctx.d, p["tree_nodes"])
             if joint:
                 _check_joint_tree_shape(h, f"estimators[{i}]")
-    delta = _need_num(data, "delta", "delta", "the resolved delta, a number in [0, 1)")
     want = _resolved_delta(p)
     if not 0 <= delta < 1 or (want is not None and not _close(delta, want) and delta != want):
         _fail("delta", f"is {delta!r}", f"the resolved params.delta = {want!r}, in [0, 1)")
@@ -670,6 +677,32 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
         if not (_close(ctx.ledger.delta, delta) or ctx.ledger.delta == delta):
             _fail("privacy_ledger.budget.delta", f"is {ctx.ledger.delta!r}", f"the model's delta = {delta!r}")
         _check_boosting_ledger(ctx, p, eps_round, composition, delta)
+
+
+def _check_records_count(data: dict, ctx: _Context, delta: float) -> dict | None:
+    """``n_rounds="auto"`` by a noisy count (:func:`~dpglass.models.boosting.counts_records`): check the count's
+    entry (first in the ledger) and return the resolved ``{"n_rounds", "epsilon"}`` of the rounds; else None."""
+    from dpglass.models.boosting import AUTO_COUNT_SHARE, auto_rounds, counts_records
+
+    p = ctx.params
+    estimate = data.get("records_estimate")
+    if not counts_records(p["n_rounds"], p["weak_learner"], p["tree_learner"], delta, p.get("accountant", "basic")):
+        if estimate is not None:
+            _fail("records_estimate", f"is {estimate!r}", "null (n_rounds is not resolved from a count here)")
+        return None
+    if not _is_int(estimate):
+        _fail("records_estimate", f"is {estimate!r}", "the released noisy count of records (an integer)")
+    eps0 = float(p["epsilon"]) * AUTO_COUNT_SHARE
+    if ctx.ledger is not None:
+        e = ctx.entries[0] if ctx.entries else {}
+        field = "privacy_ledger.entries[0]"
+        if e.get("mechanism") != "discrete-laplace" or e.get("sensitivity") != 1.0 or not _close(e["epsilon"], eps0):
+            _fail(field, f"is {e.get('release')!r} by {e.get('mechanism')!r} at epsilon {e.get('epsilon')!r}",
+                  f"the record count by 'discrete-laplace', sensitivity 1, epsilon {eps0!r}")
+        _check_noise_scale(e, field, 1.0, eps0)
+        _check_declared_curve(e, field, {"kind": "discrete-laplace", "parameter": eps0, "sensitivity": 1})
+    rest = float(p["epsilon"]) - eps0
+    return {"n_rounds": auto_rounds(estimate, rest, p["weak_learner"], p["tree_learner"]), "epsilon": rest}
 
 
 def _check_stump(h, field: str, d: int) -> None:

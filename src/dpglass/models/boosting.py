@@ -47,6 +47,7 @@ from dpglass.models._weak_learners import (
 )
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, choose_accountant
 from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
+from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 from dpglass.privacy.rng import check_random_state, is_replayable
 
 __all__ = [
@@ -58,6 +59,8 @@ __all__ = [
     "per_round_epsilon",
     "round_budget",
     "resolved_rounds",
+    "auto_rounds",
+    "counts_records",
     "round_plan",
     "smooth_boost",
     "smooth_weighting",
@@ -288,6 +291,49 @@ def round_budget(epsilon: float, delta: float, n_rounds: int, weak_learner: str,
 AUTO_ROUNDS = {"stump": 15, "top-down": 15, "joint": 5}
 
 
+#: ``n_rounds="auto"`` under basic composition (delta = 0, the default), stumps and joint trees: this share
+#: of epsilon buys a discrete-Laplace count of the records, and the rounds follow from it
+#: (:func:`auto_rounds`).  n is private, and the right committee size grows with n * epsilon: 15 rounds
+#: vote noise on German's 700 records at epsilon = 1 (below the majority class), one round wastes Adult.
+AUTO_COUNT_SHARE = 0.02
+#: Records x epsilon per round for :func:`auto_rounds`, chosen on validation parts of the shipped datasets'
+#: training parts (``benchmarks/boosting_rounds.py``; the test parts were not read).  Public constants.
+AUTO_RECORDS_PER_ROUND = {"stump": 400.0, "joint": 500.0}
+
+
+def counts_records(n_rounds, weak_learner: str, tree_learner: str, delta: float, accountant: str) -> bool:
+    """Whether ``n_rounds="auto"`` resolves from a noisy count of the records (:func:`auto_rounds`).
+
+    Only under basic composition: with a tight accountant the rounds' plan
+    must be fixed before the data are touched (a plan chosen from a released
+    count composes adaptively, which PLD and Rényi composition do not cover as
+    used here), so ``"auto"`` keeps :data:`AUTO_ROUNDS` there.
+    """
+    learner = "stump" if weak_learner == "stump" else tree_learner
+    return (n_rounds == "auto" and learner in AUTO_RECORDS_PER_ROUND
+            and (delta <= 0 or accountant == "basic"))
+
+
+def auto_rounds(records_estimate: int, epsilon: float, weak_learner: str, tree_learner: str = "joint") -> int:
+    """Rounds for a noisy record count: ``records_estimate * epsilon / AUTO_RECORDS_PER_ROUND``, odd, in [1, cap].
+
+    ``epsilon`` is what the rounds share (the budget left after the count);
+    the cap is :data:`AUTO_ROUNDS`; odd, so that the committee's vote never
+    ties.  A function of released values and parameters only.
+
+    Examples
+    --------
+    >>> auto_rounds(700, 0.98, "stump"), auto_rounds(5000, 0.98, "stump"), auto_rounds(30000, 0.98, "stump")
+    (1, 11, 15)
+    >>> auto_rounds(-3, 1.0, "tree"), auto_rounds(2000, 0.98, "tree"), auto_rounds(10**6, 1.0, "tree")
+    (1, 3, 5)
+    """
+    learner = "stump" if weak_learner == "stump" else tree_learner
+    value = float(records_estimate) * float(epsilon) / AUTO_RECORDS_PER_ROUND[learner]
+    tau = int(min(max(value, 1.0), AUTO_ROUNDS[learner]))
+    return tau if tau % 2 else tau - 1
+
+
 def resolved_rounds(n_rounds, weak_learner: str, tree_learner: str = "joint") -> int:
     """``n_rounds`` with ``"auto"`` resolved by :data:`AUTO_ROUNDS` (parameters only, never the data).
 
@@ -299,6 +345,26 @@ def resolved_rounds(n_rounds, weak_learner: str, tree_learner: str = "joint") ->
     if n_rounds != "auto":
         return int(n_rounds)
     return AUTO_ROUNDS["stump" if weak_learner == "stump" else tree_learner]
+
+
+def _count_records(n: int, epsilon: float, rng) -> tuple[LedgerEntry, int]:
+    """The ledger entry and the value of ``n + Z``, ``Z`` discrete Laplace of scale ``1 / (AUTO_COUNT_SHARE epsilon)``."""
+    mech = DiscreteLaplaceMechanism(epsilon * AUTO_COUNT_SHARE)
+    estimate = int(mech.randomise(int(n), rng))
+    entry = LedgerEntry(
+        release="number of records (n_rounds='auto')", mechanism="discrete-laplace", epsilon=mech.epsilon,
+        sensitivity=1.0, scale=mech.scale, curve=mech.curve,
+        note=f"a count has sensitivity 1 under add/remove; {AUTO_COUNT_SHARE:g} of epsilon; the rounds are "
+             "auto_rounds(estimate, the rest of epsilon): post-processing; basic composition with the rounds")
+    return entry, estimate
+
+
+def _with_count(count_entry: LedgerEntry, rounds_ledger: PrivacyLedger, epsilon: float) -> PrivacyLedger:
+    """The whole fit's ledger: the count, then the rounds' entries, against the full budget (basic composition)."""
+    ledger = PrivacyLedger(epsilon=epsilon, delta=rounds_ledger.delta, accountant=rounds_ledger.accountant)
+    for e in (count_entry, *rounds_ledger.entries):
+        ledger.spend(**{k: getattr(e, k) for k in e.__dataclass_fields__})
+    return ledger
 
 
 # ---------------------------------------------------------------- pure release
@@ -461,9 +527,14 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         never a function of n.
     weak_learner : {"stump", "tree"}, default="stump"
     n_rounds : int or "auto", default="auto"
-        Number of rounds tau (committee size), >= 1.  ``"auto"``: 15 for
-        stumps and top-down trees, 5 for joint trees (:data:`AUTO_ROUNDS`,
-        public constants).
+        Number of rounds tau (committee size), >= 1.  ``"auto"`` with
+        basic composition (delta = 0) and stumps or joint trees: a count of
+        the records with noise, paid with 2% of epsilon
+        (:data:`AUTO_COUNT_SHARE`), sets tau by :func:`auto_rounds` (odd, about
+        one round per 400 (stumps) or 500 (trees) records x epsilon, at most 15
+        or 5), stored as ``records_estimate_``; few records get few rounds.
+        Otherwise :data:`AUTO_ROUNDS` (15 for stumps and top-down trees, 5 for
+        joint trees, public constants).
     learning_rate : float, default=0.5
         lambda in (0, 1].
     density : float, default=0.35
@@ -589,6 +660,10 @@ class SmoothBoostClassifier(BinaryClassifierBase):
     def _release_plan(self) -> list:
         """The releases a full run would make (public parameters only): what private selection composes."""
         delta = self._resolve_delta(self.delta)
+        if counts_records(self.n_rounds, self.weak_learner, self.tree_learner, delta, self.accountant):
+            raise InvalidParameterError(
+                "SmoothBoostClassifier(n_rounds='auto') with basic composition sets its rounds from a noisy count "
+                "of the records, so its releases are not fixed in advance; give n_rounds an integer.")
         rounds = resolved_rounds(self.n_rounds, self.weak_learner, self.tree_learner)
         args = (rounds, self.weak_learner, int(self.tree_nodes))
         x, _ = round_budget(float(self.epsilon), delta, *args, self.accountant, self.tree_learner)
@@ -614,13 +689,22 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         paper_trees = self.variant == "paper" and self.weak_learner == "tree"
         self._warn_about_guarantee(float(self.epsilon), "variant='paper' trees (Lemma 15's split sensitivity)"
                                    if paper_trees else None)
+        epsilon, rounds, count_entry = float(self.epsilon), None, None
+        if counts_records(self.n_rounds, self.weak_learner, self.tree_learner, delta, self.accountant):
+            # n is private: the committee size comes from a noisy count of the records (AUTO_COUNT_SHARE of epsilon)
+            count_entry, self.records_estimate_ = _count_records(X01.shape[0], epsilon, rng)
+            epsilon -= count_entry.epsilon
+            rounds = auto_rounds(self.records_estimate_, epsilon, self.weak_learner, self.tree_learner)
+        else:
+            self.records_estimate_ = None
+            rounds = resolved_rounds(self.n_rounds, self.weak_learner, self.tree_learner)
         release = smooth_boost(
             X01,
             y01,
-            epsilon=float(self.epsilon),
+            epsilon=epsilon,
             delta=delta,
             weak_learner=self.weak_learner,
-            n_rounds=resolved_rounds(self.n_rounds, self.weak_learner, self.tree_learner),
+            n_rounds=rounds,
             learning_rate=float(self.learning_rate),
             density=float(self.density),
             tree_nodes=int(self.tree_nodes),
@@ -630,7 +714,8 @@ class SmoothBoostClassifier(BinaryClassifierBase):
             tree_learner=self.tree_learner,
         )
         self.estimators_ = release.hypotheses
-        self.privacy_ledger_ = release.ledger
+        self.privacy_ledger_ = release.ledger if count_entry is None else _with_count(count_entry, release.ledger,
+                                                                                     float(self.epsilon))
         self.privacy_ledger_.replayable = is_replayable(rng)
         self.round_epsilon_ = release.round_epsilon
         self.composition_ = release.composition
@@ -748,6 +833,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         return {
             "estimators": hyps,
             "round_epsilon": self.round_epsilon_,
+            "records_estimate": self.records_estimate_,
             "composition": self.composition_,
             "delta": self.delta_,
         }
@@ -761,6 +847,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
                 for t in data["estimators"]
             )
         self.round_epsilon_ = float(data["round_epsilon"])
+        self.records_estimate_ = data.get("records_estimate")
         self.composition_ = data["composition"]
         self.delta_ = float(data["delta"])
         self._set_summaries()
