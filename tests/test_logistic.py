@@ -12,6 +12,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from scipy.optimize import minimize
 import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
@@ -19,7 +20,10 @@ from sklearn.linear_model import LogisticRegression
 from dpglass.audit import audit_mechanism
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models.logistic import (
+    AUTO_ALPHA,
+    CLASS_COUNT_SHARE,
     DEFAULT_ALPHA,
+    class_offset,
     MECHANISM,
     DPLogisticRegression,
     _certified_gradient_bound,
@@ -197,12 +201,13 @@ def test_released_coefficients_are_multiples_of_the_grid(data):
     gamma = clf.grid_step_
     mant, _ = math.frexp(gamma)
     assert mant == 0.5  # a power of two
-    theta = np.append(clf.coef_, clf.intercept_)
+    theta = np.append(clf.coef_, clf.intercept_grid_)
     np.testing.assert_array_equal(theta / gamma, np.round(theta / gamma))
     # the rounding term p is at most 1% of sqrt(p) Delta2 / gamma
     p, c = 7, default_data_norm(7)
-    cal = output_perturbation_calibration(epsilon=0.7, regularization=DEFAULT_ALPHA * c * c, row_norm=c, n_coef=p,
-                                          tol=c * TOL)
+    eps_coef = 0.7 - 0.7 * CLASS_COUNT_SHARE  # the class counts take their share first
+    cal = output_perturbation_calibration(epsilon=eps_coef, regularization=AUTO_ALPHA / 0.7 * c * c, row_norm=c,
+                                          n_coef=p, tol=c * TOL)
     assert cal.grid_step == gamma
     assert p <= 0.01 * math.sqrt(p) * cal.l2_sensitivity / gamma < 2 * p
 
@@ -222,19 +227,22 @@ def test_calibration_constants():
 
 
 # ------------------------------------------------- (4) the ledger and to_dict
-def test_ledger_is_one_proven_entry_and_data_independent(data):
+def test_ledger_is_two_proven_entries_and_data_independent(data):
     X, y = data
     a = DPLogisticRegression(epsilon=0.8, random_state=0).fit(X, y)
     b = DPLogisticRegression(epsilon=0.8, random_state=0).fit(X[:17], y[:17])  # other data, other n
-    assert a.privacy_ledger_.total() == (0.8, 0.0)
+    assert a.privacy_ledger_.total() == pytest.approx((0.8, 0.0))
     assert a.privacy_ledger_.guarantee == "proven"
-    (entry,) = a.privacy_ledger_.entries
-    assert entry.mechanism == MECHANISM and entry.delta == 0.0
-    assert entry.sensitivity == float(int(entry.sensitivity)) and entry.scale >= entry.sensitivity / 0.8
+    counts, entry = a.privacy_ledger_.entries
+    assert counts.mechanism == "discrete-laplace" and counts.epsilon == pytest.approx(0.8 * CLASS_COUNT_SHARE)
+    assert counts.sensitivity == 1.0 and counts.scale == pytest.approx(1 / counts.epsilon)
+    eps_coef = 0.8 - counts.epsilon
+    assert entry.mechanism == MECHANISM and entry.delta == 0.0 and entry.epsilon == pytest.approx(eps_coef)
+    assert entry.sensitivity == float(int(entry.sensitivity)) and entry.scale >= entry.sensitivity / eps_coef
     assert "strong convexity" in entry.note
     assert a.privacy_ledger_.to_dict() == b.privacy_ledger_.to_dict()
     da, db = a.to_dict(), b.to_dict()
-    for key in ("coef", "intercept"):
+    for key in ("coef", "intercept", "intercept_grid", "class_counts"):
         del da[key], db[key]
     assert da == db  # nothing but the noisy coefficients depends on the data
     assert not hasattr(a, "optimality_")
@@ -299,13 +307,38 @@ def test_accuracy_beats_majority_at_epsilon_10():
 def test_huge_epsilon_matches_nonprivate_solution(data):
     X, y = data
     alpha = 1.0
-    clf = DPLogisticRegression(epsilon=1e9, alpha=alpha, random_state=0).fit(X, y)
-    c = default_data_norm(X.shape[1] + 1)
-    Z = np.column_stack([X, np.ones(len(y))])
+    Z = np.column_stack([X, np.ones(len(y))])  # the intercept as a feature: fit_intercept=False has no offset
+    clf = DPLogisticRegression(epsilon=1e9, alpha=alpha, fit_intercept=False, random_state=0).fit(Z, y)
+    c = default_data_norm(Z.shape[1])
     # sklearn minimises C sum loss + ||w||^2/2, i.e. sum loss + (1/2C)||w||^2: here 1/C = alpha c^2
     ref = LogisticRegression(C=1 / (alpha * c * c), fit_intercept=False, tol=1e-12, max_iter=10_000).fit(Z, y)
-    np.testing.assert_allclose(clf.coef_, ref.coef_[0, :-1], atol=clf.grid_step_)
-    assert clf.intercept_ == pytest.approx(ref.coef_[0, -1], abs=clf.grid_step_)
+    np.testing.assert_allclose(clf.coef_, ref.coef_[0], atol=clf.grid_step_)
+    assert clf.intercept_ == 0.0 and clf.class_counts_ is None
+    assert len(clf.privacy_ledger_) == 1
+
+
+def test_offset_is_the_log_odds_of_the_released_counts_and_shifts_every_margin(data):
+    """fit_intercept=True: minimise sum loss(y (f.x + offset)) + (alpha/2)||f||^2, offset from the noisy counts."""
+    X, y = data
+    alpha = 1.0
+    clf = DPLogisticRegression(epsilon=1e9, alpha=alpha, random_state=0).fit(X, y)
+    offset = class_offset(clf.class_counts_)
+    assert abs(clf.class_counts_[1] - int(y.sum())) <= 1 and clf.intercept_ == clf.intercept_grid_ + offset
+    c = default_data_norm(X.shape[1] + 1)
+    A, ys = np.column_stack([X, np.ones(len(y))]) / c, 2.0 * y - 1
+    F = lambda f: np.logaddexp(0, -ys * (A @ f + offset)).sum() + alpha / 2 * f @ f  # noqa: E731
+    ref = minimize(F, np.zeros(A.shape[1]), method="BFGS", options={"gtol": 1e-10}).x / c
+    np.testing.assert_allclose(clf.coef_, ref[:-1], atol=2 * clf.grid_step_)
+    assert clf.intercept_grid_ == pytest.approx(ref[-1], abs=2 * clf.grid_step_)
+
+
+def test_little_signal_shrinks_to_the_majority_class():
+    """With no signal, the noisy coefficients are small and the offset predicts the majority class."""
+    rng = np.random.default_rng(5)
+    X = (rng.random((700, 40)) < 0.5).astype(np.uint8)
+    y = (rng.random(700) < 0.7).astype(np.uint8)
+    preds = [DPLogisticRegression(epsilon=1.0, random_state=s).fit(X, y).predict(X) for s in range(5)]
+    assert np.mean([np.mean(p == 1) for p in preds]) > 0.9
 
 
 # -------------------------------------------------------------- the API

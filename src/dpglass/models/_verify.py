@@ -67,7 +67,7 @@ RULE_LIST_SELECTION_NAMES = {
 KNOWN_MECHANISMS = {
     "DPRuleListClassifier": (*RULE_LIST_COUNT_NAMES, *(n for v in RULE_LIST_SELECTION_NAMES.values() for n in v)),
     "SmoothBoostClassifier": ("exponential", "laplace", "advanced-composition(", "discrete-laplace"),
-    "DPLogisticRegression": (),  # plus logistic.MECHANISM; the removed objective perturbation is refused
+    "DPLogisticRegression": ("discrete-laplace",),  # plus logistic.MECHANISM; the removed objective perturbation is refused
     "DPGradientBoostingClassifier": ("exponential", "discrete laplace (grid)", "discrete gaussian (grid)", "laplace",
                                      "exponential-quantile"),
     # bagging.DPBAG_MECHANISM and bagging.SAA_MECHANISM_PREFIX
@@ -851,11 +851,46 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
         values = value if isinstance(value, list) else [value]
         if not all(_is_num(v) for v in values):
             _fail(key, f"is {value!r}", "a finite number")
+    if "class_counts" in data:
+        _check_logistic_offset(data, ctx)
+    elif any(e.get("mechanism") == "discrete-laplace" for e in ctx.entries):  # a file from before the offset
+        _fail("class_counts", "is missing", "the released class counts its ledger names")
     if ctx.ledger is not None:  # objective perturbation spends the whole budget epsilon at once
         eps = ctx.ledger.total()[0]
         if not _close(eps, ctx.ledger.epsilon):
             _fail("privacy_ledger.entries", f"spend epsilon={eps!r}",
                   f"the whole budget epsilon={ctx.ledger.epsilon!r} (objective perturbation)")
+
+
+def _check_logistic_offset(data: dict, ctx: _Context) -> None:
+    """DPLogisticRegression: the intercept is the grid coordinate plus the log-odds of the released class counts,
+    which come first in the ledger (CLASS_COUNT_SHARE of epsilon) when fit_intercept is set."""
+    from dpglass.models.logistic import CLASS_COUNT_SHARE, class_offset
+
+    counts, p = data["class_counts"], ctx.params
+    if not p.get("fit_intercept", True):
+        if counts is not None:
+            _fail("class_counts", f"is {counts!r}", "null with fit_intercept=false")
+        return
+    if not (isinstance(counts, list) and len(counts) == 2 and all(_is_int(c) for c in counts)):
+        _fail("class_counts", f"is {counts!r}", "the two released noisy class counts (integers)")
+    grid, step = _need_num(data, "intercept_grid", "intercept_grid"), _need_num(data, "grid_step", "grid_step")
+    if not (step > 0 and float(grid / step).is_integer()):
+        _fail("intercept_grid", f"is {grid!r}", f"a multiple of grid_step = {step!r}")
+    if data.get("intercept") != grid + class_offset(counts):
+        _fail("intercept", f"is {data.get('intercept')!r}",
+              f"intercept_grid + the offset of class_counts = {grid + class_offset(counts)!r}")
+    if ctx.ledger is not None:
+        eps0, field = float(p["epsilon"]) * CLASS_COUNT_SHARE, "privacy_ledger.entries[0]"
+        e = ctx.entries[0]
+        if e.get("mechanism") != "discrete-laplace" or e.get("sensitivity") != 1.0 or not _close(e["epsilon"], eps0):
+            _fail(field, f"is {e.get('release')!r} by {e.get('mechanism')!r} at epsilon {e.get('epsilon')!r}",
+                  f"the class counts by 'discrete-laplace', sensitivity 1, epsilon {eps0!r}")
+        _check_noise_scale(e, field, 1.0, eps0)
+        _check_declared_curve(e, field, {"kind": "discrete-laplace", "parameter": eps0, "sensitivity": 1})
+        if len(ctx.entries) != 2 or ctx.entries[1].get("mechanism") == "discrete-laplace":
+            _fail("privacy_ledger.entries", f"has {len(ctx.entries)} releases",
+                  "the class counts, then the coefficients")
 
 
 def _check_errors_list_ledger(data: dict, ctx: _Context) -> None:

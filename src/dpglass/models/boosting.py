@@ -30,6 +30,7 @@ Rothblum and Vadhan (2010).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import numbers
@@ -46,7 +47,7 @@ from dpglass.models._weak_learners import (
     JOINT_TREE_DEPTH, FeatureMatrix, Stump, Tree, dp_joint_tree, dp_one_rule, dp_top_down,
 )
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, choose_accountant
-from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
+from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger, ledger_of
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 from dpglass.privacy.rng import check_random_state, is_replayable
 
@@ -357,14 +358,6 @@ def _count_records(n: int, epsilon: float, rng) -> tuple[LedgerEntry, int]:
         note=f"a count has sensitivity 1 under add/remove; {AUTO_COUNT_SHARE:g} of epsilon; the rounds are "
              "auto_rounds(estimate, the rest of epsilon): post-processing; basic composition with the rounds")
     return entry, estimate
-
-
-def _with_count(count_entry: LedgerEntry, rounds_ledger: PrivacyLedger, epsilon: float) -> PrivacyLedger:
-    """The whole fit's ledger: the count, then the rounds' entries, against the full budget (basic composition)."""
-    ledger = PrivacyLedger(epsilon=epsilon, delta=rounds_ledger.delta, accountant=rounds_ledger.accountant)
-    for e in (count_entry, *rounds_ledger.entries):
-        ledger.spend(**{k: getattr(e, k) for k in e.__dataclass_fields__})
-    return ledger
 
 
 # ---------------------------------------------------------------- pure release
@@ -714,8 +707,11 @@ class SmoothBoostClassifier(BinaryClassifierBase):
             tree_learner=self.tree_learner,
         )
         self.estimators_ = release.hypotheses
-        self.privacy_ledger_ = release.ledger if count_entry is None else _with_count(count_entry, release.ledger,
-                                                                                     float(self.epsilon))
+        if count_entry is not None:  # the whole fit: the count, then the rounds, against the full budget
+            release = dataclasses.replace(release, ledger=ledger_of(
+                (count_entry, *release.ledger.entries), epsilon=float(self.epsilon), delta=release.ledger.delta,
+                accountant=release.ledger.accountant))
+        self.privacy_ledger_ = release.ledger
         self.privacy_ledger_.replayable = is_replayable(rng)
         self.round_epsilon_ = release.round_epsilon
         self.composition_ = release.composition

@@ -22,7 +22,7 @@ from scipy.special import expit
 from dpglass._validation import Interval
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
-from dpglass.privacy.ledger import PrivacyLedger
+from dpglass.privacy.ledger import PrivacyLedger, ledger_of
 from dpglass.privacy.objective_perturbation import (
     OutputPerturbationCalibration,
     output_perturbation_calibration,
@@ -32,16 +32,26 @@ from dpglass.privacy.objective_perturbation import (
 from dpglass.privacy.rng import check_random_state, is_replayable
 
 __all__ = [
+    "AUTO_ALPHA",
+    "CLASS_COUNT_SHARE",
     "DEFAULT_ALPHA",
     "DPLogisticRegression",
     "DPLogisticRelease",
     "MECHANISM",
     "SolverNotCertifiedError",
+    "class_offset",
     "dp_logistic_regression",
 ]
 
-#: Default regularisation weight on the unnormalised sum (see docs/privacy.md for the experiment behind it).
+#: ``alpha="auto"`` (the default) is ``AUTO_ALPHA / epsilon``: chosen on simulated data only
+#: (``benchmarks/logistic_alpha.py``; docs/privacy.md, "Choice of the default").
+AUTO_ALPHA = 30.0
+#: The former fixed default, kept for the tests' pure-function checks.
 DEFAULT_ALPHA = 10.0
+#: Share of epsilon spent on the noisy class counts whose log-odds offset every margin (fit_intercept=True).
+CLASS_COUNT_SHARE = 0.1
+#: The offset's clip, in log-odds (a public constant).
+OFFSET_LIMIT = 8.0
 #: Default certified gradient-norm tolerance (in the scaled-row coordinates).
 DEFAULT_TOL = 1e-4
 #: Newton iterations before giving up (never reached in practice; see docs).
@@ -97,11 +107,11 @@ def _rows(X01, fit_intercept: bool, c: float) -> np.ndarray:
     return X
 
 
-def _objective(YA, beta, mu):
-    return float(np.logaddexp(0.0, -(YA @ beta)).sum()) + 0.5 * mu * float(beta @ beta)
+def _objective(YA, beta, mu, yb=0.0):
+    return float(np.logaddexp(0.0, -(YA @ beta + yb)).sum()) + 0.5 * mu * float(beta @ beta)
 
 
-def _certified_gradient_bound(A, beta, s, g, mu) -> float:
+def _certified_gradient_bound(A, beta, s, g, mu, offset: float = 0.0) -> float:
     """A rigorous upper bound on ``||grad F(beta)||`` from its float evaluation ``g``.
 
     ``g = mu beta - YA.T @ s`` with ``s = expit(-YA @ beta)`` evaluated in
@@ -114,15 +124,17 @@ def _certified_gradient_bound(A, beta, s, g, mu) -> float:
     n, p = A.shape
     gam = lambda k: k * _U / (1.0 - k * _U)  # noqa: E731
     absA = np.abs(A)
-    err_m = gam(p) * (absA @ np.abs(beta))  # |m^ - m|
+    err_m = gam(p + 1) * (absA @ np.abs(beta) + abs(offset))  # |m^ - m|, the offset's addition included
     err_s = _EXPIT_ULPS * _U * s + 0.25 * err_m + 1e-300  # |s^ - sigma(-m)|
     err_v = gam(n) * (absA.T @ s) + absA.T @ err_s  # |v^ - sum_i y_i x_i sigma(-m_i)|
     err = err_v + 2.0 * _U * (mu * np.abs(beta) + np.abs(g))  # the product mu*beta and the subtraction
     return 1.01 * (float(np.linalg.norm(g)) + float(np.linalg.norm(err)))
 
 
-def _minimise(A, ys, mu: float, tol: float, max_iter: int = MAX_ITER) -> np.ndarray:
-    """Damped Newton for ``F(beta) = sum_i log(1 + exp(-y_i beta.x_i)) + (mu/2)||beta||^2``.
+def _minimise(A, ys, mu: float, tol: float, max_iter: int = MAX_ITER, offset: float = 0.0) -> np.ndarray:
+    """Damped Newton for ``F(beta) = sum_i log(1 + exp(-y_i (beta.x_i + offset))) + (mu/2)||beta||^2``.
+
+    ``offset`` is a public constant (the released log-odds of the classes, or 0).
 
     Returns a point whose gradient norm is *certified* ``<= tol``
     (:func:`_certified_gradient_bound`), so it is within ``tol/mu`` of the
@@ -137,12 +149,13 @@ def _minimise(A, ys, mu: float, tol: float, max_iter: int = MAX_ITER) -> np.ndar
     """
     p = A.shape[1]
     YA = A * ys[:, None]
+    yb = ys * float(offset)
     beta = np.zeros(p)
-    value = _objective(YA, beta, mu)
+    value = _objective(YA, beta, mu, yb)
     for _ in range(max_iter + 1):
-        s = expit(-(YA @ beta))  # sigma(-m_i)
+        s = expit(-(YA @ beta + yb))  # sigma(-m_i)
         g = mu * beta - YA.T @ s
-        if float(np.linalg.norm(g)) <= 0.5 * tol and _certified_gradient_bound(A, beta, s, g, mu) <= tol:
+        if float(np.linalg.norm(g)) <= 0.5 * tol and _certified_gradient_bound(A, beta, s, g, mu, offset) <= tol:
             return beta
         w = s * (1.0 - s)
         H = A.T @ (A * w[:, None])
@@ -152,7 +165,7 @@ def _minimise(A, ys, mu: float, tol: float, max_iter: int = MAX_ITER) -> np.ndar
         t = 1.0
         while True:
             candidate = beta - t * step
-            new_value = _objective(YA, candidate, mu)
+            new_value = _objective(YA, candidate, mu, yb)
             if new_value <= value - 0.25 * t * decrement:
                 break
             t *= 0.5
@@ -160,9 +173,9 @@ def _minimise(A, ys, mu: float, tol: float, max_iter: int = MAX_ITER) -> np.ndar
                 candidate, new_value = beta, value
                 break
         if candidate is beta:
-            s = expit(-(YA @ beta))
+            s = expit(-(YA @ beta + yb))
             g = mu * beta - YA.T @ s
-            if _certified_gradient_bound(A, beta, s, g, mu) <= tol:
+            if _certified_gradient_bound(A, beta, s, g, mu, offset) <= tol:
                 return beta
             break
         beta, value = candidate, new_value
@@ -173,7 +186,7 @@ def _minimise(A, ys, mu: float, tol: float, max_iter: int = MAX_ITER) -> np.ndar
 
 
 def dp_logistic_regression(
-    X01, y01, *, epsilon: float, alpha: float, fit_intercept: bool, data_norm, tol: float, rng
+    X01, y01, *, epsilon: float, alpha: float, fit_intercept: bool, data_norm, tol: float, rng, offset: float = 0.0
 ) -> DPLogisticRelease:
     """Epsilon-DP logistic regression: output perturbation on a public grid (the private computation).
 
@@ -189,6 +202,11 @@ def dp_logistic_regression(
 
     ``y01`` may hold one class only and ``X01`` may have no rows: the sum over
     an empty set is 0 and ``beta~ = 0``.
+
+    ``offset`` (public: a released value or 0) is added to every margin,
+    ``loss(y_i (f.x_i + offset))``: each record's loss is still convex and
+    ``||x_i||``-Lipschitz in ``f``, so the sensitivity is unchanged; the
+    returned intercept does not include it.
 
     Returns
     -------
@@ -211,7 +229,7 @@ def dp_logistic_regression(
     ys = 2.0 * np.asarray(y01, dtype=np.float64).reshape(-1) - 1.0
     if ys.shape[0] != n:
         raise InvalidParameterError(f"X01 has {n} rows but y01 has {ys.shape[0]} labels.")
-    beta = _minimise(A, ys, mu, tol_beta)
+    beta = _minimise(A, ys, mu, tol_beta, offset=float(offset))
     k = snap_to_grid(beta, cal.grid_step)
     theta = release_on_grid(k, cal, rng)
 
@@ -225,7 +243,7 @@ def dp_logistic_regression(
         guarantee="proven",
         note=(
             "discrete Laplace mechanism (Ghosh, Roughgarden & Sundararajan 2009) on the grid indices of the "
-            "certified minimiser of sum loss + (alpha/2)||f||^2 (no n); l1 sensitivity "
+            "certified minimiser of sum loss(y (f.x + offset)) + (alpha/2)||f||^2 (no n; offset public); l1 sensitivity "
             "S1 = floor(sqrt(p) Delta2/gamma + p) with Delta2 = (1 + 2 tol)/alpha by strong convexity "
             f"(docs/privacy.md, DP logistic regression); alpha={float(alpha):g}, data_norm={c:.17g}, "
             f"tol={float(tol):g}, p={p}, grid step gamma=2**{int(math.log2(cal.grid_step))}"
@@ -234,6 +252,36 @@ def dp_logistic_regression(
     coef = theta[:d].copy()
     intercept = float(theta[d]) if fit_intercept else 0.0
     return DPLogisticRelease(coef, intercept, ledger, cal.grid_step)
+
+
+def class_offset(class_counts) -> float:
+    """``log((c1 + 1/2) / (c0 + 1/2))`` of released class counts (negatives read as 0), clipped to +-OFFSET_LIMIT.
+
+    Examples
+    --------
+    >>> class_offset([0, 0]), round(class_offset([299, 99]), 4), class_offset([-5, 10**9])
+    (0.0, -1.0996, 8.0)
+    """
+    c0, c1 = (max(int(c), 0) + 0.5 for c in class_counts)
+    return float(min(max(math.log(c1 / c0), -OFFSET_LIMIT), OFFSET_LIMIT))
+
+
+def release_class_counts(y01, weights, epsilon: float, rng):
+    """``(entry, [c0, c1])``: the two class counts plus discrete Laplace noise (sensitivity 1: a record is in one cell)."""
+    from dpglass.privacy.ledger import LedgerEntry
+    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+
+    y01 = np.asarray(y01).reshape(-1)
+    w = np.ones(y01.shape[0], dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
+    n1 = int(w[y01 == 1].sum())
+    mech = DiscreteLaplaceMechanism(epsilon)
+    counts = [int(v) for v in mech.randomise(np.array([int(w.sum()) - n1, n1]), rng)]
+    entry = LedgerEntry(
+        release="class counts (the intercept's offset)", mechanism="discrete-laplace", epsilon=mech.epsilon,
+        sensitivity=1.0, scale=mech.scale, curve=mech.curve,
+        note="one record changes one of the two counts by 1 (add/remove): geometric mechanism; the offset "
+             "log((c1 + 1/2)/(c0 + 1/2)), clipped, is post-processing; basic composition with the coefficients")
+    return entry, counts
 
 
 class LogisticScores:
@@ -273,13 +321,18 @@ class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
     ----------
     epsilon : float, default=1.0
         Privacy budget (> 0); pure epsilon-DP.
-    alpha : float, default=10.0
+    alpha : float or "auto", default="auto"
         L2 weight on the *unnormalised* loss sum (> 0), on the scaled rows.
         Public.  The coefficient noise has Laplace scale about ``1/(alpha eps)``
         (original feature scale, default ``data_norm``); larger ``alpha`` means
-        less noise and more shrinkage.
+        less noise and more shrinkage towards the class balance.  ``"auto"``:
+        ``30 / epsilon`` (:data:`AUTO_ALPHA`, chosen on simulated data).
     fit_intercept : bool, default=True
-        Append a constant feature 1 (regularised like the others).
+        Release the two class counts with noise (10% of epsilon,
+        :data:`CLASS_COUNT_SHARE`) and add their log-odds to every margin, and
+        append a constant feature 1 (regularised like the others): a model
+        with little signal shrinks towards the majority class, not towards a
+        coin flip.
     data_norm : float or None, default=None
         Public bound on the Euclidean norm of a row (with the intercept
         feature).  ``None``: ``sqrt(n_features + fit_intercept)``, the largest
@@ -297,10 +350,14 @@ class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
     ----------
     coef_ : ndarray of shape (n_features_in_,)
     intercept_ : float
+        The offset plus the released intercept coordinate.
+    class_counts_ : list of two ints or None
+        The released noisy class counts (``fit_intercept=True``).
     grid_step_ : float
         The public grid (a power of two) the coefficients lie on.
     privacy_ledger_ : PrivacyLedger
-        One entry, ``output-perturbation (discrete laplace)``.
+        The class counts (``fit_intercept=True``), then
+        ``output-perturbation (discrete laplace)``.
     n_features_used_ : int
         Features with a non-zero coefficient.
     classes_, n_features_in_, feature_names_in_
@@ -323,7 +380,7 @@ class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
     _private = True
     _parameter_constraints = {
         "epsilon": EPSILON,
-        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither"), ["auto"]],
         "fit_intercept": [[True, False]],
         "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -332,7 +389,7 @@ class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
     }
 
     def __init__(
-        self, *, epsilon=1.0, alpha=DEFAULT_ALPHA, fit_intercept=True, data_norm=None, tol=DEFAULT_TOL,
+        self, *, epsilon=1.0, alpha="auto", fit_intercept=True, data_norm=None, tol=DEFAULT_TOL,
         classes=None,
         random_state=None,
     ):
@@ -354,24 +411,36 @@ class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
         self._validate_params()
         rng = check_random_state(self.random_state)
         X01, y01 = self._check_fit_data(X, y)
+        epsilon, offset, first = float(self.epsilon), 0.0, ()
+        self.class_counts_ = None
+        if self.fit_intercept:
+            entry, self.class_counts_ = release_class_counts(y01, None, epsilon * CLASS_COUNT_SHARE, rng)
+            offset, first = class_offset(self.class_counts_), (entry,)
+            epsilon -= entry.epsilon
         release = dp_logistic_regression(
             X01,
             y01,
-            epsilon=float(self.epsilon),
-            alpha=float(self.alpha),
+            epsilon=epsilon,
+            alpha=self._alpha(),
             fit_intercept=bool(self.fit_intercept),
             data_norm=self.data_norm,
             tol=float(self.tol),
             rng=rng,
+            offset=offset,
         )
         self._warn_about_guarantee(float(self.epsilon))
         self.coef_ = release.coef
-        self.intercept_ = release.intercept
+        self.intercept_grid_ = release.intercept
+        self.intercept_ = release.intercept + offset
         self.grid_step_ = release.grid_step
-        self.privacy_ledger_ = release.ledger
+        self.privacy_ledger_ = ledger_of((*first, *release.ledger.entries), epsilon=float(self.epsilon))
         self.privacy_ledger_.replayable = is_replayable(rng)
         self.n_features_used_ = int(np.count_nonzero(self.coef_))
         return self
+
+    def _alpha(self) -> float:
+        """``alpha``, with ``"auto"`` resolved to ``AUTO_ALPHA / epsilon`` (parameters only)."""
+        return AUTO_ALPHA / float(self.epsilon) if self.alpha == "auto" else float(self.alpha)
 
     def to_text(self, top: int | None = None) -> str:
         """Coefficient table (largest magnitude first), with feature names."""
@@ -386,15 +455,21 @@ class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
     # ------------------------------------------------------------ serialising
     def _state_to_dict(self) -> dict:
         # floats that are multiples of a power of two: JSON (repr) round trips them exactly
+        # the intercept is the released grid coordinate plus the offset of the released class counts
         return {
             "coef": [float(c) for c in self.coef_],
             "intercept": float(self.intercept_),
+            "intercept_grid": float(self.intercept_grid_),
+            "class_counts": self.class_counts_,
             "grid_step": float(self.grid_step_),
         }
 
     def _state_from_dict(self, data: dict) -> None:
         self.coef_ = np.array(data["coef"], dtype=np.float64)
         self.intercept_ = float(data["intercept"])
+        # files written before the class-count offset have neither field
+        self.intercept_grid_ = float(data.get("intercept_grid", self.intercept_))
+        self.class_counts_ = data.get("class_counts")
         # files written before the grid release carry no grid step
         self.grid_step_ = float(data["grid_step"]) if "grid_step" in data else None
         self.n_features_used_ = int(np.count_nonzero(self.coef_))
