@@ -19,7 +19,7 @@ from dpglass.aggregates import PatternTable, pattern_table  # noqa: E402
 from dpglass.aggregates import dask_backend  # noqa: E402
 from dpglass.exceptions import DataValidationError  # noqa: E402
 from dpglass.models import (  # noqa: E402
-    DPLogisticRegression, DPRuleListClassifier, GreedyRuleListClassifier, SmoothBoostClassifier,
+    DPRuleListClassifier, GreedyRuleListClassifier, SmoothBoostClassifier,
 )
 
 N_FEATURES = 10
@@ -167,10 +167,12 @@ def test_label_outside_classes_names_the_partition(client, data, tmp_path):
 
 
 def test_models_without_a_dask_path_say_so(data):
+    from dpglass.models.one_rule import OneRuleClassifier
+
     _, glob = data
     Xd, yd = _dask(glob)
     with pytest.raises(DataValidationError, match="does not fit on dask collections"):
-        DPLogisticRegression(random_state=0).fit(Xd, yd)
+        OneRuleClassifier().fit(Xd, yd)
 
 
 # -------------------------------------------------------------------- faults

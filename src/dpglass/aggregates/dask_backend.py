@@ -267,8 +267,7 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
             ) from exc
         raise
     table = table_from_keys(keys, counts, len(columns))
-    table.classes = classes
-    table.columns = columns
+    table.classes, table.columns = list(classes), columns
     return table
 
 
@@ -331,26 +330,16 @@ def fit_table(estimator, X, y, *, classes=None, **kwargs):
     """
     if not getattr(estimator, "_distributed_fit", False):
         raise DataValidationError(
-            f"{type(estimator).__name__} does not fit on dask collections yet; the rule lists and "
-            "SmoothBoostClassifier do. Call .compute() on X and y to fit in memory."
+            f"{type(estimator).__name__} does not fit on dask collections yet. Call .compute() on X and y to "
+            "fit in memory."
         )
     if y is None:
         raise DataValidationError("This classifier requires y to be passed, but the target y is None.")
-    from dpglass.aggregates import is_distributed
+    from dpglass.aggregates import adopt_table, is_distributed
 
     if not (is_distributed(X) and is_distributed(y)):
         raise DataValidationError("X and y must both be dask collections (or both in memory).")
-    table = pattern_table(X, y, classes=classes, **kwargs)
-    if table.n_records == 0:
-        raise DataValidationError("X is empty: fit needs at least one record.")
-    columns = table.columns
-    estimator.n_features_in_ = len(columns)
-    if all(isinstance(c, str) for c in columns):
-        estimator.feature_names_in_ = np.asarray(columns, dtype=object)
-    elif hasattr(estimator, "feature_names_in_"):
-        del estimator.feature_names_in_
-    estimator.classes_ = np.asarray(table.classes)
-    return table
+    return adopt_table(estimator, pattern_table(X, y, classes=classes, **kwargs))
 
 
 #: A ``fault`` every reduction gets (tests set it through :func:`inject_fault`).
