@@ -42,7 +42,8 @@ from dpglass.aggregates import table_from_keys, merge_counts
 from dpglass.aggregates.numpy_backend import reduce_block
 from dpglass.exceptions import DataValidationError
 
-__all__ = ["DistributedFitError", "FAN_IN", "fit_table", "pattern_table", "reduce_partition"]
+__all__ = ["DistributedFitError", "FAN_IN", "fit_table", "map_partitions_named", "partition_results", "pattern_table",
+           "reduce_partition"]
 
 #: Reductions merged per task in the merge tree.
 FAN_IN = 8
@@ -269,6 +270,58 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
     table = table_from_keys(keys, counts, len(columns))
     table.classes, table.columns = list(classes), columns
     return table
+
+
+def _on_partition(part, index: int, n_parts: int, fn, args):
+    try:
+        return fn(part, *args)
+    except DataValidationError as exc:
+        raise DataValidationError(f"{_where(index, n_parts)}: {exc}") from None
+
+
+def map_partitions_named(frame, fn, *args, meta):
+    """``frame.map_partitions(fn, *args)`` whose data errors name the partition (``meta`` as dask's)."""
+    n = frame.npartitions
+
+    def named(part, *a, partition_info=None):
+        index = partition_info["number"] if partition_info else -1
+        return _on_partition(part, index, n, fn, a)
+
+    return frame.map_partitions(named, *args, meta=meta, partition_info=True)
+
+
+def partition_results(frame, fn, *args, retries: int = 2) -> list:
+    """``[fn(partition, *args) for each partition of the dask frame]``, computed on the cluster, brought back.
+
+    For small per-partition statistics (counts) that the client sums.  A
+    :class:`~dpglass.exceptions.DataValidationError` raised by ``fn`` names
+    its partition; lost workers raise :class:`DistributedFitError`.
+    """
+    _require_dask()
+    import dask
+
+    n = frame.npartitions
+    parts = [dask.delayed(_on_partition, pure=True)(part, i, n, fn, args) for i, part in enumerate(frame.to_delayed())]
+    client = _client()
+    try:
+        if client is None:
+            return list(dask.compute(*parts))
+        from distributed import wait
+
+        futures = client.compute(parts, retries=retries)
+        wait(futures)
+        for i, f in enumerate(futures):
+            if f.status == "error":
+                exc = f.exception()
+                raise _partition_error(i, n, exc) from exc
+        return client.gather(futures)
+    except DataValidationError:
+        raise
+    except Exception as exc:
+        if _lost(exc):
+            raise DistributedFitError(f"The Dask cluster could not read the {n} partitions ({type(exc).__name__}: "
+                                      f"{exc}). No model was fitted: rerun the fit.") from exc
+        raise
 
 
 def split_buckets(pair, n_buckets: int = None):

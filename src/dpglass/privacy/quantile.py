@@ -15,7 +15,7 @@ from dpglass._validation import Interval, validate_params
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.privacy.rng import check_random_state
 
-__all__ = ["check_bounds", "dp_quantile"]
+__all__ = ["check_bounds", "dp_quantile", "dp_quantile_from_counts", "quantile_counts"]
 
 
 def check_bounds(bounds, owner: str, name: str = "bounds") -> tuple[float, float]:
@@ -83,6 +83,14 @@ def dp_quantile(values, q, epsilon, bounds, rng, grid_cells: int = GRID_CELLS) -
     >>> 45 < t < 55
     True
     """
+    _check_release(q, epsilon)
+    lo, hi = check_bounds(bounds, "dp_quantile")
+    rng = check_random_state(rng)
+    below, n = quantile_counts(values, (lo, hi), grid_cells)
+    return dp_quantile_from_counts(below, n, q, epsilon, (lo, hi), rng, grid_cells)
+
+
+def _check_release(q, epsilon) -> None:
     owner = "dp_quantile"
     validate_params(
         {"q": q, "epsilon": epsilon},
@@ -93,18 +101,43 @@ def dp_quantile(values, q, epsilon, bounds, rng, grid_cells: int = GRID_CELLS) -
         raise InvalidParameterError(
             f"The 'epsilon' parameter of {owner} must be a finite float in the range (0, inf). Got {epsilon!r} instead."
         )
-    lo, hi = check_bounds(bounds, owner)
-    rng = check_random_state(rng)
+
+
+def _grid(lo: float, hi: float, grid_cells: int) -> np.ndarray:
+    return lo + (hi - lo) * (np.arange(grid_cells + 1) / grid_cells)
+
+
+def quantile_counts(values, bounds, grid_cells: int = GRID_CELLS) -> tuple[np.ndarray, int]:
+    """``(below, n)``: ``below[k] = #{i : clip(x_i) < t_k}`` on the public grid, and the number of values.
+
+    The only statistics of the data :func:`dp_quantile` reads.  Both are sums
+    over records, so the counts of several parts of the data (the partitions
+    of a dask DataFrame) add up to the counts of the whole.
+
+    Raises
+    ------
+    DataValidationError
+        If ``values`` contains NaN.
+    """
+    lo, hi = check_bounds(bounds, "dp_quantile")
     x = np.asarray(values, dtype=float).ravel()
     if np.isnan(x).any():
         raise DataValidationError(
             "dp_quantile got NaN values; impute first (with a public fill value) or drop them."
         )
+    z = np.sort(np.clip(x, lo, hi))
+    below = np.searchsorted(z, _grid(lo, hi, grid_cells), side="left").astype(np.int64)  # #{i : z_i < t}
+    return below, int(z.size)
+
+
+def dp_quantile_from_counts(below, n: int, q, epsilon, bounds, rng, grid_cells: int = GRID_CELLS) -> float:
+    """The release of :func:`dp_quantile` from its statistics (:func:`quantile_counts`, possibly summed)."""
+    _check_release(q, epsilon)
+    lo, hi = check_bounds(bounds, "dp_quantile")
+    rng = check_random_state(rng)
     from dpglass.privacy.mechanisms import ExponentialMechanism
 
-    z = np.sort(np.clip(x, lo, hi))
-    grid = lo + (hi - lo) * (np.arange(grid_cells + 1) / grid_cells)
-    below = np.searchsorted(z, grid, side="left")  # #{i : z_i < t}
-    utility = -np.abs(below - q * z.size)
+    grid = _grid(lo, hi, grid_cells)
+    utility = -np.abs(np.asarray(below, dtype=np.int64) - q * int(n))
     k = ExponentialMechanism(float(epsilon), 1.0).select(utility, rng)
     return float(grid[k])
