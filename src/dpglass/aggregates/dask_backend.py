@@ -34,8 +34,6 @@ Install with ``pip install "dpglass[dask]"`` (``dask[dataframe]``,
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from dpglass.aggregates import table_from_keys, merge_counts
@@ -70,7 +68,7 @@ def _where(index: int, n_parts: int) -> str:
     return f"partition {index} (of {n_parts})"
 
 
-def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, classes: list, fault=None):
+def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, classes: list):
     """Check one partition and reduce it to ``(keys, counts)``.
 
     Raises
@@ -80,8 +78,6 @@ def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, cl
         in ``classes``, or X and y have different lengths in this partition;
         the message names the partition and the column.
     """
-    if fault is not None:
-        fault(index)
     where = _where(index, n_parts)
     missing = [c for c in columns if c not in X_part.columns]
     if missing:
@@ -126,8 +122,8 @@ def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, cl
 _LABEL = "__dpglass_label__"
 
 
-def _reduce_joined(part, index: int, n_parts: int, columns: list, classes: list, fault=None):
-    return reduce_partition(part.drop(columns=[_LABEL]), part[_LABEL], index, n_parts, columns, classes, fault)
+def _reduce_joined(part, index: int, n_parts: int, columns: list, classes: list):
+    return reduce_partition(part.drop(columns=[_LABEL]), part[_LABEL], index, n_parts, columns, classes)
 
 
 def _lost(exc) -> bool:
@@ -183,7 +179,7 @@ def _merge_tree(parts, submit):
     return parts[0]
 
 
-def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = False, fault=None):
+def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = False):
     """The :class:`~dpglass.aggregates.PatternTable` of a dask DataFrame ``X`` and dask Series ``y``.
 
     Parameters
@@ -196,9 +192,6 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
         Retries of a task that raised (worker deaths are rerun by the scheduler).
     progress : bool
         Show ``distributed``'s progress bar while the partitions reduce.
-    fault : callable or None
-        Called with the partition index at the start of each reduction (tests
-        use it to kill a worker).
 
     Uses the current ``distributed`` client if there is one, dask's default
     scheduler otherwise.  The table's ``classes`` attribute holds the labels.
@@ -206,7 +199,6 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
     _require_dask()
     import dask
 
-    fault = _FAULT if fault is None else fault
     progress = progress or _PROGRESS
 
     if not hasattr(X, "columns"):
@@ -228,7 +220,7 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
         raise DataValidationError(f"X and y are not aligned ({exc}); take both from one DataFrame.") from exc
     n = both.npartitions
     reduce = dask.delayed(_reduce_joined, pure=True)
-    parts = [reduce(part, i, n, columns, classes, fault) for i, part in enumerate(both.to_delayed())]
+    parts = [reduce(part, i, n, columns, classes) for i, part in enumerate(both.to_delayed())]
     client = _client()
     try:
         if client is None:
@@ -395,8 +387,6 @@ def fit_table(estimator, X, y, *, classes=None, **kwargs):
     return adopt_table(estimator, pattern_table(X, y, classes=classes, **kwargs))
 
 
-#: A ``fault`` every reduction gets (tests set it through :func:`inject_fault`).
-_FAULT = None
 #: Show a progress bar while the partitions reduce (the CLI sets it through :func:`progress_bar`).
 _PROGRESS = False
 
@@ -412,41 +402,3 @@ class progress_bar:
     def __exit__(self, *exc):
         global _PROGRESS
         _PROGRESS = self._saved
-
-
-class inject_fault:
-    """Context manager: every Dask reduction started inside calls ``fault(partition index)`` first (tests)."""
-
-    def __init__(self, fault):
-        self.fault = fault
-
-    def __enter__(self):
-        global _FAULT
-        self._saved, _FAULT = _FAULT, self.fault
-        return self
-
-    def __exit__(self, *exc):
-        global _FAULT
-        _FAULT = self._saved
-
-
-def crash_once(marker: str):
-    """A ``fault`` for tests: the first reduction to run kills its worker process (once, by a marker file)."""
-    import functools
-
-    return functools.partial(_crash_once, marker)
-
-
-def _crash_once(marker: str, index: int) -> None:
-    try:
-        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return
-    os.close(fd)
-    os._exit(1)
-
-
-def crash_always(index: int) -> None:
-    """A ``fault`` for tests: the reduction of partition 0 kills its worker, every time."""
-    if index == 0:
-        os._exit(1)
