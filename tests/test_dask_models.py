@@ -126,7 +126,8 @@ def test_pipeline_through_dask_reads_counts_then_the_inner_model_fits_on_the_enc
     assert through_dask.to_dict() == in_memory.to_dict()
     assert len(through_dask.encoding_.cuts[0]) > 0  # DP quantiles were drawn (budget spent, as in memory)
     assert through_dask.clipped_records_noisy_ == in_memory.clipped_records_noisy_
-    np.testing.assert_array_equal(through_dask.predict(df.drop(columns=["y"])), in_memory.predict(df.drop(columns=["y"])))
+    raw = df.drop(columns=["y"])
+    np.testing.assert_array_equal(through_dask.predict(raw), in_memory.predict(raw))
 
 
 def test_pipeline_names_the_partition_of_a_bad_value(dask_client, raw_parquet, tmp_path):
