@@ -12,7 +12,20 @@ A learner never sees the records themselves, only this table:
   every round, but a record's smooth weight depends only on its margin
   ``y * sum_t h_t(x)``, a function of its (row, label): records sharing a
   (row, label) always share their weight, so each round's weighted sums are
-  sums over the table's entries weighted by their integer counts.
+  sums over the table's entries weighted by their integer counts;
+* :class:`~dpglass.models.logistic.DPLogisticRegression` sums its loss and
+  gradient over the entries, weighted by their counts;
+* :class:`~dpglass.models.selection.PrivateGridSearch` and the teacher
+  ensembles (:mod:`dpglass.models.bagging`) draw their random splits entry by
+  entry (Binomial and Multinomial splits of each count, the laws of
+  per-record coins) and hand the parts on as sub-tables
+  (:meth:`PatternTable.with_counts`);
+* :class:`~dpglass.models.pipeline.DPPipeline` encodes raw columns first (on
+  a dask DataFrame: a map over the partitions) and its model builds the table
+  of the encoded columns.
+
+A table that carries its ``classes`` may itself be passed as ``X`` to the
+``fit`` of a model with ``_distributed_fit`` (``y`` is then ignored).
 
 The table is built by one of two backends, chosen by the type of ``X``:
 

@@ -391,8 +391,9 @@ class SubsampleAggregateClassifier(_TeacherStudent):
     """Subsample-and-aggregate: teachers on disjoint parts label public records; a student learns from them.
 
     The private records are split uniformly at random among ``n_teachers``
-    teachers (each record joins one, independently), each an L2 logistic
-    regression.  Public records (``X_public``, in a random order) are
+    teachers (each record joins one, independently; drawn on the data's
+    pattern table, so the order of the records does not matter and the fit
+    is the same through Dask), each an L2 logistic regression.  Public records (``X_public``, in a random order) are
     labelled by the teachers' noisy majority: with ``v`` the number of
     teachers voting for the second class, the label is ``2 (v + Z) > T``,
     ``Z`` exact discrete Laplace noise of scale ``noise_scale``.  One record
