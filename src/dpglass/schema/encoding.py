@@ -25,7 +25,7 @@ import pandas as pd
 
 from dpglass.exceptions import DataValidationError
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
-from dpglass.privacy.quantile import dp_quantile_from_counts, quantile_counts
+from dpglass.privacy.quantile import dp_quantile_from_counts, grid_counts
 from dpglass.schema.columns import Schema
 
 __all__ = ["ClippingWarning", "Encoding", "check_columns", "encoding_from_statistics", "encoding_statistics",
@@ -181,8 +181,9 @@ def encoding_statistics(frame, schema: Schema, *, clip: bool) -> dict:
     """Check the values of every feature column and count what the encoding reads from the data.
 
     Returns ``{"quantiles": {column: (below, n)}, "clipped": int or None}``:
-    :func:`~dpglass.privacy.quantile.quantile_counts` of every column with
-    DP quantiles and the number of records with a value outside the bounds
+    :func:`~dpglass.privacy.quantile.grid_counts` and the number of values of
+    every column with DP quantiles, and the number of records with a value
+    outside the bounds
     (when ``clip``).  Every statistic is a sum over records, so those of the
     parts of a table (the partitions of a dask DataFrame) add up to those of
     the whole (:func:`merge_statistics`).
@@ -195,7 +196,7 @@ def encoding_statistics(frame, schema: Schema, *, clip: bool) -> dict:
         values = _numeric(frame[col.name], col.name)
         if col.thresholds == "dp-quantiles":
             values = values[~np.isnan(values)]  # a missing value is a per-record rule: not counted
-            quantiles[col.name] = quantile_counts(values, col.bounds)
+            quantiles[col.name] = (grid_counts(values, col.bounds), int(values.size))
     clipped = _clipped_records(frame, schema) if clip and any(c.kind == "numeric" for c in schema.features) else None
     return {"quantiles": quantiles, "clipped": clipped}
 
