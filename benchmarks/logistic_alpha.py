@@ -85,7 +85,7 @@ def fits(X, y, Xt, yt, rng, offset=False):
     for alpha in ALPHAS:
         mu = alpha * c * c
         if not offset:
-            beta = _minimise(A, ys, mu, c * 1e-4)
+            beta = _minimise(A, ys, np.ones(len(ys)), mu, c * 1e-4)
         for eps in EPSILONS:
             e_coef = eps * (1 - OFFSET_SHARE) if offset else eps
             cal = output_perturbation_calibration(epsilon=e_coef, regularization=mu, row_norm=c, n_coef=p,

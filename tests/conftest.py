@@ -24,3 +24,33 @@ def shared_data_available() -> bool:
 needs_shared_data = pytest.mark.skipif(
     not shared_data_available(), reason="DPGLASS_DATA is not set to the shared data folder"
 )
+
+
+@pytest.fixture(scope="session")
+def _dask_cluster():
+    """One LocalCluster of 2 worker processes for the whole run (starting one costs seconds).
+
+    ``allowed-failures`` is 1: a task whose worker dies twice is given up
+    (KilledWorker) instead of after 4 deaths, which the fault tests rely on.
+    The client is not the global default: only tests that ask for
+    ``dask_client`` run on the cluster; the others keep dask's default
+    scheduler.
+    """
+    distributed = pytest.importorskip("distributed")
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=40)
+    client = distributed.Client(cluster, set_as_default=False)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture
+def dask_client(_dask_cluster):
+    """The session's cluster client, current (dpglass fits on it) for the duration of the test."""
+    with _dask_cluster.as_current():
+        yield _dask_cluster
+    _dask_cluster.wait_for_workers(2, timeout=60)  # a test that killed a worker leaves the cluster whole

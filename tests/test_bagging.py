@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpglass.aggregates import pattern_table
 from dpglass.exceptions import DataValidationError, InvalidParameterError, UnprovenGuaranteeWarning
 from dpglass.models import DPBaggingClassifier, SubsampleAggregateClassifier, load_model
 from dpglass.models import bagging as B
@@ -91,11 +92,17 @@ def _brute_force_shares(W, X_pub, assignment, T):
     return share / k
 
 
+def _teachers(X, y, T, k, seed, alpha=1.0):
+    """The table of (X, y), every record's teachers (records in the table's order) and the teachers' weights."""
+    table = pattern_table(X, y)
+    assignment = B.assign_records(table, T, k, np.random.default_rng(seed))
+    return table, assignment, B.fit_teachers(table, B.teacher_parts(table, assignment, T), alpha)
+
+
 def test_dpbag_queries_follow_the_paper_accountant_record_by_record():
     X, y, public = _data(n=200)
     T, k = 4, 3
-    assignment = np.random.default_rng(1).integers(0, T, size=(k, X.shape[0]))
-    W = B.fit_teachers(X, y, assignment, T, 1.0)
+    _, assignment, W = _teachers(X, y, T, k, seed=1)
     q, ones = B.dpbag_queries(W, public, assignment, T, epsilon=2.0, delta=1e-5, noise_scale=30.0, cap=800)
     share = _brute_force_shares(W, public, assignment, T)
     moments = np.cumsum(np.maximum(share, 1 - share) ** 2, axis=1).max(axis=0)
@@ -108,8 +115,7 @@ def test_unanimous_teachers_give_the_data_independent_number_of_queries():
     # every teacher votes alike on every public record: m_i = 1, the bound of a 2 lambda-DP mechanism
     X = np.zeros((50, 2), dtype=np.uint8)
     y = np.zeros(50, dtype=np.uint8)
-    assignment = np.random.default_rng(0).integers(0, 5, size=(4, 50))
-    W = B.fit_teachers(X, y, assignment, 5, 1.0)
+    _, assignment, W = _teachers(X, y, 5, 4, seed=0)
     q, _ = B.dpbag_queries(W, np.zeros((500, 2), dtype=np.uint8), assignment, 5, epsilon=1.0, delta=1e-5,
                            noise_scale=20.0, cap=500)
     m = np.arange(1, 501, dtype=float)
@@ -141,17 +147,34 @@ def test_teachers_are_l2_logistic_regressions_with_a_penalised_intercept():
     from scipy.optimize import minimize
 
     X, y, _ = _data(n=400)
-    assignment = np.random.default_rng(3).integers(0, 2, size=(1, 400))
-    W = B.fit_teachers(X, y, assignment, 2, 0.5)
+    table, assignment, W = _teachers(X, y, 2, 1, seed=3, alpha=0.5)
+    X_rec, y_rec = table.records()  # the records in the table's order, as assigned
     rows = assignment[0] == 1
-    A = np.column_stack([X[rows], np.ones(rows.sum())])
-    ys = 2.0 * y[rows] - 1
+    A = np.column_stack([X_rec[rows], np.ones(rows.sum())])
+    ys = 2.0 * y_rec[rows] - 1
 
     def objective(b):
         return np.logaddexp(0, -ys * (A @ b)).sum() + 0.25 * b @ b
 
     ref = minimize(objective, np.zeros(A.shape[1]), method="BFGS", options={"gtol": 1e-9}).x
     np.testing.assert_allclose(W[1], ref, atol=1e-4)
+
+
+def test_teacher_parts_split_every_entry_among_the_teachers():
+    rng = np.random.default_rng(4)
+    X = (rng.random((5000, 3)) < 0.5).astype(np.uint8)  # 8 rows x 2 labels: entries of hundreds of records
+    y = (rng.random(5000) < 0.3).astype(np.uint8)
+    table = pattern_table(X, y)
+    T, k = 7, 3
+    assignment = B.assign_records(table, T, k, np.random.default_rng(0))
+    parts = B.teacher_parts(table, assignment, T).toarray()
+    assert parts.shape == (k * T, table.n_entries)
+    for p in range(k):  # in each partition, every record of every entry goes to exactly one teacher
+        np.testing.assert_array_equal(parts[p * T:(p + 1) * T].sum(axis=0), table.counts)
+        np.testing.assert_array_equal(parts[p * T:(p + 1) * T].sum(axis=1), np.bincount(assignment[p], minlength=T))
+    # an entry's split is Multinomial(c, 1/T): each teacher's share of a large entry is about c/T
+    big = np.argmax(table.counts)
+    assert np.all(np.abs(parts[:T, big] - table.counts[big] / T) < 5 * np.sqrt(table.counts[big] / T))
 
 
 @pytest.mark.parametrize("cls", [SubsampleAggregateClassifier, DPBaggingClassifier])

@@ -1,11 +1,14 @@
 """Fitting through Dask (dpglass.aggregates): same model as in memory, faults, bad partitions.
 
-One LocalCluster of 2 worker processes is shared by the module; the data are
-a few small parquet files in a temporary folder.
+The session's LocalCluster of 2 worker processes (``dask_client`` in
+conftest.py) is shared with tests/test_dask_models.py; the data are a few
+small parquet files in a temporary folder.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import warnings
 
 import numpy as np
@@ -19,7 +22,7 @@ from dpglass.aggregates import PatternTable, pattern_table  # noqa: E402
 from dpglass.aggregates import dask_backend  # noqa: E402
 from dpglass.exceptions import DataValidationError  # noqa: E402
 from dpglass.models import (  # noqa: E402
-    DPLogisticRegression, DPRuleListClassifier, GreedyRuleListClassifier, SmoothBoostClassifier,
+    DPRuleListClassifier, GreedyRuleListClassifier, SmoothBoostClassifier,
 )
 
 N_FEATURES = 10
@@ -40,19 +43,6 @@ def _write(df, folder, parts=4):
     for i, chunk in enumerate(np.array_split(np.arange(len(df)), parts)):
         df.iloc[chunk].to_parquet(folder / f"part{i}.parquet")
     return str(folder / "*.parquet")
-
-
-@pytest.fixture(scope="module")
-def client():
-    import dask
-
-    # a task whose worker dies twice is given up (KilledWorker) instead of after 4 deaths
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=40)
-        with distributed.Client(cluster) as c:
-            yield c
-        cluster.close()
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +82,7 @@ def test_table_does_not_depend_on_the_partitioning(d):
 
 
 @pytest.mark.parametrize("d", [10, 60])  # uint64 keys, then raw-byte keys
-def test_cluster_merges_by_key_range_to_the_same_table(client, d):
+def test_cluster_merges_by_key_range_to_the_same_table(dask_client, d):
     rng = np.random.default_rng(d)
     X = (rng.random((4000, d)) < np.linspace(0.05, 0.9, d)).astype(np.uint8)
     y = (rng.random(4000) < 0.4).astype(np.uint8)
@@ -115,7 +105,7 @@ def test_table_rows_and_counts_are_the_data():
 
 # ------------------------------------------------------------- equivalence
 @pytest.mark.parametrize("name", list(MODELS))
-def test_dask_fit_is_the_in_memory_model(client, data, name):
+def test_dask_fit_is_the_in_memory_model(dask_client, data, name):
     df, glob = data
     Xd, yd = _dask(glob)
     with warnings.catch_warnings():
@@ -128,7 +118,7 @@ def test_dask_fit_is_the_in_memory_model(client, data, name):
     np.testing.assert_array_equal(through_dask.predict(df[FEATURES]), in_memory.predict(df[FEATURES]))
 
 
-def test_declared_classes_and_bool_columns(client, data, tmp_path):
+def test_declared_classes_and_bool_columns(dask_client, data, tmp_path):
     df, _ = data
     glob = _write(df.assign(**{c: df[c].astype(bool) for c in FEATURES}), tmp_path / "bools", parts=3)
     Xd, yd = _dask(glob)
@@ -138,7 +128,7 @@ def test_declared_classes_and_bool_columns(client, data, tmp_path):
 
 
 # ------------------------------------------------------------ bad partitions
-def test_non_binary_value_names_the_partition_and_column(client, data, tmp_path):
+def test_non_binary_value_names_the_partition_and_column(dask_client, data, tmp_path):
     df, _ = data
     bad = df.copy()
     bad.loc[bad.index[-5], "f3"] = 2  # in the last of 4 parts
@@ -147,7 +137,7 @@ def test_non_binary_value_names_the_partition_and_column(client, data, tmp_path)
         DPRuleListClassifier(random_state=0).fit(Xd, yd)
 
 
-def test_missing_column_names_the_partition(client, data, tmp_path):
+def test_missing_column_names_the_partition(dask_client, data, tmp_path):
     df, _ = data
     folder = tmp_path / "missing"
     _write(df, folder, parts=3)
@@ -157,7 +147,7 @@ def test_missing_column_names_the_partition(client, data, tmp_path):
         SmoothBoostClassifier(random_state=0).fit(Xd, yd)
 
 
-def test_label_outside_classes_names_the_partition(client, data, tmp_path):
+def test_label_outside_classes_names_the_partition(dask_client, data, tmp_path):
     df, _ = data
     bad = df.copy()
     bad.loc[bad.index[0], "y"] = "maybe"
@@ -167,37 +157,66 @@ def test_label_outside_classes_names_the_partition(client, data, tmp_path):
 
 
 def test_models_without_a_dask_path_say_so(data):
+    from dpglass.models.one_rule import OneRuleClassifier
+
     _, glob = data
     Xd, yd = _dask(glob)
     with pytest.raises(DataValidationError, match="does not fit on dask collections"):
-        DPLogisticRegression(random_state=0).fit(Xd, yd)
+        OneRuleClassifier().fit(Xd, yd)
 
 
 # -------------------------------------------------------------------- faults
-def test_worker_killed_mid_fit_retries_to_the_same_model(client, data, tmp_path):
+# Faults are injected from here: the partition reducer the graph calls is wrapped so that a fault runs first on
+# the worker (the library has no test hook).
+def _crash_once(marker: str, index: int) -> None:
+    """The first reduction to run kills its worker process (once, by a marker file)."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.close(fd)
+    os._exit(1)
+
+
+def _crash_always(index: int) -> None:
+    """The reduction of partition 0 kills its worker, every time."""
+    if index == 0:
+        os._exit(1)
+
+
+def _faulty(fault, reduce, part, index, *args):
+    fault(index)
+    return reduce(part, index, *args)
+
+
+def _inject(monkeypatch, fault):
+    """Every partition reduction of the fits that follow calls ``fault(partition index)`` first, on its worker."""
+    monkeypatch.setattr(dask_backend, "_reduce_joined", functools.partial(_faulty, fault, dask_backend._reduce_joined))
+
+
+def test_worker_killed_mid_fit_retries_to_the_same_model(dask_client, data, tmp_path, monkeypatch):
     df, glob = data
     Xd, yd = _dask(glob)
     marker = tmp_path / "killed-once"
     ref = SmoothBoostClassifier(epsilon=1.0, n_rounds=8, random_state=5).fit(df[FEATURES], df["y"])
-    with dask_backend.inject_fault(dask_backend.crash_once(str(marker))):
-        model = SmoothBoostClassifier(epsilon=1.0, n_rounds=8, random_state=5).fit(Xd, yd)
+    assert dask_client.cluster.scheduler.allowed_failures == 1  # conftest's cluster: one death is retried
+    _inject(monkeypatch, functools.partial(_crash_once, str(marker)))
+    model = SmoothBoostClassifier(epsilon=1.0, n_rounds=8, random_state=5).fit(Xd, yd)
     assert marker.exists()  # a worker did die
     assert model.to_dict() == ref.to_dict()
-    client.wait_for_workers(2, timeout=30)
 
 
-def test_workers_lost_beyond_the_retries_is_a_clear_error(client, data):
+def test_workers_lost_beyond_the_retries_is_a_clear_error(dask_client, data, monkeypatch):
     _, glob = data
     Xd, yd = _dask(glob)
-    scheduler = client.cluster.scheduler
+    scheduler = dask_client.cluster.scheduler
     saved, scheduler.allowed_failures = scheduler.allowed_failures, 0  # give up at the first death
     try:
-        with dask_backend.inject_fault(dask_backend.crash_always):
-            with pytest.raises(dask_backend.DistributedFitError, match="partition 0 .*No model was fitted"):
-                DPRuleListClassifier(random_state=0).fit(Xd, yd)
+        _inject(monkeypatch, _crash_always)
+        with pytest.raises(dask_backend.DistributedFitError, match="partition 0 .*No model was fitted"):
+            DPRuleListClassifier(random_state=0).fit(Xd, yd)
     finally:
         scheduler.allowed_failures = saved
-    client.wait_for_workers(2, timeout=30)
 
 
 def test_dev_extra_installs_dask():
@@ -211,7 +230,7 @@ def test_dev_extra_installs_dask():
 
 
 # ----------------------------------------------------------------------- CLI
-def test_cli_fits_parquet_through_the_scheduler(client, data, tmp_path, capsys):
+def test_cli_fits_parquet_through_the_scheduler(dask_client, data, tmp_path, capsys):
     import json
 
     from dpglass.cli import main
@@ -220,7 +239,7 @@ def test_cli_fits_parquet_through_the_scheduler(client, data, tmp_path, capsys):
     df, glob = data
     out = tmp_path / "model.json"
     rc = main(["fit", "--data", glob, "--target", "y", "--model", "smooth-boost-stumps", "--epsilon", "1",
-               "--scheduler", client.scheduler.address, "--seed", "7", "--out", str(out)])
+               "--scheduler", dask_client.scheduler.address, "--seed", "7", "--out", str(out)])
     assert rc == 0
     printed = capsys.readouterr().out
     assert "through Dask" in printed and "privacy ledger" in printed

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
+from dpglass.aggregates import pattern_table
 from dpglass.audit import audit_mechanism
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models.logistic import (
@@ -62,8 +63,15 @@ def _f_hat(X, y, alpha, fit_intercept=True, data_norm=None, tol=TOL):
     X = np.asarray(X, dtype=float)
     p = X.shape[1] + int(fit_intercept)
     c = default_data_norm(p) if data_norm is None else data_norm
-    beta = _minimise(_rows(X, fit_intercept, c), 2.0 * np.asarray(y, float) - 1.0, alpha * c * c, c * tol)
+    A, ys, w = _table_rows(X, y, fit_intercept, c)  # what the release solves on: the pattern table
+    beta = _minimise(A, ys, w, alpha * c * c, c * tol)
     return c * beta, beta, c
+
+
+def _table_rows(X, y, fit_intercept, c):
+    """The solver's input: the distinct (row, label) pairs, scaled, with their record counts."""
+    t = pattern_table(np.asarray(X), np.asarray(y, dtype=np.uint8))
+    return _rows(t.unpack(), fit_intercept, c), 2.0 * t.labels - 1.0, t.counts.astype(float)
 
 
 # ------------------------------------------------------------ (1) the audit
@@ -176,19 +184,20 @@ def test_row_scaling_and_shrinking():
 
 
 def test_certified_gradient_bound_covers_the_exact_gradient(data):
+    """Solved on the pattern table (counts as weights); certified against the gradient summed record by record."""
     X, y = data
     c = default_data_norm(7)
-    A = _rows(X, True, c)
-    ys = 2.0 * y - 1.0
     mu = 1.0 * c * c
-    beta = _minimise(A, ys, mu, c * TOL)
-    YA = A * ys[:, None]
-    s = 1.0 / (1.0 + np.exp(YA @ beta))
-    g = mu * beta - YA.T @ s
-    bound = _certified_gradient_bound(A, beta, s, g, mu)
+    A, ys, w = _table_rows(X, y, True, c)
+    assert A.shape[0] < len(y)  # records do share rows: the weights matter
+    beta = _minimise(A, ys, w, mu, c * TOL)
+    s = 1.0 / (1.0 + np.exp((A * ys[:, None]) @ beta))
+    g = mu * beta - (A * ys[:, None]).T @ (w * s)
+    bound = _certified_gradient_bound(A, w, beta, s, g, mu)
     assert bound <= c * TOL
-    # the gradient in extended precision (long double) is within the bound
-    YAl, bl = YA.astype(np.longdouble), beta.astype(np.longdouble)
+    # the gradient of the sum over the records, in extended precision (long double), is within the bound
+    YAl = (_rows(X, True, c) * (2.0 * y - 1.0)[:, None]).astype(np.longdouble)
+    bl = beta.astype(np.longdouble)
     sl = 1 / (1 + np.exp(YAl @ bl))
     gl = mu * bl - YAl.T @ sl
     assert float(np.sqrt((gl * gl).sum())) <= bound

@@ -12,7 +12,20 @@ A learner never sees the records themselves, only this table:
   every round, but a record's smooth weight depends only on its margin
   ``y * sum_t h_t(x)``, a function of its (row, label): records sharing a
   (row, label) always share their weight, so each round's weighted sums are
-  sums over the table's entries weighted by their integer counts.
+  sums over the table's entries weighted by their integer counts;
+* :class:`~dpglass.models.logistic.DPLogisticRegression` sums its loss and
+  gradient over the entries, weighted by their counts;
+* :class:`~dpglass.models.selection.PrivateGridSearch` and the teacher
+  ensembles (:mod:`dpglass.models.bagging`) draw their random splits entry by
+  entry (Binomial and Multinomial splits of each count, the laws of
+  per-record coins) and hand the parts on as sub-tables
+  (:meth:`PatternTable.with_counts`);
+* :class:`~dpglass.models.pipeline.DPPipeline` encodes raw columns first (on
+  a dask DataFrame: a map over the partitions) and its model builds the table
+  of the encoded columns.
+
+A table that carries its ``classes`` may itself be passed as ``X`` to the
+``fit`` of a model with ``_distributed_fit`` (``y`` is then ignored).
 
 The table is built by one of two backends, chosen by the type of ``X``:
 
@@ -36,7 +49,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CHUNK_ROWS", "PackedRows", "PatternTable", "is_distributed", "pattern_table"]
+__all__ = ["CHUNK_ROWS", "PackedRows", "PatternTable", "adopt_table", "is_distributed", "pattern_table"]
 
 #: Rows processed at a time (unpacking, matrix products): fixed, so that every
 #: float sum is taken in the same order whatever the backend or machine.
@@ -114,12 +127,19 @@ class PatternTable(PackedRows):
     counts : ndarray of int64, shape (m,)
         Records with this row and label (>= 1).
     n_features : int
+    classes : list of two labels or None
+        ``[negative, positive]``: label 1 is ``classes[1]``.  Set when the
+        table is built for a fit (a table passed to ``fit`` must carry it).
+    columns : list or None
+        The feature names, when the data had them.
     """
 
-    def __init__(self, packed, labels, counts, n_features: int):
+    def __init__(self, packed, labels, counts, n_features: int, *, classes=None, columns=None):
         super().__init__(packed, n_features)
         self.labels = np.asarray(labels, dtype=np.uint8)
         self.counts = np.asarray(counts, dtype=np.int64)
+        self.classes = None if classes is None else list(classes)
+        self.columns = None if columns is None else list(columns)
 
     @property
     def n_entries(self) -> int:
@@ -154,6 +174,25 @@ class PatternTable(PackedRows):
             w0[s : s + a.size] = np.where(self.labels[a] == 0, self.counts[a], 0)
             w1[s : s + a.size] = np.where(self.labels[b] == 1, self.counts[b], 0)
         return self.packed[first], w0, w1
+
+    def with_counts(self, counts) -> "PatternTable":
+        """The table of the same entries with new ``counts`` (entries whose count is 0 are dropped).
+
+        Used to split a table into parts (a train / validation split, the
+        teachers' parts): each part keeps the order, classes and columns.
+        """
+        counts = np.asarray(counts, dtype=np.int64)
+        keep = np.flatnonzero(counts)
+        return PatternTable(self.packed[keep], self.labels[keep], counts[keep], self.n_features,
+                            classes=self.classes, columns=self.columns)
+
+    def records(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(X01, y01)``: one row per record, entry by entry in the table's order (the counts expanded).
+
+        For learners that read records, not tables; memory is that of the records.
+        """
+        index = np.repeat(np.arange(self.n_entries), self.counts)
+        return self.unpack(index), self.labels[index]
 
     def equals(self, other: "PatternTable") -> bool:
         return (self.n_features == other.n_features and np.array_equal(self.packed, other.packed)
@@ -237,6 +276,31 @@ def table_from_keys(keys: np.ndarray, counts: np.ndarray, n_features: int) -> Pa
         packed[s : s + CHUNK_ROWS] = raw[:, :B]
         labels[s : s + CHUNK_ROWS] = raw[:, B]
     return PatternTable(packed, labels, counts, n_features)
+
+
+def adopt_table(estimator, table: PatternTable, declared=None) -> PatternTable:
+    """Set ``n_features_in_``, ``feature_names_in_`` and ``classes_`` of ``estimator`` from a table it fits on.
+
+    ``declared`` is the label set the estimator was given (its ``classes``
+    parameter or the caller's schema), which must be the table's.
+    """
+    from dpglass.exceptions import DataValidationError
+
+    if table.classes is None or len(table.classes) != 2:
+        raise DataValidationError("A PatternTable passed to fit must carry its two classes (table.classes).")
+    if declared is not None and [*declared] != [*table.classes]:
+        raise DataValidationError(f"The table's classes {list(table.classes)!r} are not the declared classes "
+                                  f"{list(declared)!r}.")
+    if table.n_records == 0:
+        raise DataValidationError("X is empty: fit needs at least one record.")
+    columns = table.columns
+    estimator.n_features_in_ = table.n_features
+    if columns is not None and len(columns) == table.n_features and all(isinstance(c, str) for c in columns):
+        estimator.feature_names_in_ = np.asarray(columns, dtype=object)
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    estimator.classes_ = np.asarray(table.classes)
+    return table
 
 
 # ------------------------------------------------------------------- dispatch

@@ -34,15 +34,14 @@ Install with ``pip install "dpglass[dask]"`` (``dask[dataframe]``,
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from dpglass.aggregates import table_from_keys, merge_counts
 from dpglass.aggregates.numpy_backend import reduce_block
 from dpglass.exceptions import DataValidationError
 
-__all__ = ["DistributedFitError", "FAN_IN", "fit_table", "pattern_table", "reduce_partition"]
+__all__ = ["DistributedFitError", "FAN_IN", "fit_table", "map_partitions_named", "partition_results", "pattern_table",
+           "reduce_partition"]
 
 #: Reductions merged per task in the merge tree.
 FAN_IN = 8
@@ -69,7 +68,7 @@ def _where(index: int, n_parts: int) -> str:
     return f"partition {index} (of {n_parts})"
 
 
-def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, classes: list, fault=None):
+def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, classes: list):
     """Check one partition and reduce it to ``(keys, counts)``.
 
     Raises
@@ -79,8 +78,6 @@ def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, cl
         in ``classes``, or X and y have different lengths in this partition;
         the message names the partition and the column.
     """
-    if fault is not None:
-        fault(index)
     where = _where(index, n_parts)
     missing = [c for c in columns if c not in X_part.columns]
     if missing:
@@ -125,8 +122,8 @@ def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, cl
 _LABEL = "__dpglass_label__"
 
 
-def _reduce_joined(part, index: int, n_parts: int, columns: list, classes: list, fault=None):
-    return reduce_partition(part.drop(columns=[_LABEL]), part[_LABEL], index, n_parts, columns, classes, fault)
+def _reduce_joined(part, index: int, n_parts: int, columns: list, classes: list):
+    return reduce_partition(part.drop(columns=[_LABEL]), part[_LABEL], index, n_parts, columns, classes)
 
 
 def _lost(exc) -> bool:
@@ -182,7 +179,7 @@ def _merge_tree(parts, submit):
     return parts[0]
 
 
-def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = False, fault=None):
+def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = False):
     """The :class:`~dpglass.aggregates.PatternTable` of a dask DataFrame ``X`` and dask Series ``y``.
 
     Parameters
@@ -195,9 +192,6 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
         Retries of a task that raised (worker deaths are rerun by the scheduler).
     progress : bool
         Show ``distributed``'s progress bar while the partitions reduce.
-    fault : callable or None
-        Called with the partition index at the start of each reduction (tests
-        use it to kill a worker).
 
     Uses the current ``distributed`` client if there is one, dask's default
     scheduler otherwise.  The table's ``classes`` attribute holds the labels.
@@ -205,7 +199,6 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
     _require_dask()
     import dask
 
-    fault = _FAULT if fault is None else fault
     progress = progress or _PROGRESS
 
     if not hasattr(X, "columns"):
@@ -227,7 +220,7 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
         raise DataValidationError(f"X and y are not aligned ({exc}); take both from one DataFrame.") from exc
     n = both.npartitions
     reduce = dask.delayed(_reduce_joined, pure=True)
-    parts = [reduce(part, i, n, columns, classes, fault) for i, part in enumerate(both.to_delayed())]
+    parts = [reduce(part, i, n, columns, classes) for i, part in enumerate(both.to_delayed())]
     client = _client()
     try:
         if client is None:
@@ -267,9 +260,60 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
             ) from exc
         raise
     table = table_from_keys(keys, counts, len(columns))
-    table.classes = classes
-    table.columns = columns
+    table.classes, table.columns = list(classes), columns
     return table
+
+
+def _on_partition(part, index: int, n_parts: int, fn, args):
+    try:
+        return fn(part, *args)
+    except DataValidationError as exc:
+        raise DataValidationError(f"{_where(index, n_parts)}: {exc}") from None
+
+
+def map_partitions_named(frame, fn, *args, meta):
+    """``frame.map_partitions(fn, *args)`` whose data errors name the partition (``meta`` as dask's)."""
+    n = frame.npartitions
+
+    def named(part, *a, partition_info=None):
+        index = partition_info["number"] if partition_info else -1
+        return _on_partition(part, index, n, fn, a)
+
+    return frame.map_partitions(named, *args, meta=meta, partition_info=True)
+
+
+def partition_results(frame, fn, *args, retries: int = 2) -> list:
+    """``[fn(partition, *args) for each partition of the dask frame]``, computed on the cluster, brought back.
+
+    For small per-partition statistics (counts) that the client sums.  A
+    :class:`~dpglass.exceptions.DataValidationError` raised by ``fn`` names
+    its partition; lost workers raise :class:`DistributedFitError`.
+    """
+    _require_dask()
+    import dask
+
+    n = frame.npartitions
+    parts = [dask.delayed(_on_partition, pure=True)(part, i, n, fn, args) for i, part in enumerate(frame.to_delayed())]
+    client = _client()
+    try:
+        if client is None:
+            return list(dask.compute(*parts))
+        from distributed import wait
+
+        futures = client.compute(parts, retries=retries)
+        wait(futures)
+        for i, f in enumerate(futures):
+            if f.status == "error":
+                exc = f.exception()
+                raise _partition_error(i, n, exc) from exc
+        return client.gather(futures)
+    except DataValidationError:
+        raise
+    except Exception as exc:
+        if _lost(exc):
+            raise DistributedFitError(f"The Dask cluster could not read the {n} partitions ({type(exc).__name__}: "
+                                      f"{exc}). No model was fitted: rerun the fit.") from exc
+        raise
 
 
 def split_buckets(pair, n_buckets: int = None):
@@ -331,30 +375,18 @@ def fit_table(estimator, X, y, *, classes=None, **kwargs):
     """
     if not getattr(estimator, "_distributed_fit", False):
         raise DataValidationError(
-            f"{type(estimator).__name__} does not fit on dask collections yet; the rule lists and "
-            "SmoothBoostClassifier do. Call .compute() on X and y to fit in memory."
+            f"{type(estimator).__name__} does not fit on dask collections yet. Call .compute() on X and y to "
+            "fit in memory."
         )
     if y is None:
         raise DataValidationError("This classifier requires y to be passed, but the target y is None.")
-    from dpglass.aggregates import is_distributed
+    from dpglass.aggregates import adopt_table, is_distributed
 
     if not (is_distributed(X) and is_distributed(y)):
         raise DataValidationError("X and y must both be dask collections (or both in memory).")
-    table = pattern_table(X, y, classes=classes, **kwargs)
-    if table.n_records == 0:
-        raise DataValidationError("X is empty: fit needs at least one record.")
-    columns = table.columns
-    estimator.n_features_in_ = len(columns)
-    if all(isinstance(c, str) for c in columns):
-        estimator.feature_names_in_ = np.asarray(columns, dtype=object)
-    elif hasattr(estimator, "feature_names_in_"):
-        del estimator.feature_names_in_
-    estimator.classes_ = np.asarray(table.classes)
-    return table
+    return adopt_table(estimator, pattern_table(X, y, classes=classes, **kwargs))
 
 
-#: A ``fault`` every reduction gets (tests set it through :func:`inject_fault`).
-_FAULT = None
 #: Show a progress bar while the partitions reduce (the CLI sets it through :func:`progress_bar`).
 _PROGRESS = False
 
@@ -370,41 +402,3 @@ class progress_bar:
     def __exit__(self, *exc):
         global _PROGRESS
         _PROGRESS = self._saved
-
-
-class inject_fault:
-    """Context manager: every Dask reduction started inside calls ``fault(partition index)`` first (tests)."""
-
-    def __init__(self, fault):
-        self.fault = fault
-
-    def __enter__(self):
-        global _FAULT
-        self._saved, _FAULT = _FAULT, self.fault
-        return self
-
-    def __exit__(self, *exc):
-        global _FAULT
-        _FAULT = self._saved
-
-
-def crash_once(marker: str):
-    """A ``fault`` for tests: the first reduction to run kills its worker process (once, by a marker file)."""
-    import functools
-
-    return functools.partial(_crash_once, marker)
-
-
-def _crash_once(marker: str, index: int) -> None:
-    try:
-        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return
-    os.close(fd)
-    os._exit(1)
-
-
-def crash_always(index: int) -> None:
-    """A ``fault`` for tests: the reduction of partition 0 kills its worker, every time."""
-    if index == 0:
-        os._exit(1)

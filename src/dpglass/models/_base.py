@@ -86,6 +86,8 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
 
         Dask ``X`` and ``y`` (models with ``_distributed_fit``) are checked and
         reduced on the cluster: the result is then ``(PatternTable, None)``.
+        Such models also take a :class:`~dpglass.aggregates.PatternTable`
+        carrying its ``classes`` as ``X`` (``y`` ignored), returned as is.
 
         A caller that knows the label set (the public schema, e.g.
         :class:`~dpglass.models.PrivateGridSearch` fitting on part of the
@@ -94,8 +96,15 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
         declared = self.__dict__.get("_schema_classes")
         if declared is None:
             declared = getattr(self, "classes", None)
-        from dpglass.aggregates import is_distributed
+        from dpglass.aggregates import PatternTable, adopt_table, is_distributed
 
+        if isinstance(X, PatternTable):
+            # a table built by a caller (PrivateGridSearch's parts, a pipeline): labels are in it
+            if not self._distributed_fit:
+                from dpglass.exceptions import DataValidationError
+
+                raise DataValidationError(f"{type(self).__name__} does not fit on a PatternTable; pass records.")
+            return adopt_table(self, X, declared), None
         if is_distributed(X) or is_distributed(y):
             # partitioned data: checked and reduced to its pattern table on the cluster (dpglass.aggregates)
             from dpglass.aggregates.dask_backend import fit_table
@@ -111,6 +120,23 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
             )
         self.classes_ = classes
         return X01, y01
+
+    def _fit_table(self, X, y):
+        """``_check_fit_data``, then the :class:`~dpglass.aggregates.PatternTable` of the records.
+
+        Dask input and tables come back as they are; in-memory records are
+        reduced here (with the estimator's classes and feature names), so both
+        paths learn from the same table.
+        """
+        from dpglass.aggregates import PatternTable, pattern_table
+
+        X01, y01 = self._check_fit_data(X, y)
+        if isinstance(X01, PatternTable):
+            return X01
+        table = pattern_table(X01, y01)
+        table.classes = list(self.classes_)
+        table.columns = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        return table
 
     def _check_predict_data(self, X):
         check_is_fitted(self)

@@ -48,6 +48,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from dpglass._validation import Interval, check_binary_X
+from dpglass.aggregates import is_distributed
 from dpglass.models._base import CLASSES, EPSILON, RANDOM_STATE, BinaryClassifierBase
 from dpglass.models.logistic import LogisticScores
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, compose
@@ -59,8 +60,11 @@ __all__ = [
     "DPBaggingClassifier",
     "SubsampleAggregateClassifier",
     "DPBAG_MECHANISM",
+    "assign_records",
     "dpbag_epsilon",
+    "fit_teachers",
     "saa_query_budget",
+    "teacher_parts",
 ]
 
 #: The ledger name of DP-Bag's release (one entry).
@@ -91,31 +95,35 @@ def _with_intercept(X01) -> np.ndarray:
     return np.column_stack([X, np.ones(X.shape[0])])
 
 
-def _logistic(A: np.ndarray, y01: np.ndarray, alpha: float) -> np.ndarray:
-    """``argmin sum_i log(1 + exp(-y_i b.a_i)) + (alpha/2)||b||^2`` (rows ``A`` with intercept); 0 if no rows.
+def _logistic(A: np.ndarray, y01: np.ndarray, alpha: float, w: np.ndarray | None = None) -> np.ndarray:
+    """``argmin sum_i w_i log(1 + exp(-y_i b.a_i)) + (alpha/2)||b||^2`` (rows ``A`` with intercept); 0 if no rows.
 
-    Damped Newton (the objective is ``alpha``-strongly convex), stopped when
-    the gradient norm is below ``_TOL`` times the number of rows plus one, or
-    when no step decreases the objective.  Teachers and students are not
-    privacy arguments (only noisy votes leave the teachers; the student is
-    post-processing), so no certificate is needed.
+    ``w`` are the rows' record counts (a teacher's part of the pattern table;
+    None: one record a row).  Damped Newton (the objective is
+    ``alpha``-strongly convex), stopped when the gradient norm is below
+    ``_TOL`` times the number of records plus one, or when no step decreases
+    the objective.  Teachers and students are not privacy arguments (only
+    noisy votes leave the teachers; the student is post-processing), so no
+    certificate is needed.
     """
     ys = 2.0 * np.asarray(y01, dtype=np.float64) - 1.0
+    w = np.ones(A.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
     YA = A * ys[:, None]
     beta = np.zeros(A.shape[1])
-    value = float(np.logaddexp(0.0, -(YA @ beta)).sum())
+    value = float((w * np.logaddexp(0.0, -(YA @ beta))).sum())
+    limit = _TOL * (float(w.sum()) + 1)
     for _ in range(_MAX_NEWTON):
         s = expit(-(YA @ beta))
-        g = alpha * beta - YA.T @ s
-        if float(np.linalg.norm(g)) <= _TOL * (A.shape[0] + 1):
+        g = alpha * beta - YA.T @ (w * s)
+        if float(np.linalg.norm(g)) <= limit:
             break
-        H = A.T @ (A * (s * (1.0 - s))[:, None])
+        H = A.T @ (A * (w * (s * (1.0 - s)))[:, None])
         H[np.diag_indices_from(H)] += alpha
         step = np.linalg.solve(H, g)
         t = 1.0
         while t > 1e-10:
             cand = beta - t * step
-            new = float(np.logaddexp(0.0, -(YA @ cand)).sum()) + 0.5 * alpha * float(cand @ cand)
+            new = float((w * np.logaddexp(0.0, -(YA @ cand))).sum()) + 0.5 * alpha * float(cand @ cand)
             if new <= value - 0.25 * t * float(g @ step):
                 break
             t *= 0.5
@@ -125,30 +133,72 @@ def _logistic(A: np.ndarray, y01: np.ndarray, alpha: float) -> np.ndarray:
     return beta
 
 
-def fit_teachers(X01, y01, assignment: np.ndarray, n_teachers: int, alpha: float) -> np.ndarray:
-    """Weights ``(n_partitions * n_teachers, d + 1)`` of one logistic regression per part.
+#: Records assigned at a time when the teachers' parts are counted (memory: a few int64 per record).
+_ASSIGN_BLOCK = 1 << 20
 
-    ``assignment[p, i]`` is the teacher of record ``i`` in partition ``p``;
-    teacher ``p * n_teachers + t`` learns from the records with
-    ``assignment[p] == t``.  A teacher with no records has weights 0 (it
-    votes for the first class).
+
+def assign_records(table, n_teachers: int, n_partitions: int, rng) -> np.ndarray:
+    """``(n_partitions, records)``: the teacher of every record in every partition, uniform and independent.
+
+    The records are those of the :class:`~dpglass.aggregates.PatternTable`,
+    entry by entry in its key order: the ``c`` records of an entry (same row,
+    same label) are interchangeable, so per entry the parts receive a
+    Multinomial(c, uniform) split of them, the law of per-record draws in any
+    order (docs/privacy.md, teacher ensembles).  Record order does not matter.
+    """
+    return rng.integers(0, n_teachers, size=(n_partitions, table.n_records))
+
+
+def teacher_parts(table, assignment: np.ndarray, n_teachers: int) -> sp.csr_matrix:
+    """``(n_partitions * n_teachers, entries)``: how many records of each table entry each teacher learns from.
+
+    Teacher ``p * n_teachers + t`` gets the records with ``assignment[p] == t``.
+    """
+    from dpglass.aggregates import count_keys
+
+    k, n = assignment.shape
+    m = table.n_entries
+    ends = np.cumsum(table.counts)
+    keys, counts = [], []
+    for p in range(k):
+        for start in range(0, n, _ASSIGN_BLOCK):
+            stop = min(start + _ASSIGN_BLOCK, n)
+            entry = np.searchsorted(ends, np.arange(start, stop), side="right")  # the entry of each record
+            teacher = assignment[p, start:stop].astype(np.int64) + p * n_teachers
+            kk, cc = count_keys(teacher * m + entry, owned=True)
+            keys.append(kk)
+            counts.append(cc)
+    if keys:  # an entry cut by a block boundary appears twice: merge
+        kk, cc = count_keys(np.concatenate(keys), np.concatenate(counts))
+    else:
+        kk, cc = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    parts = sp.csr_matrix((cc.astype(np.float64), (kk // max(m, 1), kk % max(m, 1))), shape=(k * n_teachers, m))
+    parts.sort_indices()
+    return parts
+
+
+def fit_teachers(table, parts: sp.csr_matrix, alpha: float) -> np.ndarray:
+    """Weights ``(teachers, d + 1)`` of one logistic regression per teacher, on its part of the table.
+
+    ``parts[t]`` holds teacher ``t``'s record count of every entry of the
+    :class:`~dpglass.aggregates.PatternTable` (:func:`teacher_parts`); the
+    loss is summed over those records (each distinct row once, weighted by
+    its count).  A teacher with no records has weights 0 (it votes for the
+    first class).
     """
     from threadpoolctl import threadpool_limits
 
-    A = _with_intercept(X01)
-    y01 = np.asarray(y01)
-    k = assignment.shape[0]
-    W = np.zeros((k * n_teachers, A.shape[1]))
+    A = _with_intercept(table.unpack())
+    labels = table.labels
+    W = np.zeros((parts.shape[0], A.shape[1]))
     with threadpool_limits(1):  # thousands of small solves: threads only contend
-        for p in range(k):
-            order = np.argsort(assignment[p], kind="stable")
-            bounds = np.searchsorted(assignment[p][order], np.arange(n_teachers + 1))
-            for t in range(n_teachers):
-                rows = order[bounds[t]:bounds[t + 1]]
-                if rows.size:
-                    # a column that is 0 on every row of the part gets weight 0 (L2): solve on the others
-                    used = np.flatnonzero(A[rows].any(axis=0))
-                    W[p * n_teachers + t, used] = _logistic(A[np.ix_(rows, used)], y01[rows], alpha)
+        for t in range(parts.shape[0]):
+            lo, hi = parts.indptr[t], parts.indptr[t + 1]
+            if hi > lo:
+                rows, w = parts.indices[lo:hi], parts.data[lo:hi]
+                # a column that is 0 on every row of the part gets weight 0 (L2): solve on the others
+                used = np.flatnonzero(A[rows].any(axis=0))
+                W[t, used] = _logistic(A[np.ix_(rows, used)], labels[rows], alpha, w)
     return W
 
 
@@ -288,19 +338,23 @@ class _TeacherStudent(LogisticScores, BinaryClassifierBase):
 
     _private = True
 
+    _distributed_fit = True  # teachers learn from parts of the pattern table: fits on dask collections
+
     def _fit_common(self, X, y, X_public):
         self._validate_params()
         rng = check_random_state(self.random_state)
-        X01, y01 = self._check_fit_data(X, y)
+        table = self._fit_table(X, y)  # in memory or through Dask: the same table
         split_rng, public_rng, noise_rng = spawn(rng, 3)
         if X_public is None:  # data-independent public points (tests, sklearn's checks)
-            X_pub = (public_rng.random((int(self.n_public), X01.shape[1])) < 0.5).astype(np.uint8)
+            X_pub = (public_rng.random((int(self.n_public), table.n_features)) < 0.5).astype(np.uint8)
         else:
+            if is_distributed(X_public):  # public and small: brought to the client
+                X_public = X_public.compute()
             X_pub = check_binary_X(self, X_public, reset=False)
             X_pub = X_pub[public_rng.permutation(X_pub.shape[0])]  # queries in a random order
         self.n_public_ = int(X_pub.shape[0])
         cap = self.n_public_ if self.max_queries is None else min(self.n_public_, int(self.max_queries))
-        return rng, X01, y01, X_pub, cap, split_rng, noise_rng
+        return rng, table, X_pub, cap, split_rng, noise_rng
 
     def _fit_student(self, X_pub, labels, ledger, rng) -> None:
         beta = _logistic(_with_intercept(X_pub[: labels.size]), labels, float(self.alpha))
@@ -337,8 +391,9 @@ class SubsampleAggregateClassifier(_TeacherStudent):
     """Subsample-and-aggregate: teachers on disjoint parts label public records; a student learns from them.
 
     The private records are split uniformly at random among ``n_teachers``
-    teachers (each record joins one, independently), each an L2 logistic
-    regression.  Public records (``X_public``, in a random order) are
+    teachers (each record joins one, independently; drawn on the data's
+    pattern table, so the order of the records does not matter and the fit
+    is the same through Dask), each an L2 logistic regression.  Public records (``X_public``, in a random order) are
     labelled by the teachers' noisy majority: with ``v`` the number of
     teachers voting for the second class, the label is ``2 (v + Z) > T``,
     ``Z`` exact discrete Laplace noise of scale ``noise_scale``.  One record
@@ -434,13 +489,13 @@ class SubsampleAggregateClassifier(_TeacherStudent):
         -------
         self
         """
-        rng, X01, y01, X_pub, cap, split_rng, noise_rng = self._fit_common(X, y, X_public)
+        rng, table, X_pub, cap, split_rng, noise_rng = self._fit_common(X, y, X_public)
         delta = self._resolve_delta(self.delta)
         s, T = float(self.noise_scale), int(self.n_teachers)
         q, acct, eps_spent, delta_spent = saa_query_budget(float(self.epsilon), delta, s, cap, self.accountant)
         self._warn_about_guarantee(float(self.epsilon))
-        assignment = split_rng.integers(0, T, size=(1, X01.shape[0]))
-        W = fit_teachers(X01, y01, assignment, T, float(self.alpha))
+        parts = teacher_parts(table, assign_records(table, T, 1, split_rng), T)
+        W = fit_teachers(table, parts, float(self.alpha))
         votes = np.concatenate([_votes(W, X_pub[a:min(a + _BLOCK, q)]).sum(axis=1) for a in range(0, q, _BLOCK)]
                                ) if q else np.zeros(0, dtype=np.int64)
         mech = DiscreteLaplaceMechanism(1.0 / s)
@@ -554,12 +609,12 @@ class DPBaggingClassifier(_TeacherStudent):
         -------
         self
         """
-        rng, X01, y01, X_pub, cap, split_rng, noise_rng = self._fit_common(X, y, X_public)
+        rng, table, X_pub, cap, split_rng, noise_rng = self._fit_common(X, y, X_public)
         delta = self._resolve_delta(self.delta)
         s, T, k = float(self.noise_scale), int(self.n_teachers), int(self.n_partitions)
         self._warn_about_guarantee(float(self.epsilon), "DP-Bag's data-dependent moments accountant")
-        assignment = split_rng.integers(0, T, size=(k, X01.shape[0]))
-        W = fit_teachers(X01, y01, assignment, T, float(self.alpha))
+        assignment = assign_records(table, T, k, split_rng)  # per record: the accountant reads each one's teachers
+        W = fit_teachers(table, teacher_parts(table, assignment, T), float(self.alpha))
         q, ones = dpbag_queries(W, X_pub, assignment, T, epsilon=float(self.epsilon), delta=delta,
                                 noise_scale=s, cap=cap)
         mech = ReportNoisyMax(epsilon=2.0 / s, sensitivity=float(k), noise="laplace")  # scale k * s on raw votes

@@ -107,40 +107,50 @@ def _rows(X01, fit_intercept: bool, c: float) -> np.ndarray:
     return X
 
 
-def _objective(YA, beta, mu, yb=0.0):
-    return float(np.logaddexp(0.0, -(YA @ beta + yb)).sum()) + 0.5 * mu * float(beta @ beta)
+def _objective(YA, w, beta, mu, yb=0.0):
+    return float(w @ np.logaddexp(0.0, -(YA @ beta + yb))) + 0.5 * mu * float(beta @ beta)
 
 
-def _certified_gradient_bound(A, beta, s, g, mu, offset: float = 0.0) -> float:
+def _certified_gradient_bound(A, w, beta, s, g, mu, offset: float = 0.0) -> float:
     """A rigorous upper bound on ``||grad F(beta)||`` from its float evaluation ``g``.
 
-    ``g = mu beta - YA.T @ s`` with ``s = expit(-YA @ beta)`` evaluated in
-    float64.  Standard error bounds (Higham 2002, Section 3.1), valid for any
-    summation order (BLAS): ``|fl(a.b) - a.b| <= gamma_k |a|.|b|``,
-    ``gamma_k = k u/(1 - k u)``; ``expit`` within ``_EXPIT_ULPS`` units of
-    roundoff (relative); ``sigma`` is 1/4-Lipschitz.  The bound is evaluated in
-    float itself, then inflated by 1%, far more than its own rounding.
+    ``F(beta) = sum_e w_e log(1 + exp(-y_e beta.a_e)) + (mu/2)||beta||^2``
+    over the distinct rows ``a_e`` with integer weights ``w_e`` (their record
+    counts, exact in float64), so that ``grad F`` is the gradient of the sum
+    over the records.  ``g = mu beta - YA.T @ (w * s)`` with
+    ``s = expit(-YA @ beta)`` evaluated in float64.  Standard error bounds
+    (Higham 2002, Section 3.1), valid for any summation order (BLAS):
+    ``|fl(a.b) - a.b| <= gamma_k |a|.|b|``, ``gamma_k = k u/(1 - k u)``;
+    ``expit`` within ``_EXPIT_ULPS`` units of roundoff (relative); ``sigma``
+    is 1/4-Lipschitz; the product ``w s`` within one unit.  The bound is
+    evaluated in float itself, then inflated by 1%, far more than its own
+    rounding.
     """
-    n, p = A.shape
+    m, p = A.shape
     gam = lambda k: k * _U / (1.0 - k * _U)  # noqa: E731
     absA = np.abs(A)
     err_m = gam(p + 1) * (absA @ np.abs(beta) + abs(offset))  # |m^ - m|, the offset's addition included
     err_s = _EXPIT_ULPS * _U * s + 0.25 * err_m + 1e-300  # |s^ - sigma(-m)|
-    err_v = gam(n) * (absA.T @ s) + absA.T @ err_s  # |v^ - sum_i y_i x_i sigma(-m_i)|
+    ws = w * s
+    # |v^ - sum_e w_e y_e a_e sigma(-m_e)|: the sum, the products w s, the errors of s
+    err_v = gam(m) * (absA.T @ ws) + absA.T @ (w * (err_s + 2.0 * _U * s))
     err = err_v + 2.0 * _U * (mu * np.abs(beta) + np.abs(g))  # the product mu*beta and the subtraction
     return 1.01 * (float(np.linalg.norm(g)) + float(np.linalg.norm(err)))
 
 
-def _minimise(A, ys, mu: float, tol: float, max_iter: int = MAX_ITER, offset: float = 0.0) -> np.ndarray:
-    """Damped Newton for ``F(beta) = sum_i log(1 + exp(-y_i (beta.x_i + offset))) + (mu/2)||beta||^2``.
+def _minimise(A, ys, w, mu: float, tol: float, max_iter: int = MAX_ITER, offset: float = 0.0) -> np.ndarray:
+    """Damped Newton for ``F(beta) = sum_e w_e log(1 + exp(-y_e (beta.a_e + offset))) + (mu/2)||beta||^2``.
 
     ``offset`` is a public constant (the released log-odds of the classes, or 0).
 
-    Returns a point whose gradient norm is *certified* ``<= tol``
-    (:func:`_certified_gradient_bound`), so it is within ``tol/mu`` of the
-    minimiser.  ``F`` is ``mu``-strongly convex and smooth: Newton with Armijo
-    backtracking converges globally and quadratically near the minimiser.  With
-    no rows, ``F = (mu/2)||beta||^2`` and ``beta = 0`` is returned at once.
+    ``A`` holds the distinct rows of the data, ``ys`` their labels in
+    ``{-1, +1}`` and ``w`` their record counts: ``F`` is the sum over the
+    records, grouped.  Returns a point whose gradient norm is *certified*
+    ``<= tol`` (:func:`_certified_gradient_bound`), so it is within
+    ``tol/mu`` of the minimiser.  ``F`` is ``mu``-strongly convex and smooth:
+    Newton with Armijo backtracking converges globally and quadratically near
+    the minimiser.  With no rows, ``F = (mu/2)||beta||^2`` and ``beta = 0``
+    is returned at once.
 
     Raises
     ------
@@ -149,23 +159,23 @@ def _minimise(A, ys, mu: float, tol: float, max_iter: int = MAX_ITER, offset: fl
     """
     p = A.shape[1]
     YA = A * ys[:, None]
+    w = np.asarray(w, dtype=np.float64)
     yb = ys * float(offset)
     beta = np.zeros(p)
-    value = _objective(YA, beta, mu, yb)
+    value = _objective(YA, w, beta, mu, yb)
     for _ in range(max_iter + 1):
-        s = expit(-(YA @ beta + yb))  # sigma(-m_i)
-        g = mu * beta - YA.T @ s
-        if float(np.linalg.norm(g)) <= 0.5 * tol and _certified_gradient_bound(A, beta, s, g, mu, offset) <= tol:
+        s = expit(-(YA @ beta + yb))  # sigma(-m_e)
+        g = mu * beta - YA.T @ (w * s)
+        if float(np.linalg.norm(g)) <= 0.5 * tol and _certified_gradient_bound(A, w, beta, s, g, mu, offset) <= tol:
             return beta
-        w = s * (1.0 - s)
-        H = A.T @ (A * w[:, None])
+        H = A.T @ (A * (w * (s * (1.0 - s)))[:, None])
         H[np.diag_indices_from(H)] += mu
         step = np.linalg.solve(H, g)  # H is symmetric positive definite (>= mu I)
         decrement = float(g @ step)
         t = 1.0
         while True:
             candidate = beta - t * step
-            new_value = _objective(YA, candidate, mu, yb)
+            new_value = _objective(YA, w, candidate, mu, yb)
             if new_value <= value - 0.25 * t * decrement:
                 break
             t *= 0.5
@@ -174,8 +184,8 @@ def _minimise(A, ys, mu: float, tol: float, max_iter: int = MAX_ITER, offset: fl
                 break
         if candidate is beta:
             s = expit(-(YA @ beta + yb))
-            g = mu * beta - YA.T @ s
-            if _certified_gradient_bound(A, beta, s, g, mu, offset) <= tol:
+            g = mu * beta - YA.T @ (w * s)
+            if _certified_gradient_bound(A, w, beta, s, g, mu, offset) <= tol:
                 return beta
             break
         beta, value = candidate, new_value
@@ -195,13 +205,19 @@ def dp_logistic_regression(
     2. ``beta~`` with certified ``||grad F(beta~)|| <= c*tol`` for
        ``F(beta) = sum_i log(1 + exp(-y_i beta.x_i)) + (alpha c^2 / 2)||beta||^2``
        (the objective ``sum loss + (alpha/2)||f||^2`` on the scaled rows
-       ``x_i/c``, with ``f = c beta``).
+       ``x_i/c``, with ``f = c beta``).  The sum over records is computed as
+       the sum over the data's :class:`~dpglass.aggregates.PatternTable`
+       (distinct rows and labels, weighted by their counts): the same
+       function, and the same numbers whether the table was built in memory
+       or on a Dask cluster.
     3. ``k = round(beta~/gamma)``; release ``gamma (k + Z)``, ``Z`` discrete
        Laplace of scale ``S_1/epsilon``
        (:func:`~dpglass.privacy.objective_perturbation.output_perturbation_calibration`).
 
-    ``y01`` may hold one class only and ``X01`` may have no rows: the sum over
-    an empty set is 0 and ``beta~ = 0``.
+    ``X01`` is a 0/1 array (then ``y01`` its 0/1 labels) or a
+    :class:`~dpglass.aggregates.PatternTable` (``y01`` ignored).  ``y01``
+    may hold one class only and ``X01`` may have no rows: the sum over an
+    empty set is 0 and ``beta~ = 0``.
 
     ``offset`` (public: a released value or 0) is added to every margin,
     ``loss(y_i (f.x_i + offset))``: each record's loss is still convex and
@@ -212,10 +228,18 @@ def dp_logistic_regression(
     -------
     DPLogisticRelease
     """
-    X01 = np.asarray(X01)
-    if X01.ndim != 2:
-        raise InvalidParameterError(f"X01 must be a 2-d array; got shape {X01.shape}.")
-    n, d = X01.shape
+    from dpglass.aggregates import PatternTable, pattern_table
+
+    if not isinstance(X01, PatternTable):
+        X01 = np.asarray(X01)
+        if X01.ndim != 2:
+            raise InvalidParameterError(f"X01 must be a 2-d array; got shape {X01.shape}.")
+        y01 = np.asarray(y01).reshape(-1)
+        if y01.shape[0] != X01.shape[0]:
+            raise InvalidParameterError(f"X01 has {X01.shape[0]} rows but y01 has {y01.shape[0]} labels.")
+        X01 = pattern_table(X01, y01.astype(np.uint8))
+    table = X01
+    d = table.n_features
     p = d + int(bool(fit_intercept))
     if p == 0:
         raise InvalidParameterError("There is nothing to fit: no features and no intercept.")
@@ -225,11 +249,9 @@ def dp_logistic_regression(
     cal: OutputPerturbationCalibration = output_perturbation_calibration(
         epsilon=float(epsilon), regularization=mu, row_norm=c, n_coef=p, tol=tol_beta
     )
-    A = _rows(X01, bool(fit_intercept), c)
-    ys = 2.0 * np.asarray(y01, dtype=np.float64).reshape(-1) - 1.0
-    if ys.shape[0] != n:
-        raise InvalidParameterError(f"X01 has {n} rows but y01 has {ys.shape[0]} labels.")
-    beta = _minimise(A, ys, mu, tol_beta, offset=float(offset))
+    A = _rows(table.unpack(), bool(fit_intercept), c)  # the per-record map, on each distinct row
+    ys = 2.0 * table.labels.astype(np.float64) - 1.0
+    beta = _minimise(A, ys, table.counts.astype(np.float64), mu, tol_beta, offset=float(offset))
     k = snap_to_grid(beta, cal.grid_step)
     theta = release_on_grid(k, cal, rng)
 
@@ -378,6 +400,7 @@ class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
     """
 
     _private = True
+    _distributed_fit = True  # learns from the pattern table: fits on dask collections through dpglass.aggregates
     _parameter_constraints = {
         "epsilon": EPSILON,
         "alpha": [Interval(numbers.Real, 0, None, closed="neither"), ["auto"]],
@@ -410,16 +433,17 @@ class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
         """
         self._validate_params()
         rng = check_random_state(self.random_state)
-        X01, y01 = self._check_fit_data(X, y)
+        table = self._fit_table(X, y)  # in memory or through Dask: the same table
         epsilon, offset, first = float(self.epsilon), 0.0, ()
         self.class_counts_ = None
         if self.fit_intercept:
-            entry, self.class_counts_ = release_class_counts(y01, None, epsilon * CLASS_COUNT_SHARE, rng)
+            entry, self.class_counts_ = release_class_counts(table.labels, table.counts, epsilon * CLASS_COUNT_SHARE,
+                                                             rng)
             offset, first = class_offset(self.class_counts_), (entry,)
             epsilon -= entry.epsilon
         release = dp_logistic_regression(
-            X01,
-            y01,
+            table,
+            None,
             epsilon=epsilon,
             alpha=self._alpha(),
             fit_intercept=bool(self.fit_intercept),

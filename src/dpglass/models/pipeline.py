@@ -22,6 +22,7 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from dpglass._validation import InstanceOf, Interval
+from dpglass.aggregates import is_distributed
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
 from dpglass.privacy.ledger import PrivacyLedger
@@ -70,6 +71,8 @@ class DPPipeline(BinaryClassifierBase):
     """
 
     _private = True
+    #: Through Dask when the model fits through Dask (the encoding is a per-partition map).
+    _distributed_fit = True
     _parameter_constraints = {
         "schema": [InstanceOf((Schema, dict, str)), InstanceOf(type(None))],
         "model": [InstanceOf(BinaryClassifierBase, "an unfitted dpglass estimator")],
@@ -121,9 +124,13 @@ class DPPipeline(BinaryClassifierBase):
         rng = check_random_state(self.random_state)
         enc_rng, model_rng = spawn(rng, 2)
         eps_q, eps_clip, eps_model = self._budget(schema)
-        y = self._check_labels(X, y, schema)
-        encoding, entries, noisy = fit_encoding(X, schema, quantile_epsilon=eps_q, clip_epsilon=eps_clip, rng=enc_rng)
-        Xenc = pd.DataFrame(encoding.transform(X), columns=encoding.feature_names(), index=X.index)
+        if is_distributed(X) or is_distributed(y):
+            encoding, entries, noisy, Xenc = self._encode_partitioned(X, y, schema, eps_q, eps_clip, enc_rng)
+        else:
+            y = self._check_labels(X, y, schema)
+            encoding, entries, noisy = fit_encoding(X, schema, quantile_epsilon=eps_q, clip_epsilon=eps_clip,
+                                                    rng=enc_rng)
+            Xenc = pd.DataFrame(encoding.transform(X), columns=encoding.feature_names(), index=X.index)
         params = {"epsilon": eps_model, "random_state": model_rng}
         if "delta" in self.model.get_params():
             params["delta"] = self.delta
@@ -142,6 +149,42 @@ class DPPipeline(BinaryClassifierBase):
         self.feature_names_in_ = np.array([c.name for c in schema.features], dtype=object)
         self.n_features_in_ = len(self.feature_names_in_)
         return self
+
+    def _encode_partitioned(self, X, y, schema, eps_q, eps_clip, rng):
+        """The encoding of a dask DataFrame, and the encoded dask DataFrame the model then fits on.
+
+        The schema's binarisation is a per-partition map with public cut
+        points.  What the encoding reads from the data (the counts behind DP
+        quantiles, the number of records outside the bounds) is counted by
+        each partition and summed on the cluster; the releases are drawn on the
+        client from the same generator, in the same order, as in memory, so
+        the encoding, and then the model, are the in-memory ones.
+        """
+        from dpglass.aggregates import dask_backend
+        from dpglass.schema.encoding import (
+            check_columns, encoding_from_statistics, merge_statistics, needs_statistics,
+        )
+
+        if not getattr(self.model, "_distributed_fit", False):
+            raise DataValidationError(
+                f"DPPipeline fits through Dask when its model does; {type(self.model).__name__} does not fit on "
+                "dask collections yet. Call .compute() on X and y to fit in memory."
+            )
+        if not (is_distributed(X) and is_distributed(y) and hasattr(X, "columns")):
+            raise DataValidationError("Through Dask, X must be a dask DataFrame of the raw columns and y a dask "
+                                      "Series of labels partitioned like it (take both from one DataFrame).")
+        check_columns(X._meta, schema, fitting=True)  # the columns are public structure: no pass over the data
+        clip = eps_clip > 0
+        if needs_statistics(schema, clip):
+            stats = merge_statistics(dask_backend.partition_results(X, _statistics, schema, clip))
+        else:  # nothing to count; values are checked as the partitions are encoded
+            stats = {"quantiles": {}, "clipped": None}
+        encoding, entries, noisy = encoding_from_statistics(schema, stats, quantile_epsilon=eps_q,
+                                                            clip_epsilon=eps_clip, rng=rng)
+        names = encoding.feature_names()
+        meta = pd.DataFrame({c: pd.Series(dtype=np.uint8) for c in names})
+        Xenc = dask_backend.map_partitions_named(X, _encode, encoding, meta=meta)
+        return encoding, entries, noisy, Xenc
 
     def _check_labels(self, X, y, schema):
         if not isinstance(X, pd.DataFrame):
@@ -213,6 +256,17 @@ class DPPipeline(BinaryClassifierBase):
         model.feature_names_in_ = np.array(data["feature_names"], dtype=object)
         model.n_features_in_ = int(data["n_features_in"])
         return model
+
+
+def _statistics(part, schema, clip):
+    from dpglass.schema.encoding import encoding_statistics
+
+    return encoding_statistics(part, schema, clip=clip)
+
+
+def _encode(part, encoding):
+    """One partition of raw records as the encoded 0/1 frame (the per-record map, public cut points)."""
+    return pd.DataFrame(encoding.transform(part), columns=encoding.feature_names(), index=part.index)
 
 
 def _model_class(name: str):

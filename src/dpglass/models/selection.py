@@ -49,6 +49,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
 from dpglass._validation import Interval
+from dpglass.aggregates import is_distributed
 from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
 from dpglass.models._base import EPSILON, RANDOM_STATE, BinaryClassifierBase
 from dpglass.models._selection_rdp import calibrate_runs, candidate_budget
@@ -293,6 +294,8 @@ class PrivateGridSearch(BinaryClassifierBase):
     """
 
     _private = True
+    #: Searches on the pattern table: through Dask when the estimator fits on tables too.
+    _distributed_fit = True
 
     _parameter_constraints = {
         "epsilon": EPSILON,
@@ -428,10 +431,14 @@ class PrivateGridSearch(BinaryClassifierBase):
         self._validate_params()
         candidates, eta = self._check_selection_params()
         rng = check_random_state(self.random_state)
-        X01, y01 = self._check_fit_data(X, y)
-        n = X01.shape[0]
-        labels = self.classes_[y01]
-        frame = X if hasattr(X, "iloc") else None
+        if is_distributed(X) and not getattr(self.estimator, "_distributed_fit", False):
+            raise DataValidationError(
+                f"PrivateGridSearch fits through Dask when its estimator does; {type(self.estimator).__name__} "
+                "does not fit on dask collections yet. Call .compute() on X and y to search in memory."
+            )
+        # the data as its pattern table (in memory or through Dask: the same table, so the same search)
+        table = self._fit_table(X, y)
+        n = table.n_records
 
         gamma = float(self.stopping_probability)
         factor = selection_epsilon_factor(eta)
@@ -445,18 +452,16 @@ class PrivateGridSearch(BinaryClassifierBase):
         f = float(self.validation_fraction)
 
         split_rng, count_rng, runs_rng = spawn(rng, 3)
-        in_val = split_rng.random(n) < f  # per-record, independent of the data
-        tr, va = np.flatnonzero(~in_val), np.flatnonzero(in_val)
-        X_tr = frame.iloc[tr] if frame is not None else X01[tr]
-        X_va = frame.iloc[va] if frame is not None else X01[va]
-        y_tr, y_va = labels[tr], labels[va]
-
+        # each record independently goes to validation with probability f, drawn entry by entry: the c records
+        # of an entry (same row, same label) send Binomial(c, f) of theirs, the same law (docs/privacy.md)
+        to_val = split_rng.binomial(table.counts, f)
+        train, validation = table.with_counts(table.counts - to_val), table.with_counts(to_val)
         k = sample_repetitions(eta, gamma, count_rng)
         scorer = DiscreteLaplaceMechanism(eps_run)
         expected_val = f * n
 
         run_params, noisy, guarantees, best, best_model = self._runs(
-            candidates, budget, scorer, (X_tr, y_tr), (X_va, y_va), va.size, spawn(runs_rng, k)
+            candidates, budget, scorer, train, validation, spawn(runs_rng, k)
         )
         ledger = self._selection_ledger(eta, gamma, (eps_total, delta), eps_run, scorer, len(candidates), f,
                                         guarantees)
@@ -481,13 +486,25 @@ class PrivateGridSearch(BinaryClassifierBase):
         }
         return self
 
-    def _runs(self, candidates, budget, scorer, train, validation, n_validation, run_rngs):
+    def _runs(self, candidates, budget, scorer, train, validation, run_rngs):
         """The K runs of the selection: each a random candidate trained on ``train``, scored noisily on ``validation``.
+
+        ``train`` and ``validation`` are the two parts of the pattern table.  A
+        candidate that learns from tables (``_distributed_fit``) fits on the
+        training table; any other is given its records.  The score counts the
+        validation records predicted right: the predictions on the distinct
+        rows, weighted by their counts.
 
         Returns the runs' parameters, their noisy scores, the guarantees of
         their ledgers, and the index and model of the best run.
         """
-        (X_tr, y_tr), (X_va, y_va) = train, validation
+        if not getattr(self.estimator, "_distributed_fit", False):
+            X_tr, y01_tr = train.records()
+            train_data = (_frame(X_tr, train.columns), self.classes_[y01_tr])
+        else:
+            train_data = (train, None)
+        val_rows = _frame(validation.unpack(), validation.columns)
+        val_labels = self.classes_[validation.labels]
         k = len(run_rngs)
         run_params, noisy, guarantees = [], np.empty(k), set()
         best, best_model = -1, None
@@ -498,10 +515,11 @@ class PrivateGridSearch(BinaryClassifierBase):
             # the label set is the search's (public schema): a training part that
             # happens to hold one class must fit, not fail (its failure would leak)
             model._schema_classes = self.classes_
-            model.fit(X_tr, y_tr)
+            model.fit(*train_data)
             self._check_run_ledger(model, budget)
             guarantees.add(model.privacy_ledger_.guarantee)
-            correct = float(np.count_nonzero(model.predict(X_va) == y_va)) if n_validation else 0.0
+            correct = (int(validation.counts[model.predict(val_rows) == val_labels].sum())
+                       if validation.n_entries else 0)
             noisy[i] = scorer.randomise(int(correct), noise_rng)
             run_params.append(params)
             # integer scores tie with positive probability: keeping the earlier
@@ -542,7 +560,8 @@ class PrivateGridSearch(BinaryClassifierBase):
                 theorem
                 + f"; E[K]={expected_repetitions(eta, gamma):.6g}. Each run: a candidate drawn uniformly from "
                 f"the {n_candidates}-point grid, trained with epsilon_run on the training part of a "
-                f"per-record Bernoulli split (validation_fraction={f:g}), scored by a Laplace count of correct "
+                f"per-record Bernoulli split (validation_fraction={f:g}; drawn as Binomial(count, f) per "
+                "pattern-table entry, the same law), scored by a Laplace count of correct "
                 f"validation predictions (sensitivity 1, scale {scorer.scale:.6g}); parallel composition over "
                 "the two parts. Not refit. Covers best_params_, best_estimator_, best_score_ only: n_runs_ "
                 "and results_ are curator-side and not covered."
@@ -621,6 +640,15 @@ class PrivateGridSearch(BinaryClassifierBase):
             data["selected_by"]["stopping_probability"] = float(self.stopping_probability)
             data["selected_by"]["param_grid"] = _grid_as_list(self.param_grid)
         return data
+
+
+def _frame(X01, columns):
+    """Rows of a table's part as the candidates read them: with the feature names when the data had them."""
+    if columns is None:
+        return X01
+    import pandas as pd
+
+    return pd.DataFrame(X01, columns=columns)
 
 
 def _grid_as_list(grid) -> list:

@@ -25,10 +25,11 @@ import pandas as pd
 
 from dpglass.exceptions import DataValidationError
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
-from dpglass.privacy.quantile import dp_quantile
+from dpglass.privacy.quantile import dp_quantile_from_counts, grid_counts
 from dpglass.schema.columns import Schema
 
-__all__ = ["ClippingWarning", "Encoding", "check_columns", "fit_encoding"]
+__all__ = ["ClippingWarning", "Encoding", "check_columns", "encoding_from_statistics", "encoding_statistics",
+           "fit_encoding", "merge_statistics", "needs_statistics"]
 
 
 class ClippingWarning(UserWarning):
@@ -165,6 +166,54 @@ def fit_encoding(frame, schema: Schema, *, quantile_epsilon: float, clip_epsilon
     :class:`ClippingWarning` when that noisy count is positive.
     """
     check_columns(frame, schema, fitting=True)
+    stats = encoding_statistics(frame, schema, clip=clip_epsilon > 0)
+    return encoding_from_statistics(schema, stats, quantile_epsilon=quantile_epsilon, clip_epsilon=clip_epsilon,
+                                    rng=rng)
+
+
+def needs_statistics(schema: Schema, clip: bool) -> bool:
+    """Whether the encoding reads the data: DP quantiles to draw, or records outside the bounds to count."""
+    numeric = [c for c in schema.features if c.kind == "numeric"]
+    return any(c.thresholds == "dp-quantiles" for c in numeric) or (clip and bool(numeric))
+
+
+def encoding_statistics(frame, schema: Schema, *, clip: bool) -> dict:
+    """Check the values of every feature column and count what the encoding reads from the data.
+
+    Returns ``{"quantiles": {column: (below, n)}, "clipped": int or None}``:
+    :func:`~dpglass.privacy.quantile.grid_counts` and the number of values of
+    every column with DP quantiles, and the number of records with a value
+    outside the bounds
+    (when ``clip``).  Every statistic is a sum over records, so those of the
+    parts of a table (the partitions of a dask DataFrame) add up to those of
+    the whole (:func:`merge_statistics`).
+    """
+    quantiles = {}
+    for col in schema.features:
+        if col.kind != "numeric":
+            _validate_values(frame, col)
+            continue
+        values = _numeric(frame[col.name], col.name)
+        if col.thresholds == "dp-quantiles":
+            values = values[~np.isnan(values)]  # a missing value is a per-record rule: not counted
+            quantiles[col.name] = (grid_counts(values, col.bounds), int(values.size))
+    clipped = _clipped_records(frame, schema) if clip and any(c.kind == "numeric" for c in schema.features) else None
+    return {"quantiles": quantiles, "clipped": clipped}
+
+
+def merge_statistics(parts) -> dict:
+    """The statistics of a table from those of its parts (exact integer sums)."""
+    parts = list(parts)
+    quantiles = {}
+    for name in parts[0]["quantiles"]:
+        below = sum((p["quantiles"][name][0] for p in parts[1:]), parts[0]["quantiles"][name][0].copy())
+        quantiles[name] = (below, sum(int(p["quantiles"][name][1]) for p in parts))
+    clipped = None if parts[0]["clipped"] is None else sum(int(p["clipped"]) for p in parts)
+    return {"quantiles": quantiles, "clipped": clipped}
+
+
+def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: float, clip_epsilon: float, rng):
+    """:func:`fit_encoding` from the statistics of the data (:func:`encoding_statistics`): the releases, in order."""
     feats = schema.features
     q_cols = [c for c in feats if c.kind == "numeric" and c.thresholds == "dp-quantiles"]
     n_releases = sum(c.n_thresholds for c in q_cols)
@@ -172,23 +221,20 @@ def fit_encoding(frame, schema: Schema, *, quantile_epsilon: float, clip_epsilon
     entries, cuts = [], []
     for col in feats:
         if col.kind != "numeric":
-            _validate_values(frame, col)
             cuts.append(())
         elif isinstance(col.thresholds, tuple):
-            _numeric(frame[col.name], col.name)
             cuts.append(tuple(sorted(col.thresholds)))
         elif col.thresholds == "grid":
-            _numeric(frame[col.name], col.name)
             lo, hi = col.bounds
             k = col.n_thresholds
             # public grid, rounded to 4 significant digits so names stay readable
             cuts.append(tuple(sorted({_nice(lo + (hi - lo) * j / (k + 1), 4) for j in range(1, k + 1)})))
         else:
-            cuts.append(_dp_cuts(frame, col, eps_each, rng, entries))
+            cuts.append(_dp_cuts(stats["quantiles"][col.name], col, eps_each, rng, entries))
     noisy = None
     if clip_epsilon > 0 and any(c.kind == "numeric" for c in feats):
         mech = DiscreteLaplaceMechanism(clip_epsilon)
-        noisy = int(mech.randomise(_clipped_records(frame, schema), rng))
+        noisy = int(mech.randomise(int(stats["clipped"]), rng))
         entries.append(dict(release="encoder: noisy count of records with values outside the bounds",
                             mechanism="discrete laplace", epsilon=clip_epsilon, sensitivity=1.0, scale=mech.scale,
                             note="one record changes the count by at most 1; released only as this noisy count"))
@@ -196,7 +242,7 @@ def fit_encoding(frame, schema: Schema, *, quantile_epsilon: float, clip_epsilon
             warnings.warn(
                 f"About {noisy} records (a differentially private count, epsilon={clip_epsilon:.3g}) had values "
                 "outside the schema's bounds; they were clipped to the bounds.",
-                ClippingWarning, stacklevel=3)
+                ClippingWarning, stacklevel=4)
     return Encoding(schema, tuple(cuts)), entries, noisy
 
 
@@ -205,14 +251,13 @@ def _validate_values(frame, col) -> None:
         _binary(frame[col.name], col.name)
 
 
-def _dp_cuts(frame, col, eps_each, rng, entries) -> tuple:
-    values = _numeric(frame[col.name], col.name)
-    values = values[~np.isnan(values)]  # a missing value is a per-record rule: not counted
+def _dp_cuts(counts, col, eps_each, rng, entries) -> tuple:
+    below, n = counts
     lo, hi = col.bounds
     k = col.n_thresholds
     released = []
     for j in range(1, k + 1):
-        released.append(dp_quantile(values, j / (k + 1), eps_each, (lo, hi), rng))
+        released.append(dp_quantile_from_counts(below, n, j / (k + 1), eps_each, (lo, hi), rng))
         entries.append(dict(release=f"encoder: {col.name} quantile {j}/{k + 1}", mechanism="exponential-quantile",
                             epsilon=eps_each, sensitivity=1.0,
                             note="exponential mechanism over a public grid of the bounds (Smith 2011)"))
