@@ -15,7 +15,7 @@ from dpglass._validation import Interval, validate_params
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.privacy.rng import check_random_state
 
-__all__ = ["check_bounds", "dp_quantile"]
+__all__ = ["check_bounds", "dp_quantile", "dp_quantile_from_counts", "grid_counts"]
 
 
 def check_bounds(bounds, owner: str, name: str = "bounds") -> tuple[float, float]:
@@ -100,11 +100,50 @@ def dp_quantile(values, q, epsilon, bounds, rng, grid_cells: int = GRID_CELLS) -
         raise DataValidationError(
             "dp_quantile got NaN values; impute first (with a public fill value) or drop them."
         )
+    return _select(grid_counts(x, (lo, hi), grid_cells), x.size, q, epsilon, lo, hi, rng, grid_cells)
+
+
+def _grid(lo: float, hi: float, grid_cells: int) -> np.ndarray:
+    return lo + (hi - lo) * (np.arange(grid_cells + 1) / grid_cells)
+
+
+def grid_counts(values, bounds, grid_cells: int = GRID_CELLS) -> np.ndarray:
+    """``#{i : clip(x_i) < t_k}`` for every point ``t_k`` of :func:`dp_quantile`'s public grid (int64).
+
+    The quantile's only statistic of the data: counts of disjoint parts of
+    the data add up to the counts of the whole (the Dask path of
+    :class:`~dpglass.models.gbdt.DPGradientBoostingClassifier` sums them over
+    partitions and calls :func:`dp_quantile_from_counts`).  Nothing is
+    released here.
+    """
+    lo, hi = float(bounds[0]), float(bounds[1])
+    z = np.sort(np.clip(np.asarray(values, dtype=float).ravel(), lo, hi))
+    return np.searchsorted(z, _grid(lo, hi, grid_cells), side="left").astype(np.int64)
+
+
+def _select(below, n, q, epsilon, lo, hi, rng, grid_cells) -> float:
     from dpglass.privacy.mechanisms import ExponentialMechanism
 
-    z = np.sort(np.clip(x, lo, hi))
-    grid = lo + (hi - lo) * (np.arange(grid_cells + 1) / grid_cells)
-    below = np.searchsorted(z, grid, side="left")  # #{i : z_i < t}
-    utility = -np.abs(below - q * z.size)
+    utility = -np.abs(below - q * n)
     k = ExponentialMechanism(float(epsilon), 1.0).select(utility, rng)
-    return float(grid[k])
+    return float(_grid(lo, hi, grid_cells)[k])
+
+
+def dp_quantile_from_counts(below, n: int, q, epsilon, bounds, rng, grid_cells: int = GRID_CELLS) -> float:
+    """:func:`dp_quantile` from its statistic: ``below`` (:func:`grid_counts`) and the number of records ``n``.
+
+    Draws exactly what :func:`dp_quantile` draws on the values those counts
+    come from (same utilities, same generator calls); the privacy argument is
+    :func:`dp_quantile`'s.
+    """
+    owner = "dp_quantile_from_counts"
+    validate_params(
+        {"q": q, "epsilon": epsilon},
+        {"q": [Interval(numbers.Real, 0, 1)], "epsilon": [Interval(numbers.Real, 0, None, "neither")]},
+        owner,
+    )
+    lo, hi = check_bounds(bounds, owner)
+    below = np.asarray(below, dtype=np.int64)
+    if below.shape != (grid_cells + 1,):
+        raise InvalidParameterError(f"{owner}: below must hold one count per grid point ({grid_cells + 1}).")
+    return _select(below, int(n), q, epsilon, lo, hi, check_random_state(rng), grid_cells)
