@@ -12,7 +12,11 @@ A learner never sees the records themselves, only this table:
   every round, but a record's smooth weight depends only on its margin
   ``y * sum_t h_t(x)``, a function of its (row, label): records sharing a
   (row, label) always share their weight, so each round's weighted sums are
-  sums over the table's entries weighted by their integer counts.
+  sums over the table's entries weighted by their integer counts;
+* :class:`~dpglass.models.gbdt.DPGradientBoostingClassifier` reads the
+  *binned* pattern table of :mod:`dpglass.aggregates.binned` (distinct
+  bin-code rows of numeric and 0/1 columns, binned with public edges), built
+  from these same keys and merges.
 
 The table is built by one of two backends, chosen by the type of ``X``:
 

@@ -331,8 +331,8 @@ def fit_table(estimator, X, y, *, classes=None, **kwargs):
     """
     if not getattr(estimator, "_distributed_fit", False):
         raise DataValidationError(
-            f"{type(estimator).__name__} does not fit on dask collections yet; the rule lists and "
-            "SmoothBoostClassifier do. Call .compute() on X and y to fit in memory."
+            f"{type(estimator).__name__} does not fit on dask collections yet; the rule lists, "
+            "SmoothBoostClassifier and DPGradientBoostingClassifier do. Call .compute() on X and y to fit in memory."
         )
     if y is None:
         raise DataValidationError("This classifier requires y to be passed, but the target y is None.")

@@ -28,6 +28,11 @@ Both compose their releases by ``accountant``: with ``delta > 0`` the default
 split selections count as bounded-range, ``eps^2/8``-zCDP) and keeps the one
 that lets each tree spend more; ``delta = 0`` is basic composition.
 
+Both learn from the binned pattern table (:mod:`dpglass.aggregates.binned`:
+the distinct bin-code rows and labels with their record counts), built in
+memory or, for a dask DataFrame and Series, on a Dask cluster: the same
+table, so the same model for the same ``random_state``.
+
 The privacy argument is in docs/privacy.md, section "DP gradient boosted trees".
 """
 
