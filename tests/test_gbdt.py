@@ -9,7 +9,7 @@ from scipy.special import expit
 
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
 from dpglass.models import DPGradientBoostingClassifier, load_model
-from dpglass.models._gbdt_fit import _dpboost_gain, _select_records
+from dpglass.models._gbdt_fit import _dpboost_gain, _select_counts
 from dpglass.models._gbdt_hist import Cells
 from dpglass.models._gbdt_trees import apply_bins, uniform_edges
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE
@@ -327,17 +327,32 @@ def test_dpboost_leaf_sensitivity_bound():
         assert worst <= 1.0 / (1.0 + lam) + 1e-12
 
 
-def test_gradient_selection_is_per_record():
-    """Removing one record never changes whether any other record is selected (docs/privacy.md)."""
+def test_subset_counts_have_the_law_of_per_record_draws():
+    """DPBoost's subsets on the table: per entry, the count a tree takes is what per-record coins give, in law.
+
+    random: the K parts of an entry of c records are Multinomial(c, 1/K) (mean c/K, variance c(1/K)(1 - 1/K)),
+    and every record is used once.  gradient: Binomial(u, min(1, 2|g|/(K - k))) of the u unused records, each
+    entry from its own gradient only; the last tree takes every unused record (docs/privacy.md).
+    """
     rng = np.random.default_rng(1)
-    n = 200
-    g = rng.uniform(-1, 1, n)
-    coins = rng.random(n)
-    unused = rng.random(n) < 0.7
-    full = _select_records(unused, g, 1, 4, "gradient", coins)
-    keep = np.arange(n) != 17
-    part = _select_records(unused[keep], g[keep], 1, 4, "gradient", coins[keep])
-    assert np.array_equal(full[keep], part)
+    K, c, runs = 4, 30, 4000
+    parts = np.zeros((runs, K))
+    for r in range(runs):
+        unused = np.array([c])
+        for k in range(K):
+            taken = _select_counts(unused, np.zeros(1), k, K, "random", rng)
+            parts[r, k] = taken[0]
+            unused = unused - taken
+        assert unused[0] == 0
+    assert np.allclose(parts.mean(axis=0), c / K, rtol=0.03)
+    assert np.allclose(parts.var(axis=0), c * (1 / K) * (1 - 1 / K), rtol=0.1)
+    g = np.array([0.05, -0.3, 0.9])
+    unused = np.array([40, 40, 40])
+    draws = np.array([_select_counts(unused, g, 1, K, "gradient", rng) for _ in range(runs)])
+    p = np.minimum(1.0, 2.0 * np.abs(g) / (K - 1))
+    assert np.all(draws <= unused) and np.allclose(draws.mean(axis=0), 40 * p, rtol=0.03)
+    assert np.allclose(draws.var(axis=0)[:2], (40 * p * (1 - p))[:2], rtol=0.1)
+    assert np.array_equal(_select_counts(unused, g, K - 1, K, "gradient", rng), unused)
 
 
 def test_dpboost_trees_are_on_disjoint_records(data):

@@ -3,7 +3,10 @@
 The parquet files are read as one dask DataFrame; the model is fitted on it
 through :mod:`dpglass.aggregates.dask_backend` (each partition reduces itself
 to its pattern table on the cluster, a progress bar runs meanwhile) and
-printed with its ledger like an in-memory fit.  The whole table is used for
+printed with its ledger like an in-memory fit.  The feature columns are 0/1;
+for ``dp-gbdt`` they may also be numeric, each named with its public
+``--bounds NAME=LO:HI`` (the model's ``bounds``; unnamed columns are 0/1),
+binned on the workers (:mod:`dpglass.aggregates.binned`).  The whole table is used for
 training: a held-out split of partitioned data is not offered (fit in memory
 for the DP accuracy estimate).
 """
@@ -52,17 +55,27 @@ def cmd_fit(args, *, make_params, build_model) -> int:
         raise InvalidParameterError("--scheduler fits --data (parquet files, e.g. 'path/*.parquet') through Dask.")
     if args.target is None:
         raise InvalidParameterError("--data needs --target, the name of the label column.")
-    if args.schema or args.bounds or args.categorical or args.binary or args.drop or args.dp_quantiles:
-        raise InvalidParameterError("Through Dask, --data must hold 0/1 feature columns; --schema and the inline "
-                                    "column options are for CSV files fitted in memory.")
     if args.test_size not in (None, 0):
         raise InvalidParameterError("--test-size is not available through Dask (the model trains on every "
                                     "record); drop it, or fit in memory.")
     spec = get_spec(args.model)
     if not getattr(spec.cls, "_distributed_fit", False):
-        raise InvalidParameterError(f"Model {spec.name!r} does not fit through Dask yet; the rule lists and "
-                                    "smooth boosting do.")
+        from dpglass.registry import list_estimators
+
+        able = [s.name for s in list_estimators() if getattr(s.cls, "_distributed_fit", False)]
+        raise InvalidParameterError(f"Model {spec.name!r} does not fit through Dask yet; these do: "
+                                    f"{', '.join(able)}.")
+    numeric = "bounds" in spec.cls().get_params()  # dp-gbdt: numeric columns with public bounds
+    if args.schema or args.categorical or args.drop or args.dp_quantiles or (
+            (args.bounds or args.binary) and not numeric):
+        raise InvalidParameterError(
+            "Through Dask, --data must hold 0/1 feature columns (dp-gbdt: also numeric columns, each with "
+            "--bounds NAME=LO:HI; for DP quantile bins pass --param binning=quantile); --schema, --categorical, "
+            "--drop and --dp-quantiles are for CSV files fitted in memory.")
     params = make_params(spec, args)  # --classes included
+    if args.bounds and "bounds" in params:
+        raise InvalidParameterError("Give the bounds either with --bounds NAME=LO:HI or with --param bounds=..., "
+                                    "not both.")
     _, model_rng = spawn(check_random_state(args.seed), 2)  # the same child as an in-memory fit
     model = build_model(spec, params, None, model_rng)
     try:
@@ -73,13 +86,17 @@ def cmd_fit(args, *, make_params, build_model) -> int:
         raise InvalidParameterError(f"--target {args.target!r} is not a column of {args.data!r}; its columns are "
                                     f"{', '.join(map(str, frame.columns))}.")
     X, y = frame.drop(columns=[args.target]), frame[args.target]
+    if numeric and "bounds" not in params:
+        model.set_params(bounds=_bounds(args.bounds, args.binary, [str(c) for c in X.columns], args.data))
     with _client(args.scheduler) as client:
         print(f"Dask scheduler {getattr(client.scheduler, 'address', args.scheduler)}: reducing "
               f"{X.npartitions} partitions")
         with dask_backend.progress_bar():
             model.fit(X, y)
     # the number of records is private: it is not printed
-    print(f"\n{spec.name} on {args.data} (through Dask): {X.shape[1]} binary features\n")
+    bounded = sum(b is not None for b in getattr(model, "bounds_", None) or [])
+    what = f"{bounded} numeric with public bounds, {X.shape[1] - bounded} 0/1" if bounded else "binary"
+    print(f"\n{spec.name} on {args.data} (through Dask): {X.shape[1]} {what} features\n")
     print(model)
     if hasattr(model, "privacy_ledger_"):
         ledger = model.privacy_ledger_
@@ -90,3 +107,25 @@ def cmd_fit(args, *, make_params, build_model) -> int:
         model.save(args.out)
         print(f"\nmodel written to {args.out}")
     return 0
+
+
+def _bounds(items, binary, columns: list, source: str) -> list:
+    """dp-gbdt's ``bounds`` from ``--bounds NAME=LO:HI`` (one per numeric column; the others are 0/1)."""
+    from dpglass._cli_tables import _pairs
+
+    bounds = {}
+    for name, text in _pairs(items, "--bounds").items():
+        lo, _, hi = text.partition(":")
+        try:
+            bounds[name] = (float(lo), float(hi))
+        except ValueError:
+            raise InvalidParameterError(f"--bounds {name}={text}: give LO:HI, two numbers (e.g. age=17:90).") from None
+    unknown = [n for n in list(bounds) + list(binary) if n not in columns]
+    if unknown:
+        raise InvalidParameterError(f"--bounds/--binary name column(s) {unknown!r} that {source} does not have; "
+                                    f"its feature columns are {', '.join(columns)}.")
+    both = [n for n in binary if n in bounds]
+    if both:
+        raise InvalidParameterError(f"Column(s) {both!r} are given both --bounds and --binary; a column is one or "
+                                    "the other.")
+    return [bounds.get(c) for c in columns]

@@ -22,7 +22,11 @@ A learner never sees the records themselves, only this table:
   (:meth:`PatternTable.with_counts`);
 * :class:`~dpglass.models.pipeline.DPPipeline` encodes raw columns first (on
   a dask DataFrame: a map over the partitions) and its model builds the table
-  of the encoded columns.
+  of the encoded columns;
+* :class:`~dpglass.models.gbdt.DPGradientBoostingClassifier` reads the
+  *binned* pattern table of :mod:`dpglass.aggregates.binned` (distinct
+  bin-code rows of numeric and 0/1 columns, binned with public edges), built
+  from these same keys and merges.
 
 A table that carries its ``classes`` may itself be passed as ``X`` to the
 ``fit`` of a model with ``_distributed_fit`` (``y`` is then ignored).

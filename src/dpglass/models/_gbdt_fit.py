@@ -16,6 +16,14 @@ Two learners on the same binned data (``_gbdt_trees``) and releases
   ``3 g*^2``), leaves ``-sum g / (m + lambda)`` geometrically clipped, plus
   Laplace noise.
 
+Both learn from the **binned pattern table** (:mod:`dpglass.aggregates.binned`):
+the distinct (bin-code row, label) pairs with their record counts.  Records
+of one entry share their prediction, gradient, Hessian, node and leaf, so
+every sum is taken over the entries with the counts as integer weights (a
+different order of summation of the same per-record terms); DPBoost's
+per-record subset draws become per-entry binomial draws of the counts, equal
+in distribution (:func:`_select_counts`).
+
 The proofs are in docs/privacy.md, section "DP gradient boosted trees".
 """
 
@@ -38,10 +46,16 @@ __all__ = ["Binned", "FitResult", "fit_dpboost", "fit_newton"]
 
 @dataclass(frozen=True)
 class Binned:
-    """Bin matrix ``B`` (n, d) with the number of cuts of every feature, and the candidate (feature, cut) list."""
+    """The binned pattern table the learners read, with the number of cuts of every feature.
+
+    ``B`` (m, d) holds the distinct bin rows (one per entry), ``labels`` (m,)
+    their 0/1 labels and ``counts`` (m,) how many records share the entry.
+    """
 
     B: np.ndarray
     n_cuts: np.ndarray
+    labels: np.ndarray
+    counts: np.ndarray
 
     @property
     def offsets(self) -> np.ndarray:
@@ -84,7 +98,7 @@ def _grow(binned: Binned, rows, depth, utility, mech, rng, weights):
     node = np.zeros(rows.size, dtype=np.int64)
     everyone = rows.size == binned.B.shape[0]
     cells = binned.cells if everyone else binned.cells.take(rows)
-    ws = [w[rows] for w in weights]
+    ws = weights if everyone else [w[rows] for w in weights]
     for level in range(depth):
         first, width = 2**level - 1, 2**level
         hists = cells.histograms(node - first, width, ws)
@@ -105,7 +119,10 @@ def _abs_gradient_utility(gsums):
 
 # ---------------------------------------------------------------- newton
 def _newton_leaves(leaf, n_leaves, g, h, eps_g, eps_h, rng, name, how, leaf_delta):
-    """Noisy per-leaf gradient and Hessian sums, with their two ledger entries (``leaf_delta > 0``: Gaussian)."""
+    """Noisy per-leaf gradient and Hessian sums, with their two ledger entries (``leaf_delta > 0``: Gaussian).
+
+    ``g``, ``h``: per entry of the table, the sums over its records (count times the record's term).
+    """
     G, e1 = release_leaf_sums(np.bincount(leaf, g, minlength=n_leaves), epsilon=eps_g, sensitivity=1.0,
                               rng=rng, release=f"{name}: leaf gradient sums", delta=leaf_delta,
                               note=f"gradients p - y in [-1, 1]; one record in one leaf; {how}")
@@ -115,21 +132,22 @@ def _newton_leaves(leaf, n_leaves, g, h, eps_g, eps_h, rng, name, how, leaf_delt
     return G, H, [e1, e2]
 
 
-def fit_newton(binned: Binned, y01, *, tree_eps, n_trees, depth, split, split_share, hessian_share,
+def fit_newton(binned: Binned, *, tree_eps, n_trees, depth, split, split_share, hessian_share,
                learning_rate, reg_lambda, max_leaf, rng, how, leaf_delta=0.0) -> FitResult:
     """Newton boosting on all records: see the module docstring; ``tree_eps`` is each tree's budget.
 
     ``leaf_delta > 0``: the leaf sums get discrete Gaussian noise of the same zCDP, their pairs stated at it.
     """
-    n = binned.B.shape[0]
+    n = binned.B.shape[0]  # entries of the table
     rows = np.arange(n)
     F = np.zeros(n)
-    y = np.asarray(y01, dtype=np.float64)
+    y = np.asarray(binned.labels, dtype=np.float64)
+    c = np.asarray(binned.counts, dtype=np.float64)  # exact: counts are below 2**53
     sel = split_share if split == "exponential" else 0.0
     eps_g, eps_h = tree_eps * (1 - sel) * (1 - hessian_share), tree_eps * (1 - sel) * hessian_share
     mech = ExponentialMechanism(tree_eps * sel / depth, 1.0) if sel else None
     p = np.full(n, 0.5)
-    G, H, entries = _newton_leaves(np.zeros(n, dtype=np.int64), 1, p - y, p * (1 - p),
+    G, H, entries = _newton_leaves(np.zeros(n, dtype=np.int64), 1, c * (p - y), c * (p * (1 - p)),
                                    tree_eps * (1 - hessian_share), tree_eps * hessian_share, rng, "intercept", how,
                                    leaf_delta)
     init = float(np.clip(-G[0] / (max(H[0], 0.0) + reg_lambda), -max_leaf, max_leaf))
@@ -137,8 +155,8 @@ def fit_newton(binned: Binned, y01, *, tree_eps, n_trees, depth, split, split_sh
     trees = []
     for t in range(1, n_trees + 1):
         p = expit(F)
-        g = np.clip(p - y, -1.0, 1.0)
-        h = np.clip(p * (1.0 - p), 0.0, 0.25)
+        g = c * np.clip(p - y, -1.0, 1.0)  # an entry's gradient sum: its count times its records' gradient
+        h = c * np.clip(p * (1.0 - p), 0.0, 0.25)
         feature, cut = _grow(binned, rows, depth, _abs_gradient_utility, mech, rng, [g])
         if mech is not None:
             entries += [dict(release=f"tree {t}: level {lev + 1} splits", mechanism="exponential",
@@ -160,29 +178,33 @@ def _dpboost_gain(gsums, csums, lam):
     return gl**2 / (cl + lam) + (gt - gl) ** 2 / (ct - cl + lam)
 
 
-def _select_records(unused: np.ndarray, g: np.ndarray, k: int, K: int, mode: str, coins: np.ndarray):
-    """Tree ``k`` (0-based) of ``K`` in an ensemble: a per-record rule on the records not used yet.
+def _select_counts(unused: np.ndarray, g: np.ndarray, k: int, K: int, mode: str, rng) -> np.ndarray:
+    """Tree ``k`` (0-based) of ``K`` in an ensemble: how many of each entry's unused records it takes.
 
-    ``random``: the public part ``coins`` (a uniform part per record, drawn
-    before training).  ``gradient``: an unused record is taken with
+    Per record, the rule is: ``random``, a uniform part in 0..K-1 drawn
+    before the ensemble; ``gradient``, an unused record is taken with
     probability ``min(1, 2|g_i| / (K - k))`` from its own coin (the last tree
-    takes all unused records); each decision uses only the record, its coin
-    and the released model (docs/privacy.md).
+    takes all unused records).  The records of one entry are alike (same
+    bins, label, gradient), so the learner sees only how many of them each
+    tree takes.  Given the past, the per-record rule takes each of an entry's
+    ``u`` unused records independently with one probability ``p`` (random:
+    ``p = 1/(K - k)``, the chance that a record not in parts 0..k-1 is in
+    part k): the number taken is Binomial(u, p), independently across
+    entries, and it is drawn so here.  The trees' inputs, hence the model,
+    have the distribution the per-record draws give them (docs/privacy.md).
     """
-    if mode == "random":
-        return unused & (coins == k)
     if k == K - 1:
         return unused.copy()
-    return unused & (coins < np.minimum(1.0, 2.0 * np.abs(g) / (K - k)))
+    p = np.full(unused.shape, 1.0 / (K - k)) if mode == "random" else np.minimum(1.0, 2.0 * np.abs(g) / (K - k))
+    return rng.binomial(unused, p).astype(np.int64)
 
 
-def fit_dpboost(binned: Binned, y01, *, ensemble_eps, n_trees, trees_per_ensemble, depth, learning_rate,
+def fit_dpboost(binned: Binned, *, ensemble_eps, n_trees, trees_per_ensemble, depth, learning_rate,
                 reg_lambda, gradient_clip, subset_selection, rng, how) -> FitResult:
     """DPBoost (module docstring): each ensemble spends ``ensemble_eps``, half on splits, half on leaves."""
-    n = binned.B.shape[0]
-    y = np.asarray(y01, dtype=np.float64)
+    n = binned.B.shape[0]  # entries of the table
+    y = np.asarray(binned.labels, dtype=np.float64)
     F = np.zeros(n)
-    ones = np.ones(n)
     K = trees_per_ensemble
     gstar = float(gradient_clip)
     split_eps, leaf_eps = ensemble_eps / (2 * depth), ensemble_eps / 2
@@ -190,21 +212,19 @@ def fit_dpboost(binned: Binned, y01, *, ensemble_eps, n_trees, trees_per_ensembl
     trees, entries = [], []
     n_ens = math.ceil(n_trees / K)
     for e in range(n_ens):
-        unused = np.ones(n, dtype=bool)
-        coins = rng.integers(0, K, size=n) if subset_selection == "random" else None
+        unused = np.asarray(binned.counts, dtype=np.int64).copy()
         for k in range(min(K, n_trees - e * K)):
             t = e * K + k + 1
             g = np.clip(expit(F) - y, -gstar, gstar)
-            if subset_selection == "gradient":
-                coins = rng.random(n)
-            chosen = _select_records(unused, g, k, K, subset_selection, coins)
-            unused &= ~chosen
-            rows = np.flatnonzero(chosen)
+            taken = _select_counts(unused, g, k, K, subset_selection, rng)
+            unused -= taken
+            rows = np.flatnonzero(taken)
+            m_e = taken.astype(np.float64)
             feature, cut = _grow(binned, rows, depth, lambda gs, cs: _dpboost_gain(gs, cs, reg_lambda), mech, rng,
-                                 [g, ones])
+                                 [m_e * g, m_e])
             leaf = leaf_index(binned.B[rows], feature, cut, depth)
-            G = np.bincount(leaf, g[rows], minlength=2**depth)
-            m = np.bincount(leaf, minlength=2**depth)
+            G = np.bincount(leaf, (m_e * g)[rows], minlength=2**depth)
+            m = np.bincount(leaf, m_e[rows], minlength=2**depth)
             clip = gstar * (1.0 - learning_rate) ** k  # geometric leaf clipping (tree k of the ensemble)
             V = np.clip(-G / (m + reg_lambda), -clip, clip)
             sens = min(gstar / (1.0 + reg_lambda), 2.0 * clip)

@@ -18,8 +18,9 @@ __all__ = ["gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "release_lea
 #: Units of the grid below the noise scale: the grid is 2**-16 of it.
 GRID_OFFSET = 16
 #: Float slack on a sensitivity: a float sum of n terms of size <= 1 is within
-#: n**2 * 2**-53 of the exact sum (Higham 2002, Sec. 3.1); for n <= 2**20 that
-#: is below 2**-13, far less than this margin.
+#: n**2 * 2**-53 of the exact sum (Higham 2002, Sec. 3.1), and so is a sum over
+#: the binned pattern table's m <= n entries of count * term (each product
+#: rounded once); for n <= 2**20 that is below 2**-13, far less than this margin.
 FLOAT_SLACK = 2.0**-12
 
 

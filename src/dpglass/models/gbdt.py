@@ -28,6 +28,11 @@ Both compose their releases by ``accountant``: with ``delta > 0`` the default
 split selections count as bounded-range, ``eps^2/8``-zCDP) and keeps the one
 that lets each tree spend more; ``delta = 0`` is basic composition.
 
+Both learn from the binned pattern table (:mod:`dpglass.aggregates.binned`:
+the distinct bin-code rows and labels with their record counts), built in
+memory or, for a dask DataFrame and Series, on a Dask cluster: the same
+table, so the same model for the same ``random_state``.
+
 The privacy argument is in docs/privacy.md, section "DP gradient boosted trees".
 """
 
@@ -149,6 +154,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
     """
 
     _private = True
+    _distributed_fit = True  # dask DataFrames: binned and reduced on the cluster (dpglass.aggregates.binned)
     _parameter_constraints = {
         "epsilon": EPSILON,
         "delta": DELTA_OR_NONE,
@@ -224,7 +230,8 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         if scipy.sparse.issparse(X):
             raise DataValidationError(f"{type(self).__name__} takes a dense array or DataFrame, not a sparse matrix.")
         try:
-            X = validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite="allow-nan",
+            # numeric dtypes are kept (no float copy of a uint8 or int array): binning converts a chunk at a time
+            X = validate_data(self, X, reset=reset, dtype="numeric", ensure_all_finite="allow-nan",
                               ensure_min_samples=1)
         except DataValidationError:
             raise
@@ -265,14 +272,27 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
     def fit(self, X, y):
         """Fit the trees; every release is recorded in ``privacy_ledger_``.
 
+        ``X`` and ``y`` may be a dask DataFrame of numeric columns and a dask
+        Series of labels (``pip install "dpglass[dask]"``): the partitions are
+        binned and reduced to the binned pattern table on the cluster
+        (:mod:`dpglass.aggregates.binned`), and the model is the one the same
+        data in memory gives with the same ``random_state``.
+
         Returns
         -------
         self
         """
         self._validate_params()
         rng = check_random_state(self.random_state)
-        Xf, y01 = self._check_fit(X, y)
-        self.bounds_ = check_feature_bounds(self.bounds, Xf.shape[1], type(self).__name__)
+        from dpglass.aggregates import is_distributed
+
+        if is_distributed(X) or is_distributed(y):
+            data = _DaskData.check(self, X, y)
+            d = len(data.columns)
+        else:
+            data = self._check_fit(X, y)
+            d = data[0].shape[1]
+        self.bounds_ = check_feature_bounds(self.bounds, d, type(self).__name__)
         delta = self._resolve_delta(self.delta)
         if self.variant == "dpboost" and self.reg_lambda is None:
             lam = 0.1
@@ -285,15 +305,15 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         x, accountant = self._budget(delta)  # public parameters only
         # entries are collected without a budget under basic sums (fast), then checked once below
         ledger = PrivacyLedger(epsilon=None, accountant="basic")
-        self._fit_edges(Xf, eps, rng, ledger)
-        binned = Binned(self._bins(Xf), np.array([e.size for e in self.edges_], dtype=np.int64))
+        self._fit_edges(data, eps, rng, ledger)
+        binned = self._binned_table(data)
         how = f"{accountant} composition"
         if self.variant == "newton":
-            result = self._fit_newton(binned, y01, x, f"{how} over {self.n_estimators_} trees of epsilon_tree={x:.6g}",
+            result = self._fit_newton(binned, x, f"{how} over {self.n_estimators_} trees of epsilon_tree={x:.6g}",
                                       lam, rng, leaf_delta(self.leaf_noise, delta, self.n_estimators_))
         else:
             n_ens = math.ceil(self.n_estimators_ / int(self.trees_per_ensemble))
-            result = self._fit_dpboost(binned, y01, x, f"{how} over {n_ens} ensembles of epsilon_ensemble={x:.6g}",
+            result = self._fit_dpboost(binned, x, f"{how} over {n_ens} ensembles of epsilon_ensemble={x:.6g}",
                                        lam, rng)
         for e in result.entries:
             ledger.spend(**e)
@@ -334,20 +354,39 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
                       bins_epsilon=eps * float(self.quantile_share) if quantiles else 0.0,
                       bin_releases=numeric if quantiles else 0, leaf_noise=self.leaf_noise)
 
-    def _fit_edges(self, Xf, eps, rng, ledger) -> float:
+    def _binned_table(self, data) -> Binned:
+        """The binned pattern table of the training data (:mod:`dpglass.aggregates.binned`), in memory or on Dask."""
+        from dpglass.aggregates.binned import BitLayout, binned_table
+
+        n_cuts = np.array([e.size for e in self.edges_], dtype=np.int64)
+        if isinstance(data, _DaskData):
+            table = data.table(self)
+        else:
+            Xf, y01 = data
+            table = binned_table(Xf, y01, self._bins, BitLayout(n_cuts))
+        return Binned(table.bins, n_cuts, table.labels, table.counts)
+
+    def _fit_edges(self, data, eps, rng, ledger) -> float:
         """Cut points of every feature; DP quantiles spend ``quantile_share`` of epsilon."""
         nb = int(self.max_bins)
         numeric = [j for j, b in enumerate(self.bounds_) if b is not None]
         if self.binning == "uniform" or not numeric:
             self.edges_ = [np.array([0.5]) if b is None else uniform_edges(b[0], b[1], nb) for b in self.bounds_]
             return 0.0
-        from dpglass.privacy.quantile import dp_quantile
+        from dpglass.privacy.quantile import GRID_CELLS, dp_quantile, dp_quantile_from_counts
 
         share = eps * float(self.quantile_share)
         each = share / (len(numeric) * (nb - 1))
         edges = [np.array([0.5]) if b is None else None for b in self.bounds_]
+        if isinstance(data, _DaskData):  # the grid counts of every numeric column, summed on the cluster
+            below, n = data.grid_counts(self, numeric, GRID_CELLS)
+            quantile = lambda j, q: dp_quantile_from_counts(below[numeric.index(j)], n, q, each,  # noqa: E731
+                                                            self.bounds_[j], rng)
+        else:
+            Xf = data[0]
+            quantile = lambda j, q: dp_quantile(Xf[:, j], q, each, self.bounds_[j], rng)  # noqa: E731
         for j in numeric:
-            qs = [dp_quantile(Xf[:, j], k / nb, each, self.bounds_[j], rng) for k in range(1, nb)]
+            qs = [quantile(j, k / nb) for k in range(1, nb)]
             edges[j] = np.sort(np.array(qs))
             ledger.spend(release=f"bins: {nb - 1} quantiles of column {j}", mechanism="exponential-quantile",
                          epsilon=each * (nb - 1), guarantee="proven",
@@ -355,20 +394,20 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         self.edges_ = edges
         return share
 
-    def _fit_newton(self, binned, y01, x, how, lam, rng, gauss_delta):
+    def _fit_newton(self, binned, x, how, lam, rng, gauss_delta):
         T, D = self.n_estimators_, int(self.max_depth)
         if lam is None:  # twice the Hessian-sum noise scale: a function of the parameters only
             sel = float(self.split_share) if self.split == "exponential" else 0.0
             lam = 2.0 * 0.25 / (x * (1 - sel) * float(self.hessian_share))
         self.reg_lambda_ = lam
-        return fit_newton(binned, y01, tree_eps=x, n_trees=T, depth=D, learning_rate=self.learning_rate_,
+        return fit_newton(binned, tree_eps=x, n_trees=T, depth=D, learning_rate=self.learning_rate_,
                           reg_lambda=lam, max_leaf=float(self.max_leaf_value), rng=rng, how=how, split=self.split,
                           split_share=float(self.split_share), hessian_share=float(self.hessian_share),
                           leaf_delta=gauss_delta)
 
-    def _fit_dpboost(self, binned, y01, x, how, lam, rng):
+    def _fit_dpboost(self, binned, x, how, lam, rng):
         self.reg_lambda_ = lam
-        return fit_dpboost(binned, y01, ensemble_eps=x, n_trees=self.n_estimators_,
+        return fit_dpboost(binned, ensemble_eps=x, n_trees=self.n_estimators_,
                            trees_per_ensemble=int(self.trees_per_ensemble), depth=int(self.max_depth),
                            learning_rate=self.learning_rate_, reg_lambda=lam, gradient_clip=float(self.gradient_clip),
                            subset_selection=self.subset_selection, rng=rng, how=how)
@@ -466,3 +505,59 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         self.tree_epsilon_ = float(data["tree_epsilon"])
         self.reg_lambda_ = float(data["reg_lambda"])
         self.delta_ = float(data["delta"])
+
+
+class _DaskData:
+    """Dask ``X`` and ``y`` of a fit: the public column list, checked on the client; the aggregates, on the cluster."""
+
+    def __init__(self, X, y, columns, classes):
+        self.X, self.y, self.columns, self.classes = X, y, columns, classes
+
+    @classmethod
+    def check(cls, estimator, X, y) -> "_DaskData":
+        """Check what the client knows without reading data (types, columns); set ``n_features_in_`` and names."""
+        from dpglass.aggregates import dask_backend, is_distributed
+
+        dask_backend._require_dask()
+        if y is None:
+            raise DataValidationError("This classifier requires y to be passed, but the target y is None.")
+        if not (is_distributed(X) and is_distributed(y)):
+            raise DataValidationError("X and y must both be dask collections (or both in memory).")
+        if not hasattr(X, "columns"):
+            raise DataValidationError(f"X must be a dask DataFrame (one column per feature), not a dask "
+                                      f"{type(X).__name__}.")
+        columns = list(X.columns)
+        if not columns:
+            raise DataValidationError("X has no feature columns.")
+        estimator.n_features_in_ = len(columns)
+        if all(isinstance(c, str) for c in columns):
+            estimator.feature_names_in_ = np.asarray(columns, dtype=object)
+        elif hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+        declared = estimator.__dict__.get("_schema_classes")
+        if declared is None:
+            declared = estimator.classes
+        return cls(X, y, columns, declared)
+
+    def _binning(self, estimator, edges):
+        from dpglass.aggregates.binned import PartitionBinning
+
+        return PartitionBinning(tuple(self.columns), tuple(estimator.bounds_), tuple(edges),
+                                tuple(int(e.size) for e in edges), int(self.X.npartitions), type(estimator).__name__)
+
+    def grid_counts(self, estimator, numeric: list, grid_cells: int):
+        from dpglass.aggregates.binned import dask_grid_counts
+
+        no_edges = [np.array([0.5])] * len(self.columns)  # not known yet, and counting does not bin
+        return dask_grid_counts(self.X, self._binning(estimator, no_edges), numeric, grid_cells)
+
+    def table(self, estimator):
+        """The binned pattern table (sets ``classes_``); empty data is refused."""
+        from dpglass.aggregates.binned import dask_binned_table
+
+        table, classes = dask_binned_table(self.X, self.y, self._binning(estimator, estimator.edges_),
+                                           classes=self.classes)
+        if table.n_records == 0:
+            raise DataValidationError("X is empty: fit needs at least one record.")
+        estimator.classes_ = np.asarray(classes)
+        return table
