@@ -282,7 +282,7 @@ def class_offset(class_counts) -> float:
     Examples
     --------
     >>> class_offset([0, 0]), round(class_offset([299, 99]), 4), class_offset([-5, 10**9])
-    (0.0, -1.0996, 8.0)
+    (0.0, -1.102, 8.0)
     """
     c0, c1 = (max(int(c), 0) + 0.5 for c in class_counts)
     return float(min(max(math.log(c1 / c0), -OFFSET_LIMIT), OFFSET_LIMIT))
