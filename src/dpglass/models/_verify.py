@@ -851,10 +851,14 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
         values = value if isinstance(value, list) else [value]
         if not all(_is_num(v) for v in values):
             _fail(key, f"is {value!r}", "a finite number")
+    if not ctx.params.get("fit_intercept", True) and (data.get("intercept") != 0.0 or any(
+            e.get("mechanism") == "discrete-laplace" for e in ctx.entries)):
+        _fail("intercept", f"is {data.get('intercept')!r}", "0 with no class counts (fit_intercept=false)")
     if "class_counts" in data:
         _check_logistic_offset(data, ctx)
-    elif any(e.get("mechanism") == "discrete-laplace" for e in ctx.entries):  # a file from before the offset
-        _fail("class_counts", "is missing", "the released class counts its ledger names")
+    elif ("intercept_grid" in data or ctx.params.get("alpha") == "auto"
+          or any(e.get("mechanism") == "discrete-laplace" for e in ctx.entries)):  # only files from before the offset lack it
+        _fail("class_counts", "is missing", "the released class counts (every file since the class-count offset)")
     if ctx.ledger is not None:  # objective perturbation spends the whole budget epsilon at once
         eps = ctx.ledger.total()[0]
         if not _close(eps, ctx.ledger.epsilon):
