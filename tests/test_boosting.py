@@ -332,7 +332,7 @@ def test_auto_rounds_with_a_tight_accountant_are_public_constants(data, tmp_path
     X, y = data
     clf = SmoothBoostClassifier(epsilon=1.0, delta=1e-6, random_state=0, **LEARNERS[learner]).fit(X, y)
     assert clf.n_rounds == "auto" and len(clf.estimators_) == rounds and clf.records_estimate_ is None
-    assert all(e.mechanism != "discrete-laplace" for e in clf.privacy_ledger_)
+    assert all(e.mechanism != "discrete laplace" for e in clf.privacy_ledger_)
     clf.save(tmp_path / "m.json")  # the verifier resolves "auto" the same way
     assert load_model(tmp_path / "m.json").estimators_ == clf.estimators_
     with pytest.raises(InvalidParameterError, match="'n_rounds' parameter"):
@@ -350,7 +350,7 @@ def test_auto_rounds_under_basic_composition_follow_a_noisy_count(data, tmp_path
     X, y = data
     clf = SmoothBoostClassifier(epsilon=1.0, random_state=0, **LEARNERS[learner]).fit(X, y)
     first = clf.privacy_ledger_.entries[0]
-    assert first.mechanism == "discrete-laplace" and first.epsilon == pytest.approx(AUTO_COUNT_SHARE)
+    assert first.mechanism == "discrete laplace" and first.epsilon == pytest.approx(AUTO_COUNT_SHARE)
     assert first.scale == pytest.approx(1 / AUTO_COUNT_SHARE)
     rest = 1.0 - AUTO_COUNT_SHARE
     tau = auto_rounds(clf.records_estimate_, rest, clf.weak_learner, clf.tree_learner)

@@ -243,7 +243,7 @@ def test_ledger_is_two_proven_entries_and_data_independent(data):
     assert a.privacy_ledger_.total() == pytest.approx((0.8, 0.0))
     assert a.privacy_ledger_.guarantee == "proven"
     counts, entry = a.privacy_ledger_.entries
-    assert counts.mechanism == "discrete-laplace" and counts.epsilon == pytest.approx(0.8 * CLASS_COUNT_SHARE)
+    assert counts.mechanism == "discrete laplace" and counts.epsilon == pytest.approx(0.8 * CLASS_COUNT_SHARE)
     assert counts.sensitivity == 1.0 and counts.scale == pytest.approx(1 / counts.epsilon)
     eps_coef = 0.8 - counts.epsilon
     assert entry.mechanism == MECHANISM and entry.delta == 0.0 and entry.epsilon == pytest.approx(eps_coef)

@@ -53,6 +53,8 @@ ADVICE = "Re-save the model with dpglass; do not edit model files by hand."
 #: discrete-Laplace names of the current ones are accepted.  PrivateGridSearch's
 #: entry is accepted on files that carry ``selected_by``.
 RULE_LIST_COUNT_NAMES = ("laplace", "discrete laplace", "discrete gaussian")
+#: The name a count released by discrete Laplace has in a ledger (``mechanisms.count_fields``).
+COUNT_MECHANISM = "discrete laplace"
 RULE_LIST_SELECTION_NAMES = {
     "local-pf": ("permute-and-flip (local scale)",),
     "certified-pf": ("permute-and-flip",),
@@ -66,8 +68,8 @@ RULE_LIST_SELECTION_NAMES = {
 }
 KNOWN_MECHANISMS = {
     "DPRuleListClassifier": (*RULE_LIST_COUNT_NAMES, *(n for v in RULE_LIST_SELECTION_NAMES.values() for n in v)),
-    "SmoothBoostClassifier": ("exponential", "laplace", "advanced-composition(", "discrete-laplace"),
-    "DPLogisticRegression": ("discrete-laplace",),  # plus logistic.MECHANISM; the removed objective perturbation is refused
+    "SmoothBoostClassifier": ("exponential", "laplace", "advanced-composition(", "discrete laplace"),
+    "DPLogisticRegression": ("discrete laplace",),  # plus logistic.MECHANISM; the removed objective perturbation is refused
     "DPGradientBoostingClassifier": ("exponential", "discrete laplace (grid)", "discrete gaussian (grid)", "laplace",
                                      "exponential-quantile"),
     # bagging.DPBAG_MECHANISM and bagging.SAA_MECHANISM_PREFIX
@@ -694,15 +696,19 @@ def _check_records_count(data: dict, ctx: _Context, delta: float) -> dict | None
         _fail("records_estimate", f"is {estimate!r}", "the released noisy count of records (an integer)")
     eps0 = float(p["epsilon"]) * AUTO_COUNT_SHARE
     if ctx.ledger is not None:
-        e = ctx.entries[0] if ctx.entries else {}
-        field = "privacy_ledger.entries[0]"
-        if e.get("mechanism") != "discrete-laplace" or e.get("sensitivity") != 1.0 or not _close(e["epsilon"], eps0):
-            _fail(field, f"is {e.get('release')!r} by {e.get('mechanism')!r} at epsilon {e.get('epsilon')!r}",
-                  f"the record count by 'discrete-laplace', sensitivity 1, epsilon {eps0!r}")
-        _check_noise_scale(e, field, 1.0, eps0)
-        _check_declared_curve(e, field, {"kind": "discrete-laplace", "parameter": eps0, "sensitivity": 1})
+        _check_first_count_entry(ctx, eps0, "the record count")
     rest = float(p["epsilon"]) - eps0
     return {"n_rounds": auto_rounds(estimate, rest, p["weak_learner"], p["tree_learner"]), "epsilon": rest}
+
+
+def _check_first_count_entry(ctx: _Context, eps0: float, what: str) -> None:
+    """The ledger's first entry is a count released by discrete Laplace at ``eps0`` (sensitivity 1, its own curve)."""
+    e, field = ctx.entries[0] if ctx.entries else {}, "privacy_ledger.entries[0]"
+    if e.get("mechanism") != COUNT_MECHANISM or e.get("sensitivity") != 1.0 or not _close(e["epsilon"], eps0):
+        _fail(field, f"is {e.get('release')!r} by {e.get('mechanism')!r} at epsilon {e.get('epsilon')!r}",
+              f"{what} by {COUNT_MECHANISM!r}, sensitivity 1, epsilon {eps0!r}")
+    _check_noise_scale(e, field, 1.0, eps0)
+    _check_declared_curve(e, field, {"kind": "discrete-laplace", "parameter": eps0, "sensitivity": 1})
 
 
 def _check_stump(h, field: str, d: int) -> None:
@@ -852,12 +858,12 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
         if not all(_is_num(v) for v in values):
             _fail(key, f"is {value!r}", "a finite number")
     if not ctx.params.get("fit_intercept", True) and (data.get("intercept") != 0.0 or any(
-            e.get("mechanism") == "discrete-laplace" for e in ctx.entries)):
+            e.get("mechanism") == COUNT_MECHANISM for e in ctx.entries)):
         _fail("intercept", f"is {data.get('intercept')!r}", "0 with no class counts (fit_intercept=false)")
     if "class_counts" in data:
         _check_logistic_offset(data, ctx)
     elif ("intercept_grid" in data or ctx.params.get("alpha") == "auto"
-          or any(e.get("mechanism") == "discrete-laplace" for e in ctx.entries)):  # only files from before the offset lack it
+          or any(e.get("mechanism") == COUNT_MECHANISM for e in ctx.entries)):  # only files from before the offset lack it
         _fail("class_counts", "is missing", "the released class counts (every file since the class-count offset)")
     if ctx.ledger is not None:  # objective perturbation spends the whole budget epsilon at once
         eps = ctx.ledger.total()[0]
@@ -885,14 +891,8 @@ def _check_logistic_offset(data: dict, ctx: _Context) -> None:
         _fail("intercept", f"is {data.get('intercept')!r}",
               f"intercept_grid + the offset of class_counts = {grid + class_offset(counts)!r}")
     if ctx.ledger is not None:
-        eps0, field = float(p["epsilon"]) * CLASS_COUNT_SHARE, "privacy_ledger.entries[0]"
-        e = ctx.entries[0]
-        if e.get("mechanism") != "discrete-laplace" or e.get("sensitivity") != 1.0 or not _close(e["epsilon"], eps0):
-            _fail(field, f"is {e.get('release')!r} by {e.get('mechanism')!r} at epsilon {e.get('epsilon')!r}",
-                  f"the class counts by 'discrete-laplace', sensitivity 1, epsilon {eps0!r}")
-        _check_noise_scale(e, field, 1.0, eps0)
-        _check_declared_curve(e, field, {"kind": "discrete-laplace", "parameter": eps0, "sensitivity": 1})
-        if len(ctx.entries) != 2 or ctx.entries[1].get("mechanism") == "discrete-laplace":
+        _check_first_count_entry(ctx, float(p["epsilon"]) * CLASS_COUNT_SHARE, "the class counts")
+        if len(ctx.entries) != 2 or ctx.entries[1].get("mechanism") == COUNT_MECHANISM:
             _fail("privacy_ledger.entries", f"has {len(ctx.entries)} releases",
                   "the class counts, then the coefficients")
 

@@ -48,7 +48,7 @@ from dpglass.models._weak_learners import (
 )
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, choose_accountant
 from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger, ledger_of
-from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism, count_fields
 from dpglass.privacy.rng import check_random_state, is_replayable
 
 __all__ = [
@@ -300,6 +300,8 @@ AUTO_COUNT_SHARE = 0.02
 #: Records x epsilon per round for :func:`auto_rounds`, chosen on validation parts of the shipped datasets'
 #: training parts (``benchmarks/boosting_rounds.py``; the test parts were not read).  Public constants.
 AUTO_RECORDS_PER_ROUND = {"stump": 400.0, "joint": 500.0}
+#: The ledger's name of that count.
+COUNT_RELEASE = "number of records (n_rounds='auto')"
 
 
 def counts_records(n_rounds, weak_learner: str, tree_learner: str, delta: float, accountant: str) -> bool:
@@ -353,8 +355,7 @@ def _count_records(n: int, epsilon: float, rng) -> tuple[LedgerEntry, int]:
     mech = DiscreteLaplaceMechanism(epsilon * AUTO_COUNT_SHARE)
     estimate = int(mech.randomise(int(n), rng))
     entry = LedgerEntry(
-        release="number of records (n_rounds='auto')", mechanism="discrete-laplace", epsilon=mech.epsilon,
-        sensitivity=1.0, scale=mech.scale, curve=mech.curve,
+        release=COUNT_RELEASE, **count_fields(mech),
         note=f"a count has sensitivity 1 under add/remove; {AUTO_COUNT_SHARE:g} of epsilon; the rounds are "
              "auto_rounds(estimate, the rest of epsilon): post-processing; basic composition with the rounds")
     return entry, estimate

@@ -288,19 +288,17 @@ def class_offset(class_counts) -> float:
     return float(min(max(math.log(c1 / c0), -OFFSET_LIMIT), OFFSET_LIMIT))
 
 
-def release_class_counts(y01, weights, epsilon: float, rng):
-    """``(entry, [c0, c1])``: the two class counts plus discrete Laplace noise (sensitivity 1: a record is in one cell)."""
+def release_class_counts(table, epsilon: float, rng):
+    """``(entry, [c0, c1])``: the two class counts of a :class:`~dpglass.aggregates.PatternTable` plus discrete
+    Laplace noise (sensitivity 1: a record is in one cell)."""
     from dpglass.privacy.ledger import LedgerEntry
-    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism, count_fields
 
-    y01 = np.asarray(y01).reshape(-1)
-    w = np.ones(y01.shape[0], dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
-    n1 = int(w[y01 == 1].sum())
+    n1 = int(table.counts[table.labels == 1].sum())
     mech = DiscreteLaplaceMechanism(epsilon)
-    counts = [int(v) for v in mech.randomise(np.array([int(w.sum()) - n1, n1]), rng)]
+    counts = [int(v) for v in mech.randomise(np.array([table.n_records - n1, n1]), rng)]
     entry = LedgerEntry(
-        release="class counts (the intercept's offset)", mechanism="discrete-laplace", epsilon=mech.epsilon,
-        sensitivity=1.0, scale=mech.scale, curve=mech.curve,
+        release="class counts (the intercept's offset)", **count_fields(mech),
         note="one record changes one of the two counts by 1 (add/remove): geometric mechanism; the offset "
              "log((c1 + 1/2)/(c0 + 1/2)), clipped, is post-processing; basic composition with the coefficients")
     return entry, counts
@@ -437,8 +435,7 @@ class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
         epsilon, offset, first = float(self.epsilon), 0.0, ()
         self.class_counts_ = None
         if self.fit_intercept:
-            entry, self.class_counts_ = release_class_counts(table.labels, table.counts, epsilon * CLASS_COUNT_SHARE,
-                                                             rng)
+            entry, self.class_counts_ = release_class_counts(table, epsilon * CLASS_COUNT_SHARE, rng)
             offset, first = class_offset(self.class_counts_), (entry,)
             epsilon -= entry.epsilon
         release = dp_logistic_regression(

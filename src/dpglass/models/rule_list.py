@@ -41,7 +41,7 @@ from dpglass.models._rule_selection import (
 from dpglass.models._rules import Condition, Rule, format_rule_list
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, choose_accountant
 from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
-from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
+from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, count_fields
 from dpglass.privacy.rng import check_random_state, is_replayable
 from dpglass.privacy.sensitivity import weighted_gini
 
@@ -241,8 +241,8 @@ def fit_dp_rule_list(
     removed: list[int] = []
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
-    count_kw = _count_entry(count_mech)
-    class_kw = _count_entry(class_mech)
+    count_kw = count_fields(count_mech)
+    class_kw = count_fields(class_mech)
     selector = support = None
 
     for step in range(1, K + 1):
@@ -292,12 +292,6 @@ def class_count_mechanism(count_noise: str, eps_node: float, delta: float, K: in
     if count_noise == "gaussian":
         return DiscreteGaussianMechanism(1.0 / eps_node, delta / (4 * (K + 1)))
     return DiscreteLaplaceMechanism(eps_node)
-
-
-def _count_entry(mech) -> dict:
-    name = "discrete gaussian" if isinstance(mech, DiscreteGaussianMechanism) else "discrete laplace"
-    return dict(mechanism=name, epsilon=mech.epsilon, delta=mech.delta, sensitivity=1.0, scale=mech.scale,
-                curve=mech.curve)
 
 
 def _stop_margin(eps_node: float, delta_part: float, confidence, plan: DeltaPlan) -> float:

@@ -38,6 +38,7 @@ from dpglass.privacy.mechanisms.smooth import (
 )
 
 __all__ = [
+    "count_fields",
     "DiscreteGaussianMechanism",
     "DiscreteLaplaceMechanism",
     "ExponentialMechanism",
@@ -51,3 +52,14 @@ __all__ = [
     "sample_cauchy_like",
     "sample_laplace",
 ]
+
+
+def count_fields(mech) -> dict:
+    """The ledger fields of a count (or count vector) released by ``mech``: a record moves one cell by 1.
+
+    ``mech`` is a :class:`DiscreteLaplaceMechanism` or :class:`DiscreteGaussianMechanism`;
+    add ``release`` (and a ``note``) to make a :class:`~dpglass.privacy.ledger.LedgerEntry`.
+    """
+    name = "discrete gaussian" if isinstance(mech, DiscreteGaussianMechanism) else "discrete laplace"
+    return dict(mechanism=name, epsilon=mech.epsilon, delta=mech.delta, sensitivity=1.0, scale=mech.scale,
+                curve=mech.curve)
