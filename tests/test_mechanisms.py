@@ -202,7 +202,7 @@ def test_public_names():
     assert set(mechanisms.__all__) == {
         "sample_laplace", "sample_cauchy_like", "cauchy_like_cdf", "LaplaceMechanism", "DiscreteLaplaceMechanism",
         "GaussianMechanism", "DiscreteGaussianMechanism", "ExponentialMechanism", "PermuteAndFlip", "ReportNoisyMax",
-        "SmoothLaplaceMechanism", "SmoothCauchyMechanism",
+        "SmoothLaplaceMechanism", "SmoothCauchyMechanism", "count_fields",
     }
 
 
