@@ -1,6 +1,7 @@
 """DPGradientBoostingClassifier: bad input, ledger, reproducibility, printout, JSON, agreement with non-private GBDT."""
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,9 @@ from dpglass.exceptions import DataValidationError, InvalidParameterError, Model
 from dpglass.models import DPGradientBoostingClassifier, load_model
 from dpglass.models._gbdt_fit import _dpboost_gain, _select_counts
 from dpglass.models._gbdt_hist import Cells
+from dpglass.models._gbdt_releases import (
+    QUANTUM, dpboost_gain_sensitivity, dpboost_quantum, grid_for, leaf_sum_entry, quantise,
+)
 from dpglass.models._gbdt_trees import apply_bins, uniform_edges
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE
 
@@ -180,6 +184,54 @@ def test_leaf_sums_are_released_on_a_public_grid(data):
         if e.mechanism == "discrete laplace (grid)":
             assert e.curve["kind"] == "discrete-laplace"
             assert abs(e.curve["parameter"] * e.curve["sensitivity"] - e.epsilon) <= 1e-12 * e.epsilon
+
+
+def test_quantised_leaf_sums_are_exact_for_billions_of_records():
+    """docs/privacy.md, "DP gradient boosted trees": sums of quantised terms carry no float error, so a
+    neighbour moves a sum by exactly one record's term, in any order, far beyond 2**20 records."""
+    rng = np.random.default_rng(0)
+    t = quantise(rng.uniform(-1.0, 1.0, 2000))
+    counts = rng.integers(0, 2**22, 2000).astype(np.float64)  # about 2**32 records in all
+    exact = sum(int(c) * int(u) for c, u in zip(counts, t))
+    assert abs(exact) < 2**53 and np.all(np.abs(t) <= 2**20)
+    for order in (np.arange(2000), rng.permutation(2000), np.arange(2000)[::-1]):
+        assert np.sum((counts * t)[order]) == exact == np.bincount(np.zeros(2000, int), (counts * t)[order])[0]
+    counts[7] += 1  # one more record in entry 7
+    assert np.sum(counts * t) - exact == t[7]
+    # the float sums the quantum replaces are not exact at this size (what the old 2**-12 slack had to cover)
+    raw = counts * rng.uniform(-1.0, 1.0, 2000)
+    assert len({float(np.sum(raw[rng.permutation(2000)])) for _ in range(20)}) > 1
+
+
+def test_dpboost_gain_float_error_is_inside_its_margin():
+    """The gain from exact quantised sums is within 2**-51 relative of the exact rational, so at 2**33 records
+    two gains' errors stay below the 2**-10 g*^2 that dpboost_gain_sensitivity adds to 3 g*^2."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(1)
+    for gstar in (1.0, 0.3, 5.0):
+        q = dpboost_quantum(gstar)
+        margin = dpboost_gain_sensitivity(gstar) - 3.0 * gstar**2
+        for _ in range(200):
+            m_l, m_r = (float(v) for v in rng.integers(0, 2**32, 2))
+            g_l = float(np.rint(rng.uniform(-1, 1) * m_l * gstar / q))  # a sum of m_l quantised gradients
+            g_t = g_l + float(np.rint(rng.uniform(-1, 1) * m_r * gstar / q))
+            lam = float(rng.choice([0.1, 1.0, 3.7]))
+            got = _dpboost_gain((np.array([g_l]), np.array([g_t])), (np.array([m_l]), np.array([m_l + m_r])), lam, q)
+            gl, gr, qq, la = Fraction(g_l), Fraction(g_t - g_l), Fraction(q), Fraction(lam)
+            exact = (gl * qq) ** 2 / (Fraction(m_l) + la) + (gr * qq) ** 2 / (Fraction(m_r) + la)
+            assert 2 * abs(Fraction(float(got[0])) - exact) < margin
+
+
+def test_leaf_sum_grid_units_need_no_float_slack():
+    for eps, sens in [(1.0, 1.0), (0.1, 0.25), (50.0, 1.0), (1e4, 0.25)]:
+        g = grid_for(sens, eps)
+        k = leaf_sum_entry("", eps, sens, "")["curve"]["sensitivity"]
+        assert k == math.floor(sens / g) + 1
+        a = quantise(np.array([0.3]))
+        b = a + quantise(np.array([sens]))  # one record of the largest term
+        moved = np.rint(b * (QUANTUM / g)) - np.rint(a * (QUANTUM / g))
+        assert abs(moved[0]) <= k
 
 
 def test_reproducible_with_random_state(data):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import math
 
+from dpglass.models._gbdt_releases import dpboost_gain_sensitivity, leaf_sum_entry
 from dpglass.privacy.accounting import CHOICES, calibrate, compose
 from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import ExponentialMechanism
@@ -42,7 +43,6 @@ def split_curve(epsilon: float, sensitivity: float) -> dict:
 
 
 def _leaf_sums(epsilon: float, sensitivity: float, leaf_delta: float) -> LedgerEntry:
-    from dpglass.models._gbdt_releases import leaf_sum_entry
 
     return LedgerEntry(**leaf_sum_entry("leaf sums", epsilon, sensitivity, "", leaf_delta))
 
@@ -72,7 +72,7 @@ def newton_plan(x: float, n_trees: int, depth: int, split: str, split_share: flo
 
 def dpboost_plan(x: float, n_ensembles: int, depth: int, gradient_clip: float) -> list:
     """The entries of a DPBoost run whose ensembles spend ``x`` each (half on splits, half on leaves)."""
-    s, sens = x / (2 * depth), 3.0 * gradient_clip**2
+    s, sens = x / (2 * depth), dpboost_gain_sensitivity(gradient_clip)
     one = [LedgerEntry("split level", "exponential", epsilon=s, curve=split_curve(s, sens))] * depth
     one.append(LedgerEntry("leaf values", "laplace", epsilon=x / 2))
     return one * n_ensembles

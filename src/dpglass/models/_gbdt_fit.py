@@ -37,7 +37,9 @@ import numpy as np
 from scipy.special import expit
 
 from dpglass.models._gbdt_hist import Cells
-from dpglass.models._gbdt_releases import release_leaf_sums, release_leaf_values
+from dpglass.models._gbdt_releases import (
+    QUANTUM, dpboost_gain_sensitivity, dpboost_quantum, quantise, release_leaf_sums, release_leaf_values,
+)
 from dpglass.models._gbdt_trees import BinnedTree, leaf_index, random_structure
 from dpglass.privacy.mechanisms import ExponentialMechanism
 
@@ -113,15 +115,17 @@ def _grow(binned: Binned, rows, depth, utility, mech, rng, weights):
 
 
 def _abs_gradient_utility(gsums):
+    """``|G_L| + |G_R|`` from exact sums in :data:`QUANTUM` units, in gradient units (exact: a power of two)."""
     left, total = gsums
-    return np.abs(left) + np.abs(total - left)
+    return (np.abs(left) + np.abs(total - left)) * QUANTUM
 
 
 # ---------------------------------------------------------------- newton
 def _newton_leaves(leaf, n_leaves, g, h, eps_g, eps_h, rng, name, how, leaf_delta):
     """Noisy per-leaf gradient and Hessian sums, with their two ledger entries (``leaf_delta > 0``: Gaussian).
 
-    ``g``, ``h``: per entry of the table, the sums over its records (count times the record's term).
+    ``g``, ``h``: per entry of the table, the sums over its records (count times the record's
+    :func:`quantise`'d term, so every sum below is exact).
     """
     G, e1 = release_leaf_sums(np.bincount(leaf, g, minlength=n_leaves), epsilon=eps_g, sensitivity=1.0,
                               rng=rng, release=f"{name}: leaf gradient sums", delta=leaf_delta,
@@ -147,7 +151,7 @@ def fit_newton(binned: Binned, *, tree_eps, n_trees, depth, split, split_share, 
     eps_g, eps_h = tree_eps * (1 - sel) * (1 - hessian_share), tree_eps * (1 - sel) * hessian_share
     mech = ExponentialMechanism(tree_eps * sel / depth, 1.0) if sel else None
     p = np.full(n, 0.5)
-    G, H, entries = _newton_leaves(np.zeros(n, dtype=np.int64), 1, c * (p - y), c * (p * (1 - p)),
+    G, H, entries = _newton_leaves(np.zeros(n, dtype=np.int64), 1, c * quantise(p - y), c * quantise(p * (1 - p)),
                                    tree_eps * (1 - hessian_share), tree_eps * hessian_share, rng, "intercept", how,
                                    leaf_delta)
     init = float(np.clip(-G[0] / (max(H[0], 0.0) + reg_lambda), -max_leaf, max_leaf))
@@ -155,8 +159,9 @@ def fit_newton(binned: Binned, *, tree_eps, n_trees, depth, split, split_share, 
     trees = []
     for t in range(1, n_trees + 1):
         p = expit(F)
-        g = c * np.clip(p - y, -1.0, 1.0)  # an entry's gradient sum: its count times its records' gradient
-        h = c * np.clip(p * (1.0 - p), 0.0, 0.25)
+        # an entry's sums: its count times its records' quantised term (exact integers in QUANTUM units)
+        g = c * quantise(np.clip(p - y, -1.0, 1.0))
+        h = c * quantise(np.clip(p * (1.0 - p), 0.0, 0.25))
         feature, cut = _grow(binned, rows, depth, _abs_gradient_utility, mech, rng, [g])
         if mech is not None:
             entries += [dict(release=f"tree {t}: level {lev + 1} splits", mechanism="exponential",
@@ -173,9 +178,11 @@ def fit_newton(binned: Binned, *, tree_eps, n_trees, depth, split, split_share, 
 
 
 # --------------------------------------------------------------- dpboost
-def _dpboost_gain(gsums, csums, lam):
+def _dpboost_gain(gsums, csums, lam, quantum=1.0):
+    """``G_L^2/(m_L + lambda) + G_R^2/(m_R + lambda)``; the gradient sums in units of ``quantum``."""
     (gl, gt), (cl, ct) = gsums, csums
-    return gl**2 / (cl + lam) + (gt - gl) ** 2 / (ct - cl + lam)
+    gl, gr = gl * quantum, (gt - gl) * quantum  # exact: integers times a power of two
+    return gl**2 / (cl + lam) + gr**2 / (ct - cl + lam)
 
 
 def _select_counts(unused: np.ndarray, g: np.ndarray, k: int, K: int, mode: str, rng) -> np.ndarray:
@@ -207,23 +214,23 @@ def fit_dpboost(binned: Binned, *, ensemble_eps, n_trees, trees_per_ensemble, de
     F = np.zeros(n)
     K = trees_per_ensemble
     gstar = float(gradient_clip)
+    q = dpboost_quantum(gstar)  # gradients in units of q: every sum below is exact (docs/privacy.md)
     split_eps, leaf_eps = ensemble_eps / (2 * depth), ensemble_eps / 2
-    mech = ExponentialMechanism(split_eps, 3.0 * gstar**2)
+    mech = ExponentialMechanism(split_eps, dpboost_gain_sensitivity(gstar))
     trees, entries = [], []
     n_ens = math.ceil(n_trees / K)
     for e in range(n_ens):
         unused = np.asarray(binned.counts, dtype=np.int64).copy()
         for k in range(min(K, n_trees - e * K)):
-            t = e * K + k + 1
-            g = np.clip(expit(F) - y, -gstar, gstar)
-            taken = _select_counts(unused, g, k, K, subset_selection, rng)
+            u = quantise(np.clip(expit(F) - y, -gstar, gstar), q)
+            taken = _select_counts(unused, u * q, k, K, subset_selection, rng)
             unused -= taken
             rows = np.flatnonzero(taken)
             m_e = taken.astype(np.float64)
-            feature, cut = _grow(binned, rows, depth, lambda gs, cs: _dpboost_gain(gs, cs, reg_lambda), mech, rng,
-                                 [m_e * g, m_e])
+            feature, cut = _grow(binned, rows, depth, lambda gs, cs: _dpboost_gain(gs, cs, reg_lambda, q), mech,
+                                 rng, [m_e * u, m_e])
             leaf = leaf_index(binned.B[rows], feature, cut, depth)
-            G = np.bincount(leaf, (m_e * g)[rows], minlength=2**depth)
+            G = np.bincount(leaf, (m_e * u)[rows], minlength=2**depth) * q
             m = np.bincount(leaf, m_e[rows], minlength=2**depth)
             clip = gstar * (1.0 - learning_rate) ** k  # geometric leaf clipping (tree k of the ensemble)
             V = np.clip(-G / (m + reg_lambda), -clip, clip)
@@ -242,8 +249,8 @@ def _ensemble_entries(e, depth, mech, leaf_eps, gstar, lam, lr, mode, how) -> li
     why = ("a public random partition (parallel composition)" if mode == "random" else
            "per-record gradient pre-selection of unused records (docs/privacy.md: a record reaches one tree)")
     splits = [dict(release=f"ensemble {e}: level {lev + 1} splits of every tree", mechanism="exponential",
-                   epsilon=mech.epsilon, sensitivity=3.0 * gstar**2, guarantee="proven", curve=mech.curve,
-                   note=f"XGBoost gain with unit Hessians, sensitivity 3 g*^2 (g*={gstar:g}); trees on {why}; {how}")
+                   epsilon=mech.epsilon, sensitivity=mech.sensitivity, guarantee="proven", curve=mech.curve,
+                   note=f"XGBoost gain with unit Hessians, sensitivity 3 g*^2 plus float margin (g*={gstar:g}); trees on {why}; {how}")
               for lev in range(depth)]
     leaves = dict(release=f"ensemble {e}: leaf values of every tree", mechanism="laplace", epsilon=leaf_eps,
                   sensitivity=gstar / (1.0 + lam), guarantee="proven",

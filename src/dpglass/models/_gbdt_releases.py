@@ -13,15 +13,43 @@ import numpy as np
 
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, LaplaceMechanism
 
-__all__ = ["gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "release_leaf_sums", "release_leaf_values"]
+__all__ = [
+    "QUANTUM", "dpboost_gain_sensitivity", "dpboost_quantum", "gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "quantise", "release_leaf_sums",
+    "release_leaf_values",
+]
 
 #: Units of the grid below the noise scale: the grid is 2**-16 of it.
 GRID_OFFSET = 16
-#: Float slack on a sensitivity: a float sum of n terms of size <= 1 is within
-#: n**2 * 2**-53 of the exact sum (Higham 2002, Sec. 3.1), and so is a sum over
-#: the binned pattern table's m <= n entries of count * term (each product
-#: rounded once); for n <= 2**20 that is below 2**-13, far less than this margin.
-FLOAT_SLACK = 2.0**-12
+#: Every per-record term (a gradient in [-1, 1], a Hessian in [0, 1/4]) is
+#: rounded to a multiple of this fixed-point unit before it is summed (a
+#: per-record map: the rounded term is still a function of the record and the
+#: released model, and still bounded by 1 and 1/4).  In these units a term is
+#: an integer of magnitude <= 2**20, so every sum over fewer than 2**33 records
+#: (count times term per table entry, then over entries, in any order) is an
+#: integer below 2**53 and float64 adds it exactly: the sums, hence the split
+#: utilities and the leaf releases, carry no float error at all.
+QUANTUM = 2.0**-20
+
+
+def quantise(terms: np.ndarray, quantum: float = QUANTUM) -> np.ndarray:
+    """Per-record terms in units of ``quantum`` (a power of two): integer-valued float64, ``rint(t / quantum)``."""
+    return np.rint(np.asarray(terms, dtype=np.float64) / quantum)
+
+
+def dpboost_quantum(gradient_clip: float) -> float:
+    """DPBoost's fixed-point unit: ``2**(floor(log2 g*) - 19)``, so a gradient in [-g*, g*] is below 2**20 units."""
+    return 2.0 ** (math.floor(math.log2(gradient_clip)) - 19)
+
+
+def dpboost_gain_sensitivity(gradient_clip: float) -> float:
+    """The split gain's sensitivity as computed: ``(3 + 2**-10) g*^2``.
+
+    ``3 g*^2`` bounds the exact gain's change (docs/privacy.md); the gain is
+    computed in float64 from exact sums, within a relative ``2**-51`` of
+    itself, and it is below ``n g*^2``, so for fewer than ``2**38`` records
+    the two computed gains' errors add less than ``2**-10 g*^2``.
+    """
+    return (3.0 + 2.0**-10) * float(gradient_clip) ** 2
 
 
 def grid_for(sensitivity: float, epsilon: float) -> float:
@@ -30,8 +58,8 @@ def grid_for(sensitivity: float, epsilon: float) -> float:
 
 
 def _units_sensitivity(sensitivity: float, grid: float) -> int:
-    # |rint(a/g) - rint(b/g)| <= |a - b|/g + 1, with a float slack on |a - b|
-    return int(math.floor((sensitivity + FLOAT_SLACK) / grid)) + 1
+    # |rint(a/g) - rint(b/g)| <= |a - b|/g + 1; the sums are exact (QUANTUM), so |a - b| <= sensitivity
+    return int(math.floor(sensitivity / grid)) + 1
 
 
 #: Gaussian leaf sums: the grid is 2**-5 of the sensitivity (the l2 sensitivity in grid units is then
@@ -43,7 +71,7 @@ def gaussian_leaf_mechanism(epsilon: float, sensitivity: float, delta: float):
     """``(mechanism, grid)`` of a Gaussian leaf-sum release with the zCDP of a pure ``epsilon`` one.
 
     On the grid ``g = 2**(floor(log2 sensitivity) - 5)`` a record moves one
-    coordinate by at most ``k = floor((sensitivity + slack)/g) + 1`` units (l1 =
+    coordinate by at most ``k = floor(sensitivity/g) + 1`` units (l1 =
     l2: one leaf); the discrete Gaussian of ``sigma = k / epsilon`` units is
     ``epsilon**2 / 2``-zCDP, as much as a pure ``epsilon``-DP release, and
     its ledger pair is stated at ``delta`` (the tight accountants read the curve).
@@ -72,12 +100,13 @@ def leaf_sum_entry(release: str, epsilon: float, sensitivity: float, note: str, 
     )
 
 
-def release_leaf_sums(sums: np.ndarray, *, epsilon: float, sensitivity: float, rng, release: str, note: str,
+def release_leaf_sums(unit_sums: np.ndarray, *, epsilon: float, sensitivity: float, rng, release: str, note: str,
                       delta: float = 0.0):
     """Per-leaf sums of bounded per-record terms, noisy, on a public grid.
 
-    One record lies in one leaf, so it moves one coordinate of ``sums`` by at
-    most ``sensitivity`` (add/remove).  The sums are rounded to the grid ``g``
+    ``unit_sums`` are exact sums of :func:`quantise`'d terms (in
+    :data:`QUANTUM` units).  One record lies in one leaf, so it moves one
+    coordinate of the sums by at most ``sensitivity`` (add/remove), exactly.  The sums are rounded to the grid ``g``
     (:func:`grid_for`); in grid units the rounded vector moves by at most
     ``k = floor(sensitivity/g) + 1`` in l1, and discrete Laplace noise of
     parameter ``epsilon / k`` (:class:`DiscreteLaplaceMechanism`, sensitivity
@@ -91,7 +120,8 @@ def release_leaf_sums(sums: np.ndarray, *, epsilon: float, sensitivity: float, r
     else:
         g = grid_for(sensitivity, epsilon)
         mech = DiscreteLaplaceMechanism(float(epsilon), entry["curve"]["sensitivity"])
-    units = np.rint(np.asarray(sums, dtype=np.float64) / g)
+    # QUANTUM / g is a power of two: the product is exact, and so is rint
+    units = np.rint(np.asarray(unit_sums, dtype=np.float64) * (QUANTUM / g))
     noisy = np.asarray(mech.randomise(units, rng), dtype=np.float64)
     return noisy * g, entry
 

@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 
-from dpglass.models._gbdt_budget import leaf_delta
+from dpglass.models._gbdt_budget import leaf_delta, split_curve
+from dpglass.models._gbdt_releases import dpboost_gain_sensitivity, leaf_sum_entry
 
 __all__ = ["check_gbdt"]
 
@@ -30,8 +31,6 @@ def _expected_releases(p: dict, d_numeric: int, x: float, leaf_delta: float) -> 
     (their curve, like DPBoost's leaf values', is the pure pair: none).
     ``leaf_delta > 0``: Gaussian leaf sums stating their pair at it.
     """
-    from dpglass.models._gbdt_budget import split_curve
-    from dpglass.models._gbdt_releases import leaf_sum_entry
 
     def sums(release, eps, sens):
         e = leaf_sum_entry("", eps, sens, "", leaf_delta)
@@ -53,7 +52,7 @@ def _expected_releases(p: dict, d_numeric: int, x: float, leaf_delta: float) -> 
             out += [sums(f"tree {t}: leaf gradient sums", x * (1 - sel) * (1 - hs), 1.0),
                     sums(f"tree {t}: leaf Hessian sums", x * (1 - sel) * hs, 0.25)]
     else:
-        s, sens = x / (2 * D), 3.0 * float(p["gradient_clip"]) ** 2
+        s, sens = x / (2 * D), dpboost_gain_sensitivity(float(p["gradient_clip"]))
         for e in range(1, math.ceil(T / int(p["trees_per_ensemble"])) + 1):
             out += [(f"ensemble {e}: level {lev + 1} splits of every tree", "exponential", s, split_curve(s, sens), 0.0)
                     for lev in range(D)]

@@ -40,14 +40,13 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 
 import numpy as np
 from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpglass._validation import Interval
-from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError, UnprovenGuaranteeWarning
+from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
 from dpglass.models._gbdt_budget import budget, leaf_delta
 from dpglass.models._gbdt_fit import Binned, fit_dpboost, fit_newton
@@ -288,12 +287,6 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         from dpglass.aggregates import is_distributed
 
         if is_distributed(X) or is_distributed(y):
-            # a public fact (the input's type), not the data: partitioned tables are the large ones
-            warnings.warn(
-                "DPGradientBoostingClassifier: the leaf releases' float slack (2**-12) is proven for at most 2**20 "
-                "(about a million) records; beyond that the ledger's 'proven' is not covered (docs/privacy.md, "
-                "'DP gradient boosted trees'). Exact integer leaf sums would close the gap; until then, do not "
-                "publish a model of a larger table as proven.", UnprovenGuaranteeWarning, stacklevel=2)
             data = _DaskData.check(self, X, y)
             d = len(data.columns)
         else:
