@@ -19,7 +19,7 @@ from sklearn.linear_model import LogisticRegression
 
 from dpglass.aggregates import pattern_table
 from dpglass.audit import audit_mechanism
-from dpglass.exceptions import DataValidationError, InvalidParameterError
+from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
 from dpglass.models.logistic import (
     AUTO_ALPHA,
     CLASS_COUNT_SHARE,
@@ -192,8 +192,7 @@ def test_certified_gradient_bound_covers_the_exact_gradient(data):
     assert A.shape[0] < len(y)  # records do share rows: the weights matter
     beta = _minimise(A, ys, w, mu, c * TOL)
     s = 1.0 / (1.0 + np.exp((A * ys[:, None]) @ beta))
-    g = mu * beta - (A * ys[:, None]).T @ (w * s)
-    bound = _certified_gradient_bound(A, w, beta, s, g, mu)
+    bound = _certified_gradient_bound(A * ys[:, None], w, beta, s, mu)
     assert bound <= c * TOL
     # the gradient of the sum over the records, in extended precision (long double), is within the bound
     YAl = (_rows(X, True, c) * (2.0 * y - 1.0)[:, None]).astype(np.longdouble)
@@ -201,6 +200,19 @@ def test_certified_gradient_bound_covers_the_exact_gradient(data):
     sl = 1 / (1 + np.exp(YAl @ bl))
     gl = mu * bl - YAl.T @ sl
     assert float(np.sqrt((gl * gl).sum())) <= bound
+
+
+def test_ten_billion_records_of_twenty_thousand_rows_certify():
+    """The certified bound's float part grows like n log m (blocked sums), and the solver steps by the gradient
+    where F's float resolution hides the decrease: before both, this table raised SolverNotCertifiedError."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (20_000, 20)).astype(np.uint8)
+    y = (X[:, 0] ^ (rng.random(20_000) < 0.2)).astype(np.uint8)
+    table = pattern_table(X, y)
+    table.counts[:] = table.counts * (10**10 // 20_000)
+    release = dp_logistic_regression(table, None, epsilon=1.0, alpha=30.0, fit_intercept=True, data_norm=None,
+                                     tol=TOL, rng=rng)
+    assert release.coef[0] > 1.0  # the planted feature
 
 
 # -------------------------------------------------------------- (3) the grid
@@ -272,6 +284,22 @@ def test_to_dict_round_trip(data, tmp_path):
     loaded = load_model(tmp_path / "model.json")
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
     assert loaded.privacy_ledger_.total() == clf.privacy_ledger_.total() and str(loaded) == str(clf)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d["privacy_ledger"]["entries"][-1].update(scale=d["privacy_ledger"]["entries"][-1]["scale"] / 2),
+     "scale"),
+    (lambda d: d["privacy_ledger"]["entries"][-1].update(sensitivity=1e-3), "sensitivity"),
+    (lambda d: d.update(grid_step=d["grid_step"] / 2), "grid_step"),
+    (lambda d: d["coef"].__setitem__(0, d["coef"][0] + d["grid_step"] / 3), "coef"),
+    (lambda d: d["params"].update(alpha=1000.0), "scale|sensitivity"),  # a claim the release's noise does not meet
+])
+def test_coefficient_release_is_recomputed_on_load(data, edit, match):
+    X, y = data
+    d = json.loads(json.dumps(DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y).to_dict()))
+    edit(d)
+    with pytest.raises(ModelFileError, match=match):
+        DPLogisticRegression.from_dict(d)
 
 
 # ------------------------------------------------- (5) n = 0, 1, one class

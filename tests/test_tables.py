@@ -9,7 +9,7 @@ import pytest
 
 from dpglass import exceptions
 from dpglass.cli import main
-from dpglass.models import DPPipeline, DPRuleListClassifier, load_model
+from dpglass.models import DPPipeline, DPRuleListClassifier, SmoothBoostClassifier, load_model
 from dpglass.registry import list_estimators
 from dpglass.schema import Schema, categorical, ignore, load_schema, numeric, schema_template
 
@@ -80,6 +80,21 @@ def test_printout_speaks_in_the_tables_terms():
     text = str(model)
     assert "age>" in text or "occupation=" in text or "hours>" in text
     assert ">50K" in text
+
+
+@pytest.mark.parametrize("model", [
+    SmoothBoostClassifier(),  # with the pipeline's delta: a tight accountant and its calibrated rounds
+    DPRuleListClassifier(mechanism="certified-pf", max_length=2, count_noise="gaussian", accountant="rdp"),
+])
+def test_pipeline_composes_with_the_models_accountant(model):
+    frame = _raw(800)
+    fitted = DPPipeline(schema=SCHEMA, model=model, epsilon=1.0, random_state=0)
+    fitted.fit(frame.drop(columns="income"), frame["income"])
+    ledger = fitted.privacy_ledger_
+    assert ledger.accountant == fitted.model_.privacy_ledger_.accountant != "basic"
+    assert ledger.total()[0] <= 1.0 * (1 + 1e-9)
+    again = DPPipeline.from_dict(json.loads(json.dumps(fitted.to_dict())))
+    assert again.privacy_ledger_.total() == ledger.total()
 
 
 def test_inline_schema_and_missing_description(tmp_path, capsys):

@@ -388,3 +388,19 @@ def test_a_forged_entry_sensitivity_is_refused(make, tmp_path, binary_data):
     (tmp_path / "m.json").write_text(json.dumps(data))
     with pytest.raises(ModelFileError, match="sensitivity"):
         load_model(tmp_path / "m.json")
+
+
+@pytest.mark.parametrize("model, key, value", [
+    ("SmoothBoostClassifier", "records_estimate", 10**400),
+    ("DPLogisticRegression", "class_counts", [10**400, 3]),
+])
+def test_counts_beyond_any_table_are_a_model_file_error(model, key, value):
+    import dpglass.models as models
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (300, 5)).astype(np.uint8)
+    cls = getattr(models, model)
+    d = json.loads(json.dumps(cls(epsilon=1.0, random_state=0).fit(X, X[:, 0]).to_dict()))
+    d[key] = value  # JSON holds integers of any size; float() of this one overflows
+    with pytest.raises(ModelFileError, match=key):
+        cls.from_dict(d)

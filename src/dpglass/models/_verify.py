@@ -108,7 +108,15 @@ def _is_int(v) -> bool:
 
 
 def _is_num(v) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+    try:
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+    except OverflowError:  # an integer beyond float range (JSON allows 10**400)
+        return False
+
+
+def _is_count(v) -> bool:
+    """A released noisy count: an integer of int64 size (anything larger is not a count a fit writes)."""
+    return _is_int(v) and abs(v) < 2**62
 
 
 def _close(a, b) -> bool:
@@ -692,7 +700,7 @@ def _check_records_count(data: dict, ctx: _Context, delta: float) -> dict | None
         if estimate is not None:
             _fail("records_estimate", f"is {estimate!r}", "null (n_rounds is not resolved from a count here)")
         return None
-    if not _is_int(estimate):
+    if not _is_count(estimate):
         _fail("records_estimate", f"is {estimate!r}", "the released noisy count of records (an integer)")
     eps0 = float(p["epsilon"]) * AUTO_COUNT_SHARE
     if ctx.ledger is not None:
@@ -870,6 +878,35 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
         if not _close(eps, ctx.ledger.epsilon):
             _fail("privacy_ledger.entries", f"spend epsilon={eps!r}",
                   f"the whole budget epsilon={ctx.ledger.epsilon!r} (objective perturbation)")
+        _check_logistic_coefficients(data, ctx)
+
+
+def _check_logistic_coefficients(data: dict, ctx: _Context) -> None:
+    """The coefficient entry's epsilon, sensitivity and scale, and the file's grid step, are recomputed from the
+    parameters (``coefficient_calibration``): a file cannot claim more noise than its parameters give."""
+    from dpglass.models.logistic import AUTO_ALPHA, CLASS_COUNT_SHARE, MECHANISM, coefficient_calibration
+
+    e, p = ctx.entries[-1], ctx.params
+    if e.get("mechanism") != MECHANISM:
+        return  # older mechanisms are refused by name elsewhere
+    eps = float(p["epsilon"])
+    coef_eps = eps * (1 - CLASS_COUNT_SHARE) if "class_counts" in data and p.get("fit_intercept", True) else eps
+    alpha = AUTO_ALPHA / eps if p.get("alpha") == "auto" else p.get("alpha")
+    if not _is_num(alpha) or alpha <= 0 or not _is_num(p.get("tol")) or p["tol"] < 0:
+        _fail("params", f"have alpha={p.get('alpha')!r}, tol={p.get('tol')!r}", "alpha > 0 or 'auto', tol >= 0")
+    try:
+        _, cal = coefficient_calibration(epsilon=coef_eps, alpha=alpha, data_norm=p.get("data_norm"),
+                                         tol=p["tol"], n_coef=ctx.d + int(bool(p.get("fit_intercept", True))))
+    except (InvalidParameterError, TypeError, ValueError) as err:
+        _fail("params", f"give no coefficient release ({err})", "the parameters of a fit that ran")
+    field = f"privacy_ledger.entries[{len(ctx.entries) - 1}]"
+    for key, want in (("epsilon", coef_eps), ("sensitivity", cal.l1_sensitivity), ("scale", cal.scale)):
+        if not (_is_num(e.get(key)) and _close(e[key], want)):
+            _fail(f"{field}.{key}", f"is {e.get(key)!r}", f"{want!r}, recomputed from the parameters")
+    if data.get("grid_step") != cal.grid_step:
+        _fail("grid_step", f"is {data.get('grid_step')!r}", f"{cal.grid_step!r}, recomputed from the parameters")
+    if not all(float(v / cal.grid_step).is_integer() for v in data.get("coef", [])):
+        _fail("coef", "has values off the grid", f"multiples of grid_step = {cal.grid_step!r} (the release's grid)")
 
 
 def _check_logistic_offset(data: dict, ctx: _Context) -> None:
@@ -882,7 +919,7 @@ def _check_logistic_offset(data: dict, ctx: _Context) -> None:
         if counts is not None:
             _fail("class_counts", f"is {counts!r}", "null with fit_intercept=false")
         return
-    if not (isinstance(counts, list) and len(counts) == 2 and all(_is_int(c) for c in counts)):
+    if not (isinstance(counts, list) and len(counts) == 2 and all(_is_count(c) for c in counts)):
         _fail("class_counts", f"is {counts!r}", "the two released noisy class counts (integers)")
     grid, step = _need_num(data, "intercept_grid", "intercept_grid"), _need_num(data, "grid_step", "grid_step")
     if not (step > 0 and float(grid / step).is_integer()):

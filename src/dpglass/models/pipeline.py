@@ -136,7 +136,10 @@ class DPPipeline(BinaryClassifierBase):
             params["delta"] = self.delta
         model = clone(self.model).set_params(**params).fit(Xenc, y)
         inner = model.privacy_ledger_
-        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=inner.delta, replayable=is_replayable(rng))
+        # the model's accountant composes the encoding's pure releases too: each moves every Renyi order (or the
+        # PLD) by at most its epsilon, so the total stays within the encoding's epsilon plus the model's total
+        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=inner.delta, accountant=inner.accountant,
+                               replayable=is_replayable(rng))
         for e in entries:
             ledger.spend(**e)
         for e in inner:
