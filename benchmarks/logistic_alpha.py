@@ -31,7 +31,8 @@ import itertools
 
 import numpy as np
 
-from dpglass.models.logistic import _minimise, _rows, default_data_norm
+from dpglass.models._logistic_solver import RowBlocks, minimise, scaled_rows
+from dpglass.models.logistic import default_data_norm
 from dpglass.privacy.objective_perturbation import (
     output_perturbation_calibration, release_on_grid, snap_to_grid,
 )
@@ -63,14 +64,14 @@ def fits(X, y, Xt, yt, rng, offset=False):
     """Accuracy per (alpha, epsilon), averaged over noise draws."""
     p = X.shape[1] + 1
     c = default_data_norm(p)
-    A = _rows(X, True, c)
+    A = scaled_rows(X, True, c)
     At = np.column_stack([Xt, np.ones(Xt.shape[0])]).astype(np.float64)
     ys = 2.0 * y - 1.0
     out = {}
     for alpha in ALPHAS:
         mu = alpha * c * c
         if not offset:
-            beta = _minimise(A, ys, np.ones(len(ys)), mu, c * 1e-4)
+            beta = minimise(RowBlocks.dense(A, ys, np.ones(len(ys))), mu, c * 1e-4)
         for eps in EPSILONS:
             e_coef = eps * (1 - OFFSET_SHARE) if offset else eps
             cal = output_perturbation_calibration(epsilon=e_coef, regularization=mu, row_norm=c, n_coef=p,
@@ -83,7 +84,7 @@ def fits(X, y, Xt, yt, rng, offset=False):
                     n1 = max(y.sum() + rng.laplace(0, 1 / e_b), 1.0)
                     n0 = max((1 - y).sum() + rng.laplace(0, 1 / e_b), 1.0)
                     b = float(np.clip(np.log(n1 / n0), -5, 5))
-                    beta = _minimise(A, ys, np.ones(len(ys)), mu, c * 1e-4, offset=b)
+                    beta = minimise(RowBlocks.dense(A, ys, np.ones(len(ys))), mu, c * 1e-4, offset=b)
                 k = snap_to_grid(beta, cal.grid_step)
                 accs.append(np.mean(((At @ release_on_grid(k, cal, rng) + b) > 0) == yt))
             out[alpha, eps] = float(np.mean(accs))

@@ -5,8 +5,9 @@ Generates seeded synthetic data with a planted rule list as parquet files
 runs), then, for each size:
 
 * in memory (a fresh process per model): the parquet files read into one
-  uint8 matrix, then ``DPRuleListClassifier`` or ``SmoothBoostClassifier``
-  (stumps) at epsilon = 1: fit time, and peak memory = the input plus the
+  uint8 matrix, then ``DPRuleListClassifier``, ``SmoothBoostClassifier``
+  (stumps), ``DPGradientBoostingClassifier`` or ``DPLogisticRegression`` at
+  epsilon = 1 (their defaults otherwise): fit time, and peak memory = the input plus the
   growth of the process's peak RSS during the fit, as a multiple of the
   input's size as uint8 (n x 50 bytes);
 * through Dask (a fresh process): a LocalCluster of 2 worker processes (1
@@ -85,13 +86,17 @@ def generate(n: int, root: Path, seed: int = 0) -> Path:
 
 # ------------------------------------------------------------------- models
 def _models():
-    from dpglass.models import DPRuleListClassifier, SmoothBoostClassifier
+    from dpglass.models import (
+        DPGradientBoostingClassifier, DPLogisticRegression, DPRuleListClassifier, SmoothBoostClassifier,
+    )
 
     return {
         # certified-pf: the default when the README's scale table was measured (now errors-pf)
         "rule list": lambda: DPRuleListClassifier(epsilon=1.0, mechanism="certified-pf", classes=[0, 1],
                                                   random_state=0),
         "stumps": lambda: SmoothBoostClassifier(epsilon=1.0, classes=[0, 1], random_state=0),
+        "dp-gbdt": lambda: DPGradientBoostingClassifier(epsilon=1.0, classes=[0, 1], random_state=0),
+        "dp-lr": lambda: DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0),
     }
 
 
@@ -202,7 +207,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", nargs="+", default=["1e6", "1e7"], help="sizes (default 1e6 1e7)")
     ap.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "dpglass-scale"))
-    ap.add_argument("--models", default="rule list,stumps", help="comma-separated: 'rule list', 'stumps'")
+    ap.add_argument("--models", default="rule list,stumps,dp-gbdt,dp-lr",
+                    help="comma-separated: 'rule list', 'stumps', 'dp-gbdt', 'dp-lr'")
     ap.add_argument("--max-memory-rows", type=float, default=2e7, help="skip the in-memory fit above this")
     ap.add_argument("--no-memory", action="store_true", help="skip every in-memory fit")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)

@@ -20,6 +20,7 @@ from sklearn.linear_model import LogisticRegression
 from dpglass.aggregates import pattern_table
 from dpglass.audit import audit_mechanism
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
+from dpglass.models._logistic_solver import RowBlocks, certified_gradient_bound, minimise, scaled_rows
 from dpglass.models.logistic import (
     AUTO_ALPHA,
     CLASS_COUNT_SHARE,
@@ -27,9 +28,6 @@ from dpglass.models.logistic import (
     class_offset,
     MECHANISM,
     DPLogisticRegression,
-    _certified_gradient_bound,
-    _minimise,
-    _rows,
     default_data_norm,
     dp_logistic_regression,
 )
@@ -64,14 +62,14 @@ def _f_hat(X, y, alpha, fit_intercept=True, data_norm=None, tol=TOL):
     p = X.shape[1] + int(fit_intercept)
     c = default_data_norm(p) if data_norm is None else data_norm
     A, ys, w = _table_rows(X, y, fit_intercept, c)  # what the release solves on: the pattern table
-    beta = _minimise(A, ys, w, alpha * c * c, c * tol)
+    beta = minimise(RowBlocks.dense(A, ys, w), alpha * c * c, c * tol)
     return c * beta, beta, c
 
 
 def _table_rows(X, y, fit_intercept, c):
     """The solver's input: the distinct (row, label) pairs, scaled, with their record counts."""
     t = pattern_table(np.asarray(X), np.asarray(y, dtype=np.uint8))
-    return _rows(t.unpack(), fit_intercept, c), 2.0 * t.labels - 1.0, t.counts.astype(float)
+    return scaled_rows(t.unpack(), fit_intercept, c), 2.0 * t.labels - 1.0, t.counts.astype(float)
 
 
 # ------------------------------------------------------------ (1) the audit
@@ -176,10 +174,10 @@ def test_row_scaling_and_shrinking():
     X = np.array([[1, 1, 1, 1], [1, 0, 0, 0], [0, 0, 0, 0]], dtype=np.uint8)
     c = default_data_norm(5)
     assert c >= math.sqrt(5)
-    A = _rows(X, True, c)
+    A = scaled_rows(X, True, c)
     np.testing.assert_array_equal(A[1:], np.column_stack([X[1:], np.ones(2)]))  # 0/1 rows kept as they are
     assert np.all(np.linalg.norm(A, axis=1) <= c)
-    A = _rows(X, True, 1.5)  # a smaller public bound: the first row is shrunk to it (just below)
+    A = scaled_rows(X, True, 1.5)  # a smaller public bound: the first row is shrunk to it (just below)
     assert np.linalg.norm(A, axis=1).max() == pytest.approx(1.5) and np.linalg.norm(A, axis=1).max() <= 1.5
     assert np.linalg.norm(A[1]) == pytest.approx(math.sqrt(2))
 
@@ -191,12 +189,12 @@ def test_certified_gradient_bound_covers_the_exact_gradient(data):
     mu = 1.0 * c * c
     A, ys, w = _table_rows(X, y, True, c)
     assert A.shape[0] < len(y)  # records do share rows: the weights matter
-    beta = _minimise(A, ys, w, mu, c * TOL)
+    beta = minimise(RowBlocks.dense(A, ys, w), mu, c * TOL)
     s = 1.0 / (1.0 + np.exp((A * ys[:, None]) @ beta))
-    bound = _certified_gradient_bound(A * ys[:, None], w, beta, s, mu)
+    bound = certified_gradient_bound(RowBlocks.dense(A, ys, w), beta, s, mu)
     assert bound <= c * TOL
     # the gradient of the sum over the records, in extended precision (long double), is within the bound
-    YAl = (_rows(X, True, c) * (2.0 * y - 1.0)[:, None]).astype(np.longdouble)
+    YAl = (scaled_rows(X, True, c) * (2.0 * y - 1.0)[:, None]).astype(np.longdouble)
     bl = beta.astype(np.longdouble)
     sl = 1 / (1 + np.exp(YAl @ bl))
     gl = mu * bl - YAl.T @ sl

@@ -22,6 +22,7 @@ from scipy.special import expit
 from dpglass._validation import Interval
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._logistic_solver import RowBlocks, SolverNotCertifiedError, minimise
 from dpglass.privacy.ledger import PrivacyLedger, ledger_of
 from dpglass.privacy.objective_perturbation import (
     OutputPerturbationCalibration,
@@ -55,17 +56,7 @@ CLASS_COUNT_SHARE = 0.1
 OFFSET_LIMIT = 8.0
 #: Default certified gradient-norm tolerance (in the scaled-row coordinates).
 DEFAULT_TOL = 1e-4
-#: Newton iterations before giving up (never reached in practice; see docs).
-MAX_ITER = 500
 MECHANISM = "output-perturbation (discrete laplace)"
-
-_U = 2.0**-53  # unit roundoff of float64
-_EXPIT_ULPS = 8.0  # assumed relative error of scipy.special.expit, in units of _U
-_SHRINK = 1.0 - 2.0**-30  # rows are kept at norm <= data_norm * _SHRINK (margin for the float norm)
-
-
-class SolverNotCertifiedError(RuntimeError):
-    """The solver did not reach a certified gradient norm: nothing is released."""
 
 
 @dataclass(frozen=True)
@@ -85,159 +76,6 @@ class DPLogisticRelease:
 def default_data_norm(n_coef: int) -> float:
     """``sqrt(n_coef)`` rounded up: the largest norm of a 0/1 row (with the intercept's 1)."""
     return math.nextafter(math.sqrt(n_coef), math.inf)
-
-
-def _rows(X01, fit_intercept: bool, c: float) -> np.ndarray:
-    """The rows ``x_i`` (original scale, intercept column 1), shrunk so that ``||x_i|| <= c``.
-
-    A row whose float norm exceeds ``c * (1 - 2**-30)`` is multiplied by
-    ``c (1 - 2**-30) / norm``; the margin ``2**-30`` covers the rounding of the
-    norm (relative error below ``p * 2**-53``), so every returned row has exact
-    Euclidean norm ``<= c``.  Per-record and data-independent in form.
-    """
-    X = np.asarray(X01, dtype=np.float64)
-    if fit_intercept:
-        X = np.column_stack([X, np.ones(X.shape[0])])
-    if X.shape[0]:
-        norms = np.linalg.norm(X, axis=1)
-        limit = c * _SHRINK
-        big = norms > limit
-        if big.any():
-            X = X.copy()
-            X[big] *= (limit / norms[big])[:, None]
-    return X
-
-
-def _objective(YA, w, beta, mu, yb=0.0):
-    return float(w @ np.logaddexp(0.0, -(YA @ beta + yb))) + 0.5 * mu * float(beta @ beta)
-
-
-#: A Newton decrement below this fraction of |F| is under F's float resolution (see :func:`_minimise`).
-_FLAT = 2.0**-30
-#: Rows per block of :func:`_blocked_sum`'s tree.
-_BLOCK = 64
-
-
-def _blocked_sum(T: np.ndarray) -> tuple[np.ndarray, int]:
-    """``(column sums of T, levels)``: sums of :data:`_BLOCK` rows at a time, then of those, until one row.
-
-    Each level's partial sums have ``_BLOCK - 1`` additions, so the result is
-    within ``gamma_{levels (_BLOCK - 1)}`` times the sum of ``|T|`` of the
-    exact sums (Higham 2002, Lemma 3.3), whatever order NumPy adds a block in:
-    ``levels`` grows like ``log_64`` of the rows, where one dot product's
-    bound grows like the rows.
-    """
-    levels = 0
-    while T.shape[0] > 1:
-        pad = (-T.shape[0]) % _BLOCK
-        if pad:
-            T = np.concatenate([T, np.zeros((pad, T.shape[1]))])
-        T = T.reshape(-1, _BLOCK, T.shape[1]).sum(axis=1)
-        levels += 1
-    return (T[0] if T.shape[0] else np.zeros(T.shape[1])), levels
-
-
-def _certified_gradient_bound(YA, w, beta, s, mu, offset: float = 0.0) -> float:
-    """A rigorous upper bound on ``||grad F(beta)||``, from its own float evaluation.
-
-    ``F(beta) = sum_e w_e log(1 + exp(-(y_e beta.a_e + y_e offset))) + (mu/2)||beta||^2``
-    over the distinct rows ``a_e`` (``YA`` holds ``y_e a_e``) with integer
-    weights ``w_e`` (their record counts, exact in float64), so that
-    ``grad F`` is the gradient of the sum over the records; ``s`` is
-    ``expit(-margins)`` evaluated in float64.  The gradient is evaluated as
-    ``mu beta - v`` with ``v`` summed by :func:`_blocked_sum`.  Standard error
-    bounds (Higham 2002, Section 3.1), valid for any summation order:
-    ``|fl(a.b) - a.b| <= gamma_k |a|.|b|``, ``gamma_k = k u/(1 - k u)``;
-    ``expit`` within ``_EXPIT_ULPS`` units of roundoff (relative); ``sigma``
-    is 1/4-Lipschitz; each term ``fl(fl(w s) y a)`` within ``gamma_2``.  The
-    bound is evaluated in float itself, then inflated by 1%, far more than
-    its own rounding.  Its float part grows like ``n log m``, not ``n m``:
-    tables of 10**9 records and 10**5 distinct rows still certify
-    (docs/privacy.md, "DP logistic regression").
-    """
-    p = YA.shape[1]
-    gam = lambda k: k * _U / (1.0 - k * _U)  # noqa: E731
-    absA = np.abs(YA)
-    err_m = gam(p + 1) * (absA @ np.abs(beta) + abs(offset))  # |m^ - m|, the offset's addition included
-    err_s = _EXPIT_ULPS * _U * s + 0.25 * err_m + 1e-300  # |s^ - sigma(-m)|
-    ws = w * s
-    v, levels = _blocked_sum(YA * ws[:, None])
-    g = mu * beta - v
-    # |v^ - sum_e w_e y_e a_e sigma(-m_e)|: the blocked sum, the products w s y a, the errors of s
-    err_v = (gam(levels * (_BLOCK - 1)) + gam(2)) * (absA.T @ ws) + absA.T @ (w * err_s)
-    err = err_v + 2.0 * _U * (mu * np.abs(beta) + np.abs(g))  # the product mu*beta and the subtraction
-    return 1.01 * (float(np.linalg.norm(g)) + float(np.linalg.norm(err)))
-
-
-def _smaller_gradient(YA, w, mu, yb, beta, candidate, norm):
-    """``candidate`` if its (float) gradient norm is below ``norm``, else ``beta`` (the solver's last resort when
-    the objective's float resolution hides a decrease near the minimiser of a large table)."""
-    s = expit(-(YA @ candidate + yb))
-    return candidate if float(np.linalg.norm(mu * candidate - YA.T @ (w * s))) < norm else beta
-
-
-def _minimise(A, ys, w, mu: float, tol: float, max_iter: int = MAX_ITER, offset: float = 0.0) -> np.ndarray:
-    """Damped Newton for ``F(beta) = sum_e w_e log(1 + exp(-y_e (beta.a_e + offset))) + (mu/2)||beta||^2``.
-
-    ``offset`` is a public constant (the released log-odds of the classes, or 0).
-
-    ``A`` holds the distinct rows of the data, ``ys`` their labels in
-    ``{-1, +1}`` and ``w`` their record counts: ``F`` is the sum over the
-    records, grouped.  Returns a point whose gradient norm is *certified*
-    ``<= tol`` (:func:`_certified_gradient_bound`), so it is within
-    ``tol/mu`` of the minimiser.  ``F`` is ``mu``-strongly convex and smooth:
-    Newton with Armijo backtracking converges globally and quadratically near
-    the minimiser.  With no rows, ``F = (mu/2)||beta||^2`` and ``beta = 0``
-    is returned at once.
-
-    Raises
-    ------
-    SolverNotCertifiedError
-        If no certified point is found in ``max_iter`` iterations.
-    """
-    p = A.shape[1]
-    YA = A * ys[:, None]
-    w = np.asarray(w, dtype=np.float64)
-    yb = ys * float(offset)
-    beta = np.zeros(p)
-    value = _objective(YA, w, beta, mu, yb)
-    for _ in range(max_iter + 1):
-        s = expit(-(YA @ beta + yb))  # sigma(-m_e)
-        g = mu * beta - YA.T @ (w * s)
-        if float(np.linalg.norm(g)) <= 0.5 * tol and _certified_gradient_bound(YA, w, beta, s, mu, offset) <= tol:
-            return beta
-        H = A.T @ (A * (w * (s * (1.0 - s)))[:, None])
-        H[np.diag_indices_from(H)] += mu
-        step = np.linalg.solve(H, g)  # H is symmetric positive definite (>= mu I)
-        decrement = float(g @ step)
-        if decrement <= _FLAT * (abs(value) + 1.0):
-            # the expected decrease is below the float resolution of F (~ n log 2 on a large table), where the
-            # line search reads noise: near the minimiser, judge the full Newton step by its gradient instead
-            candidate = _smaller_gradient(YA, w, mu, yb, beta, beta - step, float(np.linalg.norm(g)))
-            if candidate is not beta:
-                beta, value = candidate, _objective(YA, w, candidate, mu, yb)
-                continue
-        t = 1.0
-        while True:
-            candidate = beta - t * step
-            new_value = _objective(YA, w, candidate, mu, yb)
-            if new_value <= value - 0.25 * t * decrement:
-                break
-            t *= 0.5
-            if t < 1e-12:  # no float decrease left: keep the best point found
-                candidate, new_value = beta, value
-                break
-        if candidate is beta:
-            s = expit(-(YA @ beta + yb))
-            g = mu * beta - YA.T @ (w * s)
-            if _certified_gradient_bound(YA, w, beta, s, mu, offset) <= tol:
-                return beta
-            break
-        beta, value = candidate, new_value
-    raise SolverNotCertifiedError(
-        "The Newton solver did not reach a certified gradient norm <= tol; nothing was released. "
-        "Use a larger tol (the sensitivity grows only by 2*tol/alpha)."
-    )
 
 
 def coefficient_calibration(*, epsilon, alpha, data_norm, tol, n_coef) -> tuple[float, OutputPerturbationCalibration]:
@@ -302,9 +140,8 @@ def dp_logistic_regression(
         raise InvalidParameterError("There is nothing to fit: no features and no intercept.")
     c, cal = coefficient_calibration(epsilon=epsilon, alpha=alpha, data_norm=data_norm, tol=tol, n_coef=p)
     mu, tol_beta = float(alpha) * c * c, c * float(tol)  # what the calibration assumed of the solver
-    A = _rows(table.unpack(), bool(fit_intercept), c)  # the per-record map, on each distinct row
-    ys = 2.0 * table.labels.astype(np.float64) - 1.0
-    beta = _minimise(A, ys, table.counts.astype(np.float64), mu, tol_beta, offset=float(offset))
+    rows = RowBlocks.from_table(table, bool(fit_intercept), c)  # the per-record map, a block of distinct rows at a time
+    beta = minimise(rows, mu, tol_beta, offset=float(offset))
     k = snap_to_grid(beta, cal.grid_step)
     theta = release_on_grid(k, cal, rng)
 
