@@ -116,6 +116,23 @@ def test_teacher_ensembles_through_dask(dask_client, binary_parquet, cls, params
     assert again.to_dict() == in_memory.to_dict()
 
 
+def test_cli_takes_the_public_part_through_dask(dask_client, binary_parquet, tmp_path, capsys):
+    from dpglass.cli import main
+    from dpglass.privacy.rng import check_random_state, spawn
+
+    df, glob, public = binary_parquet
+    public_csv = tmp_path / "public.csv"
+    pd.DataFrame(public, columns=FEATURES).to_csv(public_csv, index=False)
+    out = tmp_path / "model.json"
+    rc = main(["fit", "--data", glob, "--target", "y", "--model", "subsample-aggregate", "--epsilon", "2",
+               "--public", str(public_csv), "--scheduler", dask_client.scheduler.address, "--seed", "3",
+               "--out", str(out)])
+    assert rc == 0 and "public part: 300 records" in capsys.readouterr().out
+    ref = SubsampleAggregateClassifier(epsilon=2.0, random_state=spawn(check_random_state(3), 2)[1])
+    ref.fit(df[FEATURES], df["y"], X_public=pd.DataFrame(public, columns=FEATURES))
+    assert json.loads(out.read_text()) == json.loads(json.dumps(ref.to_dict()))
+
+
 @pytest.mark.parametrize("model", [DPLogisticRegression(), DPRuleListClassifier(max_length=3)],
                          ids=["logistic", "rule-list"])
 def test_pipeline_through_dask_reads_counts_then_the_inner_model_fits_on_the_encoded_partitions(

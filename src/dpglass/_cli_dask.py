@@ -41,8 +41,8 @@ def _client(scheduler: str | None):
                                     f"got {scheduler!r}.")
 
 
-def cmd_fit(args, *, make_params, build_model) -> int:
-    """The Dask branch of ``dpglass fit`` (``make_params`` and ``build_model`` come from the CLI)."""
+def cmd_fit(args, *, make_params, build_model, public_part) -> int:
+    """The Dask branch of ``dpglass fit`` (``make_params``, ``build_model`` and ``public_part`` come from the CLI)."""
     try:
         import dask.dataframe as dd
         from dpglass.aggregates import dask_backend
@@ -88,15 +88,19 @@ def cmd_fit(args, *, make_params, build_model) -> int:
     X, y = frame.drop(columns=[args.target]), frame[args.target]
     if numeric and "bounds" not in params:
         model.set_params(bounds=_bounds(args.bounds, args.binary, [str(c) for c in X.columns], args.data))
+    # the declared public part (a small CSV, read on the client): the teacher ensembles label it
+    extra = {"X_public": public_part(args, X, spec)} if args.public else {}
     with _client(args.scheduler) as client:
         print(f"Dask scheduler {getattr(client.scheduler, 'address', args.scheduler)}: reducing "
               f"{X.npartitions} partitions")
         with dask_backend.progress_bar():
-            model.fit(X, y)
+            model.fit(X, y, **extra)
     # the number of records is private: it is not printed
     bounded = sum(b is not None for b in getattr(model, "bounds_", None) or [])
     what = f"{bounded} numeric with public bounds, {X.shape[1] - bounded} 0/1" if bounded else "binary"
     print(f"\n{spec.name} on {args.data} (through Dask): {X.shape[1]} {what} features\n")
+    if args.public:
+        print(f"public part: {len(extra['X_public'])} records of {args.public} (declared public: not protected)\n")
     print(model)
     if hasattr(model, "privacy_ledger_"):
         ledger = model.privacy_ledger_

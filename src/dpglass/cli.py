@@ -207,11 +207,10 @@ def _cmd_fit(args) -> int:
     check_out_path(args.out)  # before any training
     from dpglass import _cli_dask
 
-    if args.public and (args.schema or _cli_dask.wants_dask(args)):
-        raise InvalidParameterError("--public takes 0/1 columns fitted in memory: not with --schema, parquet files "
-                                    "or --scheduler.")
+    if args.public and args.schema:
+        raise InvalidParameterError("--public takes the 0/1 columns of the training data: not with --schema.")
     if _cli_dask.wants_dask(args):  # parquet files or --scheduler: fit through Dask
-        return _cli_dask.cmd_fit(args, make_params=_model_params, build_model=_build_model)
+        return _cli_dask.cmd_fit(args, make_params=_model_params, build_model=_build_model, public_part=_public_part)
     if args.test_size is None:
         args.test_size = 0.3
     X, y, source, schema = _load_fit_data(args)
