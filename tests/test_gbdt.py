@@ -223,6 +223,62 @@ def test_dpboost_gain_float_error_is_inside_its_margin():
             assert 2 * abs(Fraction(float(got[0])) - exact) < margin
 
 
+def test_split_sums_are_exact_across_many_features_at_billions_of_records():
+    """Review finding: one prefix sum across every feature's bins reached d * n * 2**20; in int64 the left sums
+    are exact, so a neighbour moves a split utility by at most 1 exactly (40 features, 5e9 records)."""
+    from dpglass.models._gbdt_fit import Binned, _abs_gradient_utility, _left_sums
+
+    rng = np.random.default_rng(0)
+    d, m = 40, 200
+    B = rng.integers(0, 2, (m, d)).astype(np.uint8)
+    labels = (rng.uniform(size=m) < 0.8).astype(np.int64)
+    B[:, -1] = labels
+    counts = rng.integers(2**24, 2**25, m).astype(np.int64)
+    p = np.where(labels == 1, rng.uniform(0, 1e-3, m), 1.0 - rng.uniform(0, 1e-3, m))
+    u = quantise(np.clip(p - labels, -1, 1))
+    binned = Binned(B, np.ones(d, dtype=np.int64), labels, counts)
+    cf, cc = binned.candidates()
+
+    def utility(c):
+        hist = binned.cells.histograms(np.zeros(m, dtype=np.int64), 1, [c.astype(np.float64) * u])[0]
+        return _abs_gradient_utility(_left_sums(hist, binned, cf, cc))[0]
+
+    exact = np.array([int(c) * int(x) for c, x in zip(counts, u)], dtype=object)
+    left = _left_sums(binned.cells.histograms(np.zeros(m, dtype=np.int64), 1, [counts * u])[0], binned, cf, cc)[0]
+    assert [int(v) for v in left[0]] == [sum(exact[B[:, f] <= c]) for f, c in zip(cf, cc)]
+    base = utility(counts)
+    for i in range(0, m, 20):
+        moved = counts.copy()
+        moved[i] += 1
+        assert np.max(np.abs(utility(moved) - base)) <= 1.0
+
+
+def test_leaf_units_stay_in_the_samplers_range_whatever_n():
+    """Review finding: at tree epsilon 50 a sum of 2**32 records was above 2**52 grid units and fit raised,
+    a failure that depended on n; the units are clipped to +-2**52 (public, 1-Lipschitz)."""
+    from dpglass.models._gbdt_fit import Binned, fit_newton
+
+    for n in (2**32 - 2**20, 2**32 + 2**20):
+        binned = Binned(np.array([[0], [1]], dtype=np.uint8), np.array([1]), np.array([0, 1]),
+                        np.array([n // 2, n - n // 2], dtype=np.int64))
+        fit_newton(binned, tree_eps=50.0, n_trees=1, depth=1, split="exponential", split_share=0.3,
+                   hessian_share=0.3, learning_rate=0.1, reg_lambda=1.0, max_leaf=2.0,
+                   rng=np.random.default_rng(0), how="test")
+
+
+def test_dpboost_quantised_gradients_never_exceed_the_clip():
+    """Review finding: rint to the quantum could round past g* when g* is not a multiple of it; a leaf then moved
+    by more than its sensitivity at large epsilon. The units are clipped to floor(g*/q)."""
+    from dpglass.models._gbdt_releases import dpboost_units
+
+    for gstar in ((2**19 + 0.5 + 2**-8) * 2.0**-21, 0.3, 1.0, 7.77):
+        q = dpboost_quantum(gstar)
+        g = np.array([-2 * gstar, -gstar, -gstar + q / 3, 0.0, gstar - q / 3, gstar, 5 * gstar])
+        assert np.max(np.abs(dpboost_units(g, gstar))) * q <= gstar
+    gstar = (2**19 + 0.5 + 2**-8) * 2.0**-21
+    assert np.max(np.abs(quantise(np.array([gstar]), dpboost_quantum(gstar)))) * dpboost_quantum(gstar) > gstar
+
+
 def test_leaf_sum_grid_units_need_no_float_slack():
     for eps, sens in [(1.0, 1.0), (0.1, 0.25), (50.0, 1.0), (1e4, 0.25)]:
         g = grid_for(sens, eps)

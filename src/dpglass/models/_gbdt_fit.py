@@ -38,7 +38,8 @@ from scipy.special import expit
 
 from dpglass.models._gbdt_hist import Cells
 from dpglass.models._gbdt_releases import (
-    QUANTUM, dpboost_gain_sensitivity, dpboost_quantum, quantise, release_leaf_sums, release_leaf_values,
+    QUANTUM, dpboost_gain_sensitivity, dpboost_quantum, dpboost_units, quantise, release_leaf_sums,
+    release_leaf_values,
 )
 from dpglass.models._gbdt_trees import BinnedTree, leaf_index, random_structure
 from dpglass.privacy.mechanisms import ExponentialMechanism
@@ -82,11 +83,18 @@ class FitResult:
 
 
 def _left_sums(hist: np.ndarray, binned: Binned, cand_f, cand_c) -> tuple[np.ndarray, np.ndarray]:
-    """``(left, total)`` per node and candidate: sums over bins ``<= cut`` of the feature, and over all."""
+    """``(left, total)`` per node and candidate: sums over bins ``<= cut`` of the feature, and over all.
+
+    ``hist`` holds integer-valued sums (quantised units, counts).  The prefix
+    sums run across the bins of *every* feature, so they reach d times a node's
+    total: they are taken in int64 (exact below 2**63), and only the
+    differences, one feature's sums (below 2**53), go back to float.
+    """
     offs = binned.offsets
-    cs = np.concatenate([np.zeros((hist.shape[0], 1)), np.cumsum(hist, axis=1)], axis=1)
-    left = cs[:, offs[cand_f] + cand_c + 1] - cs[:, offs[cand_f]]
-    total = cs[:, offs[1]] - cs[:, 0]
+    h = hist.astype(np.int64)
+    cs = np.concatenate([np.zeros((h.shape[0], 1), dtype=np.int64), np.cumsum(h, axis=1)], axis=1)
+    left = (cs[:, offs[cand_f] + cand_c + 1] - cs[:, offs[cand_f]]).astype(np.float64)
+    total = (cs[:, offs[1]] - cs[:, 0]).astype(np.float64)
     return left, np.broadcast_to(total[:, None], left.shape)
 
 
@@ -222,7 +230,7 @@ def fit_dpboost(binned: Binned, *, ensemble_eps, n_trees, trees_per_ensemble, de
     for e in range(n_ens):
         unused = np.asarray(binned.counts, dtype=np.int64).copy()
         for k in range(min(K, n_trees - e * K)):
-            u = quantise(np.clip(expit(F) - y, -gstar, gstar), q)
+            u = dpboost_units(expit(F) - y, gstar)
             taken = _select_counts(unused, u * q, k, K, subset_selection, rng)
             unused -= taken
             rows = np.flatnonzero(taken)

@@ -14,7 +14,7 @@ import numpy as np
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, LaplaceMechanism
 
 __all__ = [
-    "QUANTUM", "dpboost_gain_sensitivity", "dpboost_quantum", "gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "quantise", "release_leaf_sums",
+    "QUANTUM", "dpboost_gain_sensitivity", "dpboost_quantum", "dpboost_units", "gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "quantise", "release_leaf_sums",
     "release_leaf_values",
 ]
 
@@ -39,6 +39,17 @@ def quantise(terms: np.ndarray, quantum: float = QUANTUM) -> np.ndarray:
 def dpboost_quantum(gradient_clip: float) -> float:
     """DPBoost's fixed-point unit: ``2**(floor(log2 g*) - 19)``, so a gradient in [-g*, g*] is below 2**20 units."""
     return 2.0 ** (math.floor(math.log2(gradient_clip)) - 19)
+
+
+def dpboost_units(gradients: np.ndarray, gradient_clip: float) -> np.ndarray:
+    """Gradients clipped to ``[-g*, g*]`` in :func:`dpboost_quantum` units, with ``|u| q <= g*``.
+
+    ``rint`` alone could round past ``g*`` when ``g*`` is not a multiple of
+    ``q``; the units are therefore clipped to ``floor(g*/q)`` too.
+    """
+    q = dpboost_quantum(gradient_clip)
+    top = math.floor(gradient_clip / q)
+    return np.clip(quantise(np.clip(gradients, -gradient_clip, gradient_clip), q), -top, top)
 
 
 def dpboost_gain_sensitivity(gradient_clip: float) -> float:
@@ -120,8 +131,9 @@ def release_leaf_sums(unit_sums: np.ndarray, *, epsilon: float, sensitivity: flo
     else:
         g = grid_for(sensitivity, epsilon)
         mech = DiscreteLaplaceMechanism(float(epsilon), entry["curve"]["sensitivity"])
-    # QUANTUM / g is a power of two: the product is exact, and so is rint
-    units = np.rint(np.asarray(unit_sums, dtype=np.float64) * (QUANTUM / g))
+    # QUANTUM / g is a power of two: the product is exact, and so is rint; clipping to +-2**52 (public,
+    # 1-Lipschitz per coordinate) keeps the units in the sampler's range whatever n and epsilon are
+    units = np.clip(np.rint(np.asarray(unit_sums, dtype=np.float64) * (QUANTUM / g)), -2.0**52, 2.0**52)
     noisy = np.asarray(mech.randomise(units, rng), dtype=np.float64)
     return noisy * g, entry
 
