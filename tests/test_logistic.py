@@ -214,6 +214,18 @@ def test_ten_billion_records_of_twenty_thousand_rows_certify():
     assert release.coef[0] > 1.0  # the planted feature
 
 
+def test_separable_ten_billion_records_certify_at_small_alpha():
+    """Review finding: with sigma's global slope 1/4 the margins' rounding (growing with n, p and ||beta||) kept the
+    bound above tol on separable data at alpha = 1; the local slope certifies it."""
+    r = np.random.default_rng(0)
+    m, d = 2000, 20
+    A = np.column_stack([r.integers(0, 2, (m, d)), np.ones(m)]).astype(float)
+    ys = np.where(A[:, 0] > 0, 1.0, -1.0)
+    w = np.maximum(1, r.dirichlet(np.ones(m) * 0.3) * 1e10).round()
+    c = np.sqrt(d + 1)
+    minimise(RowBlocks.dense(A, ys, w), 1.0 * c * c, c * TOL)
+
+
 # -------------------------------------------------------------- (3) the grid
 def test_released_coefficients_are_multiples_of_the_grid(data):
     X, y = data
