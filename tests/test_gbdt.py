@@ -134,6 +134,9 @@ def _first_split(d):
     (lambda d: _first_split(d).update(curve={"kind": "discrete-laplace", "parameter": 1e-3, "sensitivity": 1}),
      "curve"),
     (lambda d: d["privacy_ledger"]["entries"][0]["curve"].update(parameter=1e-6), "curve"),
+    (lambda d: d["privacy_ledger"]["entries"][0].update(scale=d["privacy_ledger"]["entries"][0]["scale"] * 2),
+     "scale"),  # review finding: sensitivity and scale were not recomputed
+    (lambda d: _first_split(d).update(sensitivity=0.5), "sensitivity"),
 ])
 def test_file_with_an_edited_budget_or_curve_is_refused(data, edit, match):
     """Edits that make the releases look cheaper, with the stored total recomputed to match, are refused."""
@@ -146,6 +149,15 @@ def test_file_with_an_edited_budget_or_curve_is_refused(data, edit, match):
     d["privacy_ledger"]["total"] = {"epsilon": eps, "delta": delta}
     with pytest.raises(ModelFileError, match=match):
         DPGradientBoostingClassifier.from_dict(json.loads(json.dumps(d)))
+
+
+def test_dpboost_file_with_another_gradient_clip_is_refused(data):
+    """Review finding: params.gradient_clip could be edited while the split entries kept the old sensitivity."""
+    X, y = data
+    d = json.loads(json.dumps(_fit(X, y, variant="dpboost", n_estimators=4, max_depth=2, delta=0.0).to_dict()))
+    d["params"]["gradient_clip"] = 0.5
+    with pytest.raises(ModelFileError, match="sensitivity"):
+        DPGradientBoostingClassifier.from_dict(d)
 
 
 @pytest.mark.parametrize("kw", [dict(delta=0.0), dict(accountant="basic"), dict(variant="dpboost")])

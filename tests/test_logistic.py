@@ -304,6 +304,7 @@ def test_to_dict_round_trip(data, tmp_path):
     (lambda d: d.update(grid_step=d["grid_step"] / 2), "grid_step"),
     (lambda d: d["coef"].__setitem__(0, d["coef"][0] + d["grid_step"] / 3), "coef"),
     (lambda d: d["params"].update(alpha=1000.0), "scale|sensitivity"),  # a claim the release's noise does not meet
+    (lambda d: d["privacy_ledger"]["entries"][0].update(scale=20.0), "scale"),  # the class counts' noise
 ])
 def test_coefficient_release_is_recomputed_on_load(data, edit, match):
     X, y = data

@@ -9,6 +9,7 @@ import pytest
 
 from dpglass import exceptions
 from dpglass.cli import main
+from dpglass.exceptions import ModelFileError
 from dpglass.models import DPPipeline, DPRuleListClassifier, SmoothBoostClassifier, load_model
 from dpglass.registry import list_estimators
 from dpglass.schema import Schema, categorical, ignore, load_schema, numeric, schema_template
@@ -95,6 +96,31 @@ def test_pipeline_composes_with_the_models_accountant(model):
     assert ledger.total()[0] <= 1.0 * (1 + 1e-9)
     again = DPPipeline.from_dict(json.loads(json.dumps(fitted.to_dict())))
     assert again.privacy_ledger_.total() == ledger.total()
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d["privacy_ledger"].update(accountant="pld"), "accountant"),
+    (lambda d: d["privacy_ledger"]["budget"].update(delta=1e-4), "delta"),
+    (lambda d: d["params"].update(delta=0.0), "delta"),
+    (lambda d: next(e for e in d["privacy_ledger"]["entries"] if e["mechanism"] == "discrete laplace"
+                    ).update(scale=100.0), "scale"),
+])
+def test_pipeline_file_claiming_less_loss_is_refused(edit, match):
+    """Review findings: the pipeline's accountant, its delta and the encoder's noise were not tied to the model's."""
+    from dpglass.privacy.ledger import PrivacyLedger
+
+    frame = _raw(800)
+    model = DPRuleListClassifier(mechanism="certified-pf", max_length=2, count_noise="gaussian", accountant="rdp")
+    fitted = DPPipeline(schema=SCHEMA, model=model, epsilon=1.0, delta=1e-8, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted.fit(frame.drop(columns="income"), frame["income"])
+    d = json.loads(json.dumps(fitted.to_dict()))
+    edit(d)
+    eps, delta = PrivacyLedger.from_dict(d["privacy_ledger"]).total()
+    d["privacy_ledger"]["total"] = {"epsilon": eps, "delta": delta}
+    with pytest.raises(ModelFileError, match=match):
+        DPPipeline.from_dict(d)
 
 
 def test_inline_schema_and_missing_description(tmp_path, capsys):

@@ -715,7 +715,11 @@ def _check_first_count_entry(ctx: _Context, eps0: float, what: str) -> None:
     if e.get("mechanism") != COUNT_MECHANISM or e.get("sensitivity") != 1.0 or not _close(e["epsilon"], eps0):
         _fail(field, f"is {e.get('release')!r} by {e.get('mechanism')!r} at epsilon {e.get('epsilon')!r}",
               f"{what} by {COUNT_MECHANISM!r}, sensitivity 1, epsilon {eps0!r}")
-    _check_noise_scale(e, field, 1.0, eps0)
+    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+
+    want = DiscreteLaplaceMechanism(eps0).scale  # exactly the mechanism's: a larger one would claim more noise
+    if not (_is_num(e.get("scale")) and _close(e["scale"], want)):
+        _fail(f"{field}.scale", f"is {e.get('scale')!r}", f"{want!r}, the discrete Laplace scale at epsilon {eps0!r}")
     _check_declared_curve(e, field, {"kind": "discrete-laplace", "parameter": eps0, "sensitivity": 1})
 
 

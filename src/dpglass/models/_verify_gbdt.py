@@ -23,8 +23,8 @@ MECHANISMS = ("exponential", "discrete laplace (grid)", "discrete gaussian (grid
 ACCOUNTANT_CHOICES = ("auto", "basic", "pld", "rdp")
 
 
-def _expected_releases(p: dict, d_numeric: int, x: float, leaf_delta: float) -> list[tuple]:
-    """(release name, mechanism, epsilon, curve, delta) of every entry the learner writes for parameters ``p``.
+def _expected_releases(p: dict, d_numeric: int, x: float, leaf_delta: float, lam: float) -> list[tuple]:
+    """(release name, mechanism, epsilon, curve, delta, (sensitivity, scale)) of every entry the learner writes.
 
     ``x`` is the file's ``tree_epsilon`` (a tree's budget; DPBoost: an
     ensemble's); the quantile entries' epsilon is checked by the total only
@@ -34,11 +34,11 @@ def _expected_releases(p: dict, d_numeric: int, x: float, leaf_delta: float) -> 
 
     def sums(release, eps, sens):
         e = leaf_sum_entry("", eps, sens, "", leaf_delta)
-        return (release, e["mechanism"], e["epsilon"], e["curve"], leaf_delta)
+        return (release, e["mechanism"], e["epsilon"], e["curve"], leaf_delta, (e["sensitivity"], e["scale"]))
 
     out = []
     if p["binning"] == "quantile" and d_numeric:
-        out += [(None, "exponential-quantile", None, None, 0.0)] * d_numeric
+        out += [(None, "exponential-quantile", None, None, 0.0, (None, None))] * d_numeric
     T, D = int(p["n_estimators"]), int(p["max_depth"])
     if p["variant"] == "newton":
         hs = float(p["hessian_share"])
@@ -47,16 +47,18 @@ def _expected_releases(p: dict, d_numeric: int, x: float, leaf_delta: float) -> 
         for t in range(1, T + 1):
             if sel:
                 s = x * sel / D
-                out += [(f"tree {t}: level {lev + 1} splits", "exponential", s, split_curve(s, 1.0), 0.0)
-                        for lev in range(D)]
+                out += [(f"tree {t}: level {lev + 1} splits", "exponential", s, split_curve(s, 1.0), 0.0,
+                         (1.0, None)) for lev in range(D)]
             out += [sums(f"tree {t}: leaf gradient sums", x * (1 - sel) * (1 - hs), 1.0),
                     sums(f"tree {t}: leaf Hessian sums", x * (1 - sel) * hs, 0.25)]
     else:
-        s, sens = x / (2 * D), dpboost_gain_sensitivity(float(p["gradient_clip"]))
+        gstar = float(p["gradient_clip"])
+        s, sens = x / (2 * D), dpboost_gain_sensitivity(gstar)
         for e in range(1, math.ceil(T / int(p["trees_per_ensemble"])) + 1):
-            out += [(f"ensemble {e}: level {lev + 1} splits of every tree", "exponential", s, split_curve(s, sens), 0.0)
-                    for lev in range(D)]
-            out.append((f"ensemble {e}: leaf values of every tree", "laplace", x / 2, None, 0.0))
+            out += [(f"ensemble {e}: level {lev + 1} splits of every tree", "exponential", s, split_curve(s, sens), 0.0,
+                     (sens, None)) for lev in range(D)]
+            out.append((f"ensemble {e}: leaf values of every tree", "laplace", x / 2, None, 0.0,
+                        (gstar / (1.0 + lam), None)))
     return out
 
 
@@ -96,7 +98,7 @@ def _check_entries(entries: list, expected: list, ledger, fail) -> None:
 
     if len(entries) != len(expected):
         fail("privacy_ledger.entries", f"has {len(entries)} releases", f"{len(expected)} for these parameters")
-    for i, (e, (release, mech, eps, curve, delta)) in enumerate(zip(entries, expected)):
+    for i, (e, (release, mech, eps, curve, delta, noise)) in enumerate(zip(entries, expected)):
         field = f"privacy_ledger.entries[{i}]"
         if e["mechanism"] != mech or (release is not None and e["release"] != release):
             fail(field, f"is {e['release']!r} by {e['mechanism']!r}", f"{release or 'a bin release'!r} by {mech!r}")
@@ -105,6 +107,10 @@ def _check_entries(entries: list, expected: list, ledger, fail) -> None:
         if not math.isclose(e.get("delta", 0.0), delta, rel_tol=1e-9, abs_tol=0.0):
             fail(f"{field}.delta", f"is {e.get('delta')!r}", f"{delta!r}")
         _check_declared_curve(e, field, curve)
+        for key, want in zip(("sensitivity", "scale"), noise):
+            got = e.get(key)
+            if (want is None) != (got is None) or (want is not None and not math.isclose(got, want, rel_tol=1e-12)):
+                fail(f"{field}.{key}", f"is {got!r}", f"{want!r}, recomputed from the parameters")
     spent, budget = ledger.total()[0], ledger.epsilon
     low = 1 - 1e-9 if ledger.accountant == "basic" else 0.97  # tight calibration is to a relative 1e-2
     if spent < budget * low:
@@ -150,6 +156,9 @@ def check_gbdt(data: dict, ctx, fail, is_num) -> None:
     model.bounds_ = [None if b is None else (float(b[0]), float(b[1])) for b in bounds]
     x, delta, ld = _file_budget(data, model, fail, is_num)
     # first the ledger against the file's own state, then that state against the parameters
-    _check_entries(ctx.entries, _expected_releases(p, sum(1 for b in bounds if b is not None), x, ld), ctx.ledger,
-                   fail)
+    lam = data.get("reg_lambda")
+    if not (is_num(lam) and lam > 0):
+        fail("reg_lambda", f"is {lam!r}", "a finite number > 0 (the resolved lambda)")
+    _check_entries(ctx.entries, _expected_releases(p, sum(1 for b in bounds if b is not None), x, ld, float(lam)),
+                   ctx.ledger, fail)
     _check_split(model, delta, x, ctx.ledger, fail)

@@ -48,7 +48,21 @@ def verify_pipeline_dict(data: dict, cls, check_top_level, check_ledger_shape, c
     check_ledger_totals(raw, ledger)
     if not close(ledger.epsilon, params["epsilon"]):
         fail("privacy_ledger.budget.epsilon", f"is {ledger.epsilon!r}", f"params.epsilon = {params['epsilon']!r}")
+    _check_composition(raw, inner, params, fail)
     _check_entries(raw["entries"], inner["privacy_ledger"]["entries"], encoding, params, close, fail)
+
+
+def _check_composition(raw: dict, inner: dict, params: dict, fail) -> None:
+    """The pipeline composes with its model's accountant at its model's delta (or basically, as files written
+    before 2026-11-23 did), and the model ran with the pipeline's delta parameter."""
+    own, theirs = raw.get("accountant", "basic"), inner["privacy_ledger"].get("accountant", "basic")
+    if own not in (theirs, "basic"):
+        fail("privacy_ledger.accountant", f"is {own!r}", f"the inner model's {theirs!r} (or 'basic')")
+    delta, inner_delta = raw["budget"].get("delta"), inner["privacy_ledger"]["budget"].get("delta")
+    if delta != inner_delta:
+        fail("privacy_ledger.budget.delta", f"is {delta!r}", f"the inner model's budget delta {inner_delta!r}")
+    if "delta" in inner.get("params", {}) and inner["params"]["delta"] != params["delta"]:
+        fail("params.delta", f"is {params['delta']!r}", f"the inner model's delta {inner['params']['delta']!r}")
 
 
 def _check_entries(entries, inner_entries, encoding, params, close, fail):
@@ -64,6 +78,7 @@ def _check_entries(entries, inner_entries, encoding, params, close, fail):
         if not e["release"].startswith("encoder: ") or e["mechanism"] not in _ENCODER_MECHANISMS:
             fail(f"privacy_ledger.entries[{i}]", f"is {e['release']!r} ({e['mechanism']!r})",
                  "an encoder release (DP quantile or the noisy clipped count)")
+        _check_encoder_noise(e, f"privacy_ledger.entries[{i}]", close, fail)
         spent += float(e["epsilon"])
     feats = encoding.schema.features
     eps = float(params["epsilon"])
@@ -71,3 +86,15 @@ def _check_entries(entries, inner_entries, encoding, params, close, fail):
     want += eps * params["clip_share"] * any(c.kind == "numeric" for c in feats)
     if not close(spent, want) and not (spent == 0 and want == 0):
         fail("privacy_ledger.entries", f"spend epsilon={spent!r} on the encoder", f"{want!r} (the shares)")
+
+
+def _check_encoder_noise(e: dict, field: str, close, fail) -> None:
+    """An encoder entry states sensitivity 1, and the count the scale of its discrete Laplace at its epsilon."""
+    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+
+    if e.get("sensitivity") != 1.0 or e.get("curve") is not None:
+        fail(f"{field}.sensitivity", f"is {e.get('sensitivity')!r}", "1 (a record moves a count or a rank by 1)")
+    want = DiscreteLaplaceMechanism(float(e["epsilon"])).scale if e["mechanism"] == "discrete laplace" else None
+    scale = e.get("scale")
+    if (want is None) != (scale is None) or (want is not None and not close(scale, want)):
+        fail(f"{field}.scale", f"is {scale!r}", f"{want!r}, the mechanism's at epsilon={e['epsilon']!r}")
