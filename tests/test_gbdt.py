@@ -151,12 +151,22 @@ def test_file_with_an_edited_budget_or_curve_is_refused(data, edit, match):
         DPGradientBoostingClassifier.from_dict(json.loads(json.dumps(d)))
 
 
-def test_dpboost_file_with_another_gradient_clip_is_refused(data):
-    """Review finding: params.gradient_clip could be edited while the split entries kept the old sensitivity."""
+def _leaf_values_entries(d):
+    return [e for e in d["privacy_ledger"]["entries"] if e["mechanism"] == "laplace"]
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d["params"].update(gradient_clip=0.5), "sensitivity"),
+    (lambda d: d["params"].update(reg_lambda=1e-6), "reg_lambda"),
+    (lambda d: [d.update(reg_lambda=3.0)] + [e.update(sensitivity=0.25) for e in _leaf_values_entries(d)],
+     "reg_lambda"),
+])
+def test_dpboost_file_with_other_constants_is_refused(data, edit, match):
+    """Review findings: params.gradient_clip, or lambda with the leaves' sensitivity, could be edited."""
     X, y = data
     d = json.loads(json.dumps(_fit(X, y, variant="dpboost", n_estimators=4, max_depth=2, delta=0.0).to_dict()))
-    d["params"]["gradient_clip"] = 0.5
-    with pytest.raises(ModelFileError, match="sensitivity"):
+    edit(d)
+    with pytest.raises(ModelFileError, match=match):
         DPGradientBoostingClassifier.from_dict(d)
 
 

@@ -149,3 +149,15 @@ def budget(variant: str, epsilon: float, delta: float, accountant: str, n_trees:
         def plan(x):
             return prefix + dpboost_plan(x, n_ens, depth, gradient_clip)
     return _choose(plan, epsilon, delta, accountant, 0.0 if gaussian else x_basic)
+
+
+def resolved_lambda(variant: str, reg_lambda, x: float, split: str, split_share: float,
+                    hessian_share: float) -> float:
+    """The L2 weight a fit uses: ``reg_lambda``, else 0.1 (DPBoost) or twice the Hessian-sum noise scale of a
+    newton tree spending ``x`` (a function of the parameters only; ``load_model`` recomputes it)."""
+    if reg_lambda is not None:
+        return float(reg_lambda)
+    if variant == "dpboost":
+        return 0.1
+    sel = float(split_share) if split == "exponential" else 0.0
+    return 2.0 * 0.25 / (x * (1 - sel) * float(hessian_share))

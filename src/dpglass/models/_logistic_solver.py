@@ -132,6 +132,7 @@ def _slope(s, err_m):
     ``s^ (1 + 9u) ((1 - s^)(1 + 2u) + 9u s^)`` (the ``1 + 2u`` for the float ``1 - s^``).  Far from the
     boundary, where the margins are large, this is much smaller than the global 1/4.
     """
+    s = np.maximum(s, 1e-300)  # expit underflows to 0 (or a subnormal) while sigma(-m^) can be ~5e-309
     local = s * (1.0 + 9.0 * _U) * ((1.0 - s) * (1.0 + 2.0 * _U) + 9.0 * _U * s)
     return np.minimum(0.25, local * np.exp(err_m) * (1.0 + 4.0 * _U))
 

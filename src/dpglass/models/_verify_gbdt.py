@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from dpglass.models._gbdt_budget import leaf_delta, split_curve
+from dpglass.models._gbdt_budget import leaf_delta, resolved_lambda, split_curve
 from dpglass.models._gbdt_releases import dpboost_gain_sensitivity, leaf_sum_entry
 
 __all__ = ["check_gbdt"]
@@ -157,8 +157,9 @@ def check_gbdt(data: dict, ctx, fail, is_num) -> None:
     x, delta, ld = _file_budget(data, model, fail, is_num)
     # first the ledger against the file's own state, then that state against the parameters
     lam = data.get("reg_lambda")
-    if not (is_num(lam) and lam > 0):
-        fail("reg_lambda", f"is {lam!r}", "a finite number > 0 (the resolved lambda)")
+    want_lam = resolved_lambda(p["variant"], p.get("reg_lambda"), x, p["split"], p["split_share"], p["hessian_share"])
+    if not (is_num(lam) and math.isclose(lam, want_lam, rel_tol=1e-12)):
+        fail("reg_lambda", f"is {lam!r}", f"{want_lam!r}, the lambda the parameters give")
     _check_entries(ctx.entries, _expected_releases(p, sum(1 for b in bounds if b is not None), x, ld, float(lam)),
                    ctx.ledger, fail)
     _check_split(model, delta, x, ctx.ledger, fail)

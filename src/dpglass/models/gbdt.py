@@ -48,7 +48,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dpglass._validation import Interval
 from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
-from dpglass.models._gbdt_budget import budget, leaf_delta
+from dpglass.models._gbdt_budget import budget, leaf_delta, resolved_lambda
 from dpglass.models._gbdt_fit import Binned, fit_dpboost, fit_newton
 from dpglass.models._gbdt_trees import (
     BinnedTree, apply_bins, check_feature_bounds, check_tree_arrays, leaf_index, uniform_edges,
@@ -396,9 +396,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
 
     def _fit_newton(self, binned, x, how, lam, rng, gauss_delta):
         T, D = self.n_estimators_, int(self.max_depth)
-        if lam is None:  # twice the Hessian-sum noise scale: a function of the parameters only
-            sel = float(self.split_share) if self.split == "exponential" else 0.0
-            lam = 2.0 * 0.25 / (x * (1 - sel) * float(self.hessian_share))
+        lam = resolved_lambda("newton", lam, x, self.split, self.split_share, self.hessian_share)
         self.reg_lambda_ = lam
         return fit_newton(binned, tree_eps=x, n_trees=T, depth=D, learning_rate=self.learning_rate_,
                           reg_lambda=lam, max_leaf=float(self.max_leaf_value), rng=rng, how=how, split=self.split,
