@@ -157,9 +157,10 @@ def _leaf_values_entries(d):
 
 @pytest.mark.parametrize("edit, match", [
     (lambda d: d["params"].update(gradient_clip=0.5), "sensitivity"),
-    (lambda d: d["params"].update(reg_lambda=1e-6), "reg_lambda"),
+    (lambda d: d["params"].update(reg_lambda=1e-6), "reg_lambda|sensitivity"),
     (lambda d: [d.update(reg_lambda=3.0)] + [e.update(sensitivity=0.25) for e in _leaf_values_entries(d)],
-     "reg_lambda"),
+     "reg_lambda|sensitivity"),
+    (lambda d: d.update(reg_lambda=3.0), "reg_lambda"),
 ])
 def test_dpboost_file_with_other_constants_is_refused(data, edit, match):
     """Review findings: params.gradient_clip, or lambda with the leaves' sensitivity, could be edited."""
