@@ -130,24 +130,18 @@ def test_in_memory_dtypes_and_row_order_do_not_change_the_model(data):
 
 
 # ------------------------------------------------------------ bad partitions
-def test_non_numeric_column_names_the_partition(client, data, tmp_path):
+@pytest.mark.parametrize("part, spoil, kw, match", [
+    (2, lambda df: df.iloc[:20].assign(score="high"), {}, r"partition 2 \(of 3\).*'score'"),  # non-numeric
+    (1, lambda df: df.iloc[:10].drop(columns="age"), {"binning": "quantile"}, r"partition 1 \(of 3\).*age"),  # missing
+], ids=["non-numeric-column", "missing-column"])
+def test_bad_partition_is_named(client, data, tmp_path, part, spoil, kw, match):
     df, _ = data
-    folder = tmp_path / "text"
+    folder = tmp_path / "spoiled"
     _write(df, folder, parts=3)
-    df.iloc[:20].assign(score="high").to_parquet(folder / "part2.parquet")
+    spoil(df).to_parquet(folder / f"part{part}.parquet")
     Xd, yd = _dask(str(folder / "*.parquet"))
-    with pytest.raises(DataValidationError, match=r"partition 2 \(of 3\).*'score'"):
-        DPGradientBoostingClassifier(bounds=BOUNDS, random_state=0).fit(Xd, yd)
-
-
-def test_missing_column_names_the_partition(client, data, tmp_path):
-    df, _ = data
-    folder = tmp_path / "missing"
-    _write(df, folder, parts=3)
-    df.iloc[:10].drop(columns="age").to_parquet(folder / "part1.parquet")
-    Xd, yd = _dask(str(folder / "*.parquet"))
-    with pytest.raises(DataValidationError, match=r"partition 1 \(of 3\).*age"):
-        DPGradientBoostingClassifier(bounds=BOUNDS, binning="quantile", random_state=0).fit(Xd, yd)
+    with pytest.raises(DataValidationError, match=match):
+        DPGradientBoostingClassifier(bounds=BOUNDS, random_state=0, **kw).fit(Xd, yd)
 
 
 @pytest.mark.parametrize("column, value, match", [

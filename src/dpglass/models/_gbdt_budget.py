@@ -43,7 +43,6 @@ def split_curve(epsilon: float, sensitivity: float) -> dict:
 
 
 def _leaf_sums(epsilon: float, sensitivity: float, leaf_delta: float) -> LedgerEntry:
-
     return LedgerEntry(**leaf_sum_entry("leaf sums", epsilon, sensitivity, "", leaf_delta))
 
 

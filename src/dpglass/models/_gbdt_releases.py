@@ -14,8 +14,8 @@ import numpy as np
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, LaplaceMechanism
 
 __all__ = [
-    "QUANTUM", "dpboost_gain_sensitivity", "dpboost_quantum", "dpboost_units", "gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "quantise", "release_leaf_sums",
-    "release_leaf_values",
+    "QUANTUM", "dpboost_gain_sensitivity", "dpboost_quantum", "dpboost_units", "gaussian_leaf_mechanism", "grid_for",
+    "leaf_sum_entry", "quantise", "release_leaf_sums", "release_leaf_values",
 ]
 
 #: Units of the grid below the noise scale: the grid is 2**-16 of it.

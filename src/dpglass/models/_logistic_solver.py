@@ -219,8 +219,9 @@ def minimise(rows: RowBlocks, mu: float, tol: float, max_iter: int = MAX_ITER, o
         If no certified point is found in ``max_iter`` iterations.
     """
     beta = np.zeros(rows.p)
+    state = _newton_pass(rows, beta, mu, offset)
     for _ in range(max_iter + 1):
-        margins, s, g, H, value = _newton_pass(rows, beta, mu, offset)
+        margins, s, g, H, value = state
         gnorm = float(np.linalg.norm(g))
         if gnorm <= 0.5 * tol and certified_gradient_bound(rows, beta, s, mu, offset) <= tol:
             return beta
@@ -228,8 +229,9 @@ def minimise(rows: RowBlocks, mu: float, tol: float, max_iter: int = MAX_ITER, o
         decrement = float(g @ step)
         if decrement <= _FLAT * (abs(value) + 1.0):
             full = beta - step
-            if float(np.linalg.norm(_newton_pass(rows, full, mu, offset)[2])) < gnorm:
-                beta = full
+            at_full = _newton_pass(rows, full, mu, offset)  # also the next iteration's pass if the step is taken
+            if float(np.linalg.norm(at_full[2])) < gnorm:
+                beta, state = full, at_full
                 continue
         dm = _direction(rows, step)
         t = 1.0
@@ -240,6 +242,7 @@ def minimise(rows: RowBlocks, mu: float, tol: float, max_iter: int = MAX_ITER, o
                     return beta
                 raise SolverNotCertifiedError(_NOT_CERTIFIED)
         beta = beta - t * step
+        state = _newton_pass(rows, beta, mu, offset)
     raise SolverNotCertifiedError(_NOT_CERTIFIED)
 
 

@@ -888,14 +888,14 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
 def _check_logistic_coefficients(data: dict, ctx: _Context) -> None:
     """The coefficient entry's epsilon, sensitivity and scale, and the file's grid step, are recomputed from the
     parameters (``coefficient_calibration``): a file cannot claim more noise than its parameters give."""
-    from dpglass.models.logistic import AUTO_ALPHA, CLASS_COUNT_SHARE, MECHANISM, coefficient_calibration
+    from dpglass.models.logistic import CLASS_COUNT_SHARE, MECHANISM, coefficient_calibration, resolved_alpha
 
     e, p = ctx.entries[-1], ctx.params
     if e.get("mechanism") != MECHANISM:
         return  # older mechanisms are refused by name elsewhere
     eps = float(p["epsilon"])
     coef_eps = eps * (1 - CLASS_COUNT_SHARE) if "class_counts" in data and p.get("fit_intercept", True) else eps
-    alpha = AUTO_ALPHA / eps if p.get("alpha") == "auto" else p.get("alpha")
+    alpha = resolved_alpha(p["alpha"], eps) if p.get("alpha") == "auto" or _is_num(p.get("alpha")) else None
     if not _is_num(alpha) or alpha <= 0 or not _is_num(p.get("tol")) or p["tol"] < 0:
         _fail("params", f"have alpha={p.get('alpha')!r}, tol={p.get('tol')!r}", "alpha > 0 or 'auto', tol >= 0")
     try:

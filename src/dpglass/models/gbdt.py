@@ -294,10 +294,6 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
             d = data[0].shape[1]
         self.bounds_ = check_feature_bounds(self.bounds, d, type(self).__name__)
         delta = self._resolve_delta(self.delta)
-        if self.variant == "dpboost" and self.reg_lambda is None:
-            lam = 0.1
-        else:
-            lam = None if self.reg_lambda is None else float(self.reg_lambda)
         eps = float(self.epsilon)
         self._warn_about_guarantee(eps)
         self._check_leaf_noise(delta)
@@ -308,6 +304,8 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         self._fit_edges(data, eps, rng, ledger)
         binned = self._binned_table(data)
         how = f"{accountant} composition"
+        lam = self.reg_lambda_ = resolved_lambda(self.variant, self.reg_lambda, x, self.split, self.split_share,
+                                                 self.hessian_share)
         if self.variant == "newton":
             result = self._fit_newton(binned, x, f"{how} over {self.n_estimators_} trees of epsilon_tree={x:.6g}",
                                       lam, rng, leaf_delta(self.leaf_noise, delta, self.n_estimators_))
@@ -396,15 +394,12 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
 
     def _fit_newton(self, binned, x, how, lam, rng, gauss_delta):
         T, D = self.n_estimators_, int(self.max_depth)
-        lam = resolved_lambda("newton", lam, x, self.split, self.split_share, self.hessian_share)
-        self.reg_lambda_ = lam
         return fit_newton(binned, tree_eps=x, n_trees=T, depth=D, learning_rate=self.learning_rate_,
                           reg_lambda=lam, max_leaf=float(self.max_leaf_value), rng=rng, how=how, split=self.split,
                           split_share=float(self.split_share), hessian_share=float(self.hessian_share),
                           leaf_delta=gauss_delta)
 
     def _fit_dpboost(self, binned, x, how, lam, rng):
-        self.reg_lambda_ = lam
         return fit_dpboost(binned, ensemble_eps=x, n_trees=self.n_estimators_,
                            trees_per_ensemble=int(self.trees_per_ensemble), depth=int(self.max_depth),
                            learning_rate=self.learning_rate_, reg_lambda=lam, gradient_clip=float(self.gradient_clip),

@@ -43,6 +43,7 @@ __all__ = [
     "class_offset",
     "coefficient_calibration",
     "dp_logistic_regression",
+    "resolved_alpha",
 ]
 
 #: ``alpha="auto"`` (the default) is ``AUTO_ALPHA / epsilon``: chosen on simulated data only
@@ -76,6 +77,11 @@ class DPLogisticRelease:
 def default_data_norm(n_coef: int) -> float:
     """``sqrt(n_coef)`` rounded up: the largest norm of a 0/1 row (with the intercept's 1)."""
     return math.nextafter(math.sqrt(n_coef), math.inf)
+
+
+def resolved_alpha(alpha, epsilon) -> float:
+    """``alpha``, with ``"auto"`` resolved to ``AUTO_ALPHA / epsilon`` (parameters only; fit and ``load_model``)."""
+    return AUTO_ALPHA / float(epsilon) if alpha == "auto" else float(alpha)
 
 
 def coefficient_calibration(*, epsilon, alpha, data_norm, tol, n_coef) -> tuple[float, OutputPerturbationCalibration]:
@@ -350,8 +356,7 @@ class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
         return self
 
     def _alpha(self) -> float:
-        """``alpha``, with ``"auto"`` resolved to ``AUTO_ALPHA / epsilon`` (parameters only)."""
-        return AUTO_ALPHA / float(self.epsilon) if self.alpha == "auto" else float(self.alpha)
+        return resolved_alpha(self.alpha, self.epsilon)
 
     def to_text(self, top: int | None = None) -> str:
         """Coefficient table (largest magnitude first), with feature names."""
