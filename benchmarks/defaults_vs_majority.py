@@ -21,7 +21,7 @@ from dpglass.experiments.seeding import split_indices
 from dpglass.registry import get_spec
 
 DATASETS = ("german", "breast-cancer", "mushroom")
-MODELS = ("dp-rule-list", "smooth-boost-stumps", "smooth-boost-trees", "dp-logistic-regression")
+MODELS = ("dp-rule-list", "smooth-boost-stumps", "smooth-boost-trees", "dp-logistic-regression", "dp-gbdt")
 
 
 def main() -> None:

@@ -29,7 +29,8 @@ accuracy, mean ± sd over ``--reps`` repetitions.
   ``--peer-python`` (or ``$DPGLASS_PEER_PYTHON``) names its interpreter, and
   ``benchmarks/_peers_worker.py`` fits them there on the same splits (passed
   as a temporary .npz, the [0, 1]-mapped numeric columns) with their defaults
-  and the public bounds [0, 1].  Without an interpreter the peers are skipped,
+  and the public bounds [0, 1]; DP-EBM runs twice, at its default δ = 1e-5
+  and at dpglass's 1e-8 (equal guarantees).  Without an interpreter the peers are skipped,
   and the output says so.  To make the environment::
 
       python -m venv /work/peers-venv

@@ -102,8 +102,10 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         ``variant="newton"``: share of the leaves' budget for the Hessian sums.
     reg_lambda : float or None, default=None
         L2 regularisation lambda of the leaf values (> 0).  ``None``:
-        ``variant="newton"``: twice the noise scale of the Hessian sums (a
-        public function of the parameters); ``"dpboost"``: 0.1.
+        ``variant="newton"``: four times the noise scale of the leaf gradient
+        sums (a public function of the parameters: leaves of few records are
+        shrunk towards 0 instead of following their noise;
+        ``benchmarks/gbdt_lambda.py``); ``"dpboost"``: 0.1.
     max_leaf_value : float, default=2.0
         ``variant="newton"``: leaf steps are clipped to +-this before shrinkage.
     trees_per_ensemble : int, default=10
