@@ -65,15 +65,15 @@ def main(argv=None) -> None:
     for ds in args.datasets:
         X, y, bounds = _data(ds)
         for eps in EPSILONS:
+            lambdas = [_lambda(k, eps, bounds, X.shape[1]) for k in MULTIPLES]
             acc = np.zeros((args.seeds, len(MULTIPLES)))
             maj = np.zeros(args.seeds)
             for s in range(args.seeds):
                 fit, val = split_indices(len(y), s, holdout="validation")
                 values, counts = np.unique(y[fit], return_counts=True)
                 maj[s] = np.mean(y[val] == values[np.argmax(counts)])
-                for i, k in enumerate(MULTIPLES):
-                    m = DPGradientBoostingClassifier(epsilon=eps, bounds=bounds, random_state=1000 * s,
-                                                     reg_lambda=_lambda(k, eps, bounds, X.shape[1]))
+                for i, lam in enumerate(lambdas):
+                    m = DPGradientBoostingClassifier(epsilon=eps, bounds=bounds, random_state=1000 * s, reg_lambda=lam)
                     acc[s, i] = m.fit(X[fit], y[fit]).score(X[val], y[val])
             cells = " | ".join(f"{a:.3f}" for a in acc.mean(axis=0))
             print(f"| {ds} | {len(fit)} | {eps:g} | {cells} | {maj.mean():.3f} |", flush=True)

@@ -130,6 +130,7 @@ def test_default_lambda_shrinks_noise_only_leaves_towards_the_intercept():
            for s in range(10)]
     assert np.mean(y[700:] == 0) - np.mean(acc) < 0.05
 
+
 @pytest.mark.parametrize("variant", ["newton", "dpboost"])
 def test_splits_declare_the_exponential_mechanisms_bounded_range_curve(data, variant):
     X, y = data

@@ -31,8 +31,8 @@ from dpglass.privacy.accounting import CHOICES, calibrate, compose
 from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import ExponentialMechanism
 
-__all__ = ["LAMBDA_NOISE_SCALES", "TOL", "budget", "dpboost_plan", "leaf_delta", "leaf_gradient_scale", "newton_plan",
-           "resolved_lambda", "split_curve"]
+__all__ = ["LAMBDA_NOISE_SCALES", "TOL", "budget", "dpboost_plan", "leaf_delta", "leaf_epsilons",
+           "leaf_gradient_scale", "newton_plan", "resolved_lambda", "split_curve"]
 
 #: Relative tolerance of the calibration (always on the safe side).
 TOL = 1e-2
@@ -62,9 +62,8 @@ def newton_plan(x: float, n_trees: int, depth: int, split: str, split_share: flo
     if split == "exponential":
         s = x * split_share / depth
         one += [LedgerEntry("split level", "exponential", epsilon=s, curve=split_curve(s, 1.0))] * depth
-    leaves = x * (1.0 - (split_share if split == "exponential" else 0.0))
-    one += [_leaf_sums(leaves * (1 - hessian_share), 1.0, leaf_delta),
-            _leaf_sums(leaves * hessian_share, 0.25, leaf_delta)]
+    eps_g, eps_h = leaf_epsilons(x, split, split_share, hessian_share)
+    one += [_leaf_sums(eps_g, 1.0, leaf_delta), _leaf_sums(eps_h, 0.25, leaf_delta)]
     # the intercept: one leaf holding every record, released like a tree's leaves
     start = [_leaf_sums(x * (1 - hessian_share), 1.0, leaf_delta), _leaf_sums(x * hessian_share, 0.25, leaf_delta)]
     return start + one * n_trees
@@ -158,13 +157,22 @@ def budget(variant: str, epsilon: float, delta: float, accountant: str, n_trees:
 LAMBDA_NOISE_SCALES = 4.0
 
 
+def leaf_epsilons(x: float, split: str, split_share: float, hessian_share: float) -> tuple[float, float]:
+    """``(gradient sums' epsilon, Hessian sums' epsilon)`` of a newton tree spending ``x``.
+
+    ``split="exponential"`` keeps ``split_share`` of ``x`` for the splits; the
+    leaves' rest is cut by ``hessian_share``.  Fit, plan and verifier read it here.
+    """
+    leaves = x * (1.0 - (float(split_share) if split == "exponential" else 0.0))
+    return leaves * (1 - float(hessian_share)), leaves * float(hessian_share)
+
+
 def leaf_gradient_scale(x: float, split: str, split_share: float, hessian_share: float) -> float:
     """The Laplace scale ``b_g`` of a newton tree's leaf gradient sums when the tree spends ``x`` (sensitivity 1).
 
     The Gaussian leaves (``leaf_noise="gaussian"``) have the same zCDP, a variance of ``b_g**2``.
     """
-    sel = float(split_share) if split == "exponential" else 0.0
-    return 1.0 / (x * (1 - sel) * (1 - float(hessian_share)))
+    return 1.0 / leaf_epsilons(x, split, split_share, hessian_share)[0]
 
 
 def resolved_lambda(variant: str, reg_lambda, x: float, split: str, split_share: float,

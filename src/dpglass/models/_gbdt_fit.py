@@ -36,6 +36,7 @@ from functools import cached_property
 import numpy as np
 from scipy.special import expit
 
+from dpglass.models._gbdt_budget import leaf_epsilons
 from dpglass.models._gbdt_hist import Cells
 from dpglass.models._gbdt_releases import (
     QUANTUM, dpboost_gain_sensitivity, dpboost_quantum, dpboost_units, quantise, release_leaf_sums,
@@ -156,7 +157,7 @@ def fit_newton(binned: Binned, *, tree_eps, n_trees, depth, split, split_share, 
     y = np.asarray(binned.labels, dtype=np.float64)
     c = np.asarray(binned.counts, dtype=np.float64)  # exact: counts are below 2**53
     sel = split_share if split == "exponential" else 0.0
-    eps_g, eps_h = tree_eps * (1 - sel) * (1 - hessian_share), tree_eps * (1 - sel) * hessian_share
+    eps_g, eps_h = leaf_epsilons(tree_eps, split, split_share, hessian_share)
     mech = ExponentialMechanism(tree_eps * sel / depth, 1.0) if sel else None
     p = np.full(n, 0.5)
     G, H, entries = _newton_leaves(np.zeros(n, dtype=np.int64), 1, c * quantise(p - y), c * quantise(p * (1 - p)),

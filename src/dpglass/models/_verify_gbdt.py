@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from dpglass.models._gbdt_budget import leaf_delta, resolved_lambda, split_curve
+from dpglass.models._gbdt_budget import leaf_delta, leaf_epsilons, resolved_lambda, split_curve
 from dpglass.models._gbdt_releases import dpboost_gain_sensitivity, leaf_sum_entry
 
 __all__ = ["check_gbdt"]
@@ -43,14 +43,15 @@ def _expected_releases(p: dict, d_numeric: int, x: float, leaf_delta: float, lam
     if p["variant"] == "newton":
         hs = float(p["hessian_share"])
         sel = float(p["split_share"]) if p["split"] == "exponential" else 0.0
+        eps_g, eps_h = leaf_epsilons(x, p["split"], p["split_share"], hs)
         out += [sums("intercept: leaf gradient sums", x * (1 - hs), 1.0), sums("intercept: leaf Hessian sums", x * hs, 0.25)]
         for t in range(1, T + 1):
             if sel:
                 s = x * sel / D
                 out += [(f"tree {t}: level {lev + 1} splits", "exponential", s, split_curve(s, 1.0), 0.0,
                          (1.0, None)) for lev in range(D)]
-            out += [sums(f"tree {t}: leaf gradient sums", x * (1 - sel) * (1 - hs), 1.0),
-                    sums(f"tree {t}: leaf Hessian sums", x * (1 - sel) * hs, 0.25)]
+            out += [sums(f"tree {t}: leaf gradient sums", eps_g, 1.0),
+                    sums(f"tree {t}: leaf Hessian sums", eps_h, 0.25)]
     else:
         gstar = float(p["gradient_clip"])
         s, sens = x / (2 * D), dpboost_gain_sensitivity(gstar)
