@@ -101,14 +101,13 @@ def test_ledger_total_never_exceeds_and_equals_when_full(mechanism, binary_data)
         assert eps == pytest.approx(50.0) and delta == 0.0
         assert len(model.privacy_ledger_) in (n_steps + 1, n_steps + 2)
         return
-    # every executed step spent its releases; a full list spends everything
+    # basic accounting: the table of class counts takes what the steps left, so every list spends all of
+    # epsilon; a full list also spends all of delta
+    assert eps == pytest.approx(50.0)
     if len(model.rules_) == 3:
-        assert eps == pytest.approx(50.0)
-        if mechanism not in PURE_MECHANISMS:
-            assert delta == pytest.approx(requested_delta)
-        else:
-            assert delta == 0.0
-    assert len(model.privacy_ledger_) >= 3 * n_steps + 1
+        assert delta == (pytest.approx(requested_delta) if mechanism not in PURE_MECHANISMS else 0.0)
+    # a count and a selection per rule, the table, and the stopping step's count (and selection)
+    assert len(model.privacy_ledger_) in (2 * n_steps + 1, 2 * n_steps + 2, 2 * n_steps + 3)
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
@@ -530,3 +529,65 @@ def test_errors_pf_selection_is_eps_dp_exactly_on_small_neighbours():
                 worst = max(worst, float(np.max(np.abs(np.log(p) - np.log(q)))))
     assert worst <= eps * (1 + 1e-9)
     assert worst > 0.99 * eps  # reached: the monotone calibration is tight, not just valid
+
+
+# ------------------------------------------------- Gini lists: one table of counts
+def test_gini_lists_release_every_cells_counts_as_one_table():
+    """The corrected Gini mechanisms release a count and a selection per step, then one table of every
+    cell's class counts; variant="paper" releases each rule's pair at its step (3K + 1)."""
+    from dpglass.models._errors_rule_list import COUNTS_RELEASE
+
+    X, y = _no_tie_data()
+    kw = dict(epsilon=1e6, mechanism="certified-pf", max_length=3, accountant="basic", random_state=0)
+    model = DPRuleListClassifier(**kw).fit(X, y)
+    names = [e.release for e in model.privacy_ledger_]
+    assert len(model.rules_) == 3 and names[-1] == COUNTS_RELEASE and len(names) == 7
+    assert not any("caught records" in n for n in names)
+    # at this epsilon the noise is about 1e-5: the table is the partition of the records by first matching rule
+    which = model._first_match(X)
+    for i, rule in enumerate(model.rules_ + [model.default_rule_]):
+        assert rule.counts == (np.sum((which == i) & (y == 0)), np.sum((which == i) & (y == 1)))
+    paper = DPRuleListClassifier(**kw, variant="paper").fit(X, y)
+    assert len(paper.privacy_ledger_) == 10 and sum("caught records" in e.release for e in paper.privacy_ledger_) == 3
+
+
+def test_a_gini_list_that_stops_early_spends_the_rest_on_its_table():
+    """Basic accounting: the table takes all the budget the steps left (a filter); a tight accountant's
+    plan is fixed, so its table gets the per-release epsilon and an early stop spends less."""
+    rng = np.random.default_rng(1)
+    X = (rng.random((400, 5)) < 0.5).astype(np.uint8)
+    y = (rng.random(400) < 0.3).astype(np.uint8)  # nothing to find: the list stops early
+    for seed in range(5):
+        model = DPRuleListClassifier(epsilon=1.0, mechanism="exponential", max_length=5, min_support=0.9,
+                                     accountant="basic", random_state=seed).fit(X, y)
+        entries = list(model.privacy_ledger_)
+        assert len(model.rules_) < 5 and model.privacy_ledger_.total()[0] == pytest.approx(1.0)
+        assert entries[-1].epsilon == pytest.approx(1.0 - (len(entries) - 1) / 11)
+        assert entries[-1].epsilon > 1 / 11 * 1.5  # more than a full run's table
+        DPRuleListClassifier.from_dict(json.loads(json.dumps(model.to_dict())))
+        tight = DPRuleListClassifier(epsilon=1.0, mechanism="exponential", max_length=5, min_support=0.9,
+                                     accountant="rdp", delta=1e-6, random_state=seed).fit(X, y)
+        t_entries = list(tight.privacy_ledger_)
+        assert t_entries[-1].epsilon == pytest.approx(t_entries[0].epsilon)
+        DPRuleListClassifier.from_dict(json.loads(json.dumps(tight.to_dict())))
+
+
+def test_a_table_above_what_the_steps_left_is_refused():
+    from dpglass.exceptions import ModelFileError
+
+    rng = np.random.default_rng(1)
+    X = (rng.random((400, 5)) < 0.5).astype(np.uint8)
+    y = (rng.random(400) < 0.3).astype(np.uint8)
+    model = DPRuleListClassifier(epsilon=1.0, mechanism="exponential", max_length=5, min_support=0.9,
+                                 accountant="basic", random_state=0).fit(X, y)
+    data = json.loads(json.dumps(model.to_dict()))
+    table = data["privacy_ledger"]["entries"][-1]
+    for factor in (1.0, 1.001):  # the limit itself loads; a little more is refused (with its scale to match)
+        edited = json.loads(json.dumps(data))
+        edited["privacy_ledger"]["entries"][-1].update(epsilon=table["epsilon"] * factor,
+                                                       scale=table["scale"] / factor)
+        if factor == 1.0:
+            DPRuleListClassifier.from_dict(edited)
+        else:
+            with pytest.raises(ModelFileError, match="epsilon"):
+                DPRuleListClassifier.from_dict(edited)

@@ -94,7 +94,6 @@ _LEDGER_KEYS = (
 )
 _GUARANTEE_RANK = {g: i for i, g in enumerate(GUARANTEES)}  # proven < paper-claim < none
 _STOP_REASONS = ("max_length", "minimum support", "no improvement")
-_DEFAULT_RELEASE = "default rule: class counts of remaining records"
 
 
 # ------------------------------------------------------------------ helpers
@@ -535,39 +534,56 @@ def _check_condition(cond, field: str, ctx: _Context) -> None:
 
 
 def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
-    """The releases fit_dp_rule_list makes: 3 per step, then the default rule, epsilon/(3K+1) each."""
+    """The releases fit_dp_rule_list makes: a count and a selection per step, then the class counts.
+
+    One table of every cell's counts (epsilon / (2K + 1) each, the table all
+    that is left under basic accounting), or with variant="paper" each
+    rule's pair at its step and the default rule's last (epsilon / (3K + 1)).
+    """
+    from dpglass.models._errors_rule_list import COUNTS_RELEASE
     from dpglass.models._rule_selection import SELECTORS
-    from dpglass.models.rule_list import COUNT_NOISES, class_count_mechanism, delta_plan, rule_list_budget
+    from dpglass.models.rule_list import (
+        COUNT_NOISES, DEFAULT_RELEASE, class_count_mechanism, delta_plan, one_count_table, rule_list_budget,
+    )
     from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 
     p, entries = ctx.params, ctx.entries
     K = p["max_length"]
     plan = delta_plan(p["mechanism"], p["confidence"], p["variant"])
+    table = one_count_table(p["variant"])
     count_noise = p.get("count_noise", "laplace")
     if count_noise not in COUNT_NOISES:
         _fail("params.count_noise", f"is {count_noise!r}", f"one of {COUNT_NOISES}")
     try:
         eps_node, part, acct = rule_list_budget(float(p["epsilon"]), ctx.ledger.delta, K, plan,
-                                                p.get("accountant", "basic"), p["mechanism"], count_noise)
+                                                p.get("accountant", "basic"), p["mechanism"], count_noise,
+                                                table=table)
     except InvalidParameterError as exc:
         _fail("params", f"cannot be composed ({exc})", "parameters a DPRuleListClassifier accepts")
-    counts = {"remaining count": DiscreteLaplaceMechanism(eps_node),
-              "class counts": class_count_mechanism(count_noise, eps_node, ctx.ledger.delta, K)}
     if ctx.ledger.accountant != acct:
         _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{acct!r} for these parameters")
-    if len(entries) > 3 * K + 1:
-        _fail("privacy_ledger.entries", f"has {len(entries)} releases", f"at most 3 * max_length + 1 = {3 * K + 1}")
+    most = (2 if table else 3) * K + 1
+    if len(entries) > most:
+        _fail("privacy_ledger.entries", f"has {len(entries)} releases", f"at most {most} for these parameters")
     names = RULE_LIST_SELECTION_NAMES.get(p["mechanism"])
     if names is None:  # a selector added to rule_list without its name here
         raise ModelFileError(f"dpglass cannot verify mechanism={p['mechanism']!r}: add its ledger name to "
                              "dpglass.models._verify.RULE_LIST_SELECTION_NAMES.")
-    n_rules, stop = _rule_list_sequence(entries, K, names)
+    last = COUNTS_RELEASE if table else DEFAULT_RELEASE
+    n_rules, stop = _rule_list_sequence(entries, K, names, last, per_rule_counts=not table)
+    if stop is None:  # the ledger allows K rules (max_length) or K - 1 (no improvement): the file says which
+        stop = "no improvement" if data["stop_reason"] == "no improvement" else "max_length"
+        n_rules = K - 1 if stop == "no improvement" else K
     if n_rules != len(data["rules"]):
         _fail("rules", f"has {len(data['rules'])} rules", f"{n_rules}, as many as the ledger's released rules")
     if stop != data["stop_reason"]:
         _fail("stop_reason", f"is {data['stop_reason']!r}", f"{stop!r}, where the ledger's releases stop")
     if plan.spends_delta and ctx.ledger.delta <= 0:
         _fail("privacy_ledger.budget.delta", "is 0", f"> 0: mechanism={p['mechanism']!r} spends delta")
+    class_mech = class_count_mechanism(count_noise, eps_node, ctx.ledger.delta, 1 if table else K + 1)
+    if table and acct == "basic":  # the table takes what the steps left
+        class_mech = DiscreteLaplaceMechanism(float(p["epsilon"]) - (len(entries) - 1) * eps_node)
+    counts = {"remaining count": DiscreteLaplaceMechanism(eps_node), "class counts": class_mech}
     sel_delta = part * (int(plan.selection) + int(plan.charged_certification))
     paper = p["mechanism"] in ("smooth-laplace", "smooth-cauchy") or (
         p["variant"] == "paper" and p["mechanism"] in ("global-laplace", "global-gaussian")
@@ -590,7 +606,7 @@ def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
         if mech is not None:
             if e["mechanism"] not in _count_names(mech):
                 _fail(f"{field}.mechanism", f"is {e['mechanism']!r}", " or ".join(map(repr, _count_names(mech))))
-            _check_noise_scale(e, field, mech.scale * eps_node, eps_node)
+            _check_noise_scale(e, field, mech.scale * mech.epsilon, mech.epsilon)
         _check_declared_curve(e, field, SELECTORS[p["mechanism"]].curve_for(float(e["epsilon"])) if selection
                               else mech.curve)
 
@@ -610,8 +626,16 @@ def _check_declared_curve(entry: dict, field: str, want) -> None:
         _fail(f"{field}.curve", f"is {have!r}", f"{want!r} (the mechanism's own curve) or null")
 
 
-def _rule_list_sequence(entries: list, K: int, selection: tuple) -> tuple[int, str]:
-    """Walk the releases in the order fit_dp_rule_list makes them; (rules released, stop reason)."""
+def _rule_list_sequence(entries: list, K: int, selection: tuple, last: str,
+                        per_rule_counts: bool) -> tuple[int, str]:
+    """Walk the releases in the order fit_dp_rule_list makes them; (rules released, stop reason).
+
+    ``last`` is the final release's name (the table of counts, or the
+    default rule's pair); ``per_rule_counts``: each rule's pair follows its
+    selection (variant="paper").  The stop reason is None when the ledger
+    cannot tell: K selections, then the table (a K-th rule, "max_length",
+    or "no rule", "no improvement" after K - 1 rules).
+    """
     pos = 0
 
     def expect(release: str, mechanisms: tuple) -> None:
@@ -625,24 +649,25 @@ def _rule_list_sequence(entries: list, K: int, selection: tuple) -> tuple[int, s
             _fail(f"privacy_ledger.entries[{pos}].mechanism", f"is {e['mechanism']!r}", " or ".join(map(repr, mechanisms)))
         pos += 1
 
-    def at_default() -> bool:
-        return pos < len(entries) and entries[pos]["release"] == _DEFAULT_RELEASE
+    def at_last() -> bool:
+        return pos < len(entries) and entries[pos]["release"] == last
 
     n_rules, stop = 0, "max_length"
     for step in range(1, K + 1):
         expect(f"rule {step}: remaining count", RULE_LIST_COUNT_NAMES)
-        if at_default():
+        if at_last():
             stop = "minimum support"
             break
         expect(f"rule {step}: selection", selection)
-        if at_default():
-            stop = "no improvement"
+        if at_last():  # "no rule"; with one table, the K-th selection may also have been a rule
+            stop = "no improvement" if per_rule_counts or step < K else None
             break
-        expect(f"rule {step}: class counts of caught records", RULE_LIST_COUNT_NAMES)
+        if per_rule_counts:
+            expect(f"rule {step}: class counts of caught records", RULE_LIST_COUNT_NAMES)
         n_rules += 1
-    expect(_DEFAULT_RELEASE, RULE_LIST_COUNT_NAMES)
+    expect(last, RULE_LIST_COUNT_NAMES)
     if pos != len(entries):
-        _fail("privacy_ledger.entries", f"has {len(entries) - pos} releases after the default rule's", "none")
+        _fail("privacy_ledger.entries", f"has {len(entries) - pos} releases after {last!r}", "none")
     return n_rules, stop
 
 

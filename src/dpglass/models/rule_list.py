@@ -15,9 +15,10 @@ are Algorithm 1 of Ly, Ferry,
 Huguet, Gambs and Aïvodji, "Smooth Sensitivity for Learning
 Differentially-Private yet Accurate Rule Lists" (2024), with the corrections
 listed in ``docs/privacy.md``: the corrected local sensitivity of the Gini
-impurity, the prediction counts released for the selected rule only, a correct
-count of the releases (3K + 1, not 3K - 1), and a minimum-support stop whose
-failure probability is part of delta.  The private computation is the pure
+impurity, the class counts released for the selected rules only and as one
+table at the end (2K + 1 releases; ``variant="paper"`` releases them rule by
+rule as the paper does, 3K + 1 releases where the paper counts 3K - 1), and
+a minimum-support stop whose failure probability is part of delta.  The private computation is the pure
 function :func:`fit_dp_rule_list`; the estimator is a thin wrapper.
 """
 
@@ -34,7 +35,7 @@ from dpglass._validation import InstanceOf, Interval
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
 from dpglass.models._candidates import CandidateSet, CountCache, SufficientStats, build_candidates
-from dpglass.models._errors_rule_list import check_errors_params, fit_errors_rule_list
+from dpglass.models._errors_rule_list import COUNTS_RELEASE, check_errors_params, fit_errors_rule_list
 from dpglass.models._rule_selection import (
     MECHANISMS, PURE_MECHANISMS, SELECTORS, Certification, certification_margin, select_next_rule,
 )
@@ -192,20 +193,28 @@ def fit_dp_rule_list(
     "corrected", ``count_noise`` "laplace"; ``gamma`` and ``accountant`` are
     ignored).  The rest of this docstring is about the Gini mechanisms.
 
-    Budget: up to ``K = max_length`` steps, each a noisy remaining count, a
-    selection and the selected rule's noisy class counts, then the default
-    rule's noisy class counts: ``3K + 1`` releases of ``epsilon / (3K + 1)``
-    each (sequential composition).  Delta is split evenly over the steps'
-    selections and minimum-support certifications that use it.  Counts are
-    integers (discrete Laplace).  The number of records is private: the
-    minimum support is ``Lambda = max(1, floor(min_support * n_hat_1))`` with
-    ``n_hat_1`` the first released count, never the true n.
+    Releases: up to ``K = max_length`` steps, each a noisy remaining count
+    and a selection; then the class counts of every selected rule's caught
+    records and of the default rule's, as one table (a record lies in one
+    cell of the released list, so the table has l1 and l2 sensitivity 1):
+    ``2K + 1`` releases of ``epsilon / (2K + 1)`` each (sequential
+    composition), and a list that stops early gives its table all the budget
+    it left (a basic-composition filter, docs/privacy.md).  With
+    ``variant="paper"`` the counts are released as paper 001's Algorithm 1
+    does, each selected rule's pair at its step and the default rule's last:
+    ``3K + 1`` releases, and an early stop leaves budget unspent.  Delta is
+    split evenly over the steps' selections and minimum-support
+    certifications that use it.  Counts are integers (discrete Laplace).
+    The number of records is private: the minimum support is
+    ``Lambda = max(1, floor(min_support * n_hat_1))`` with ``n_hat_1`` the
+    first released count, never the true n.
 
     ``accountant="pld"``, ``"rdp"`` or ``"auto"`` (with delta > 0) composes
     the releases tightly instead (:mod:`dpglass.privacy.accounting`): half
     of delta goes to the selections and certifications, and each release
     gets the largest common epsilon whose composition stays within
-    ``(epsilon, delta)`` (:func:`rule_list_budget`).  ``count_noise="gaussian"``
+    ``(epsilon, delta)`` (:func:`rule_list_budget`); an early stop then
+    leaves budget unspent.  ``count_noise="gaussian"``
     (delta > 0, tight accountant) releases the class counts with discrete
     Gaussian noise of the same zCDP cost as a discrete Laplace release at that
     epsilon (:func:`class_count_mechanism`); the remaining counts, which the
@@ -230,19 +239,21 @@ def fit_dp_rule_list(
 
     K = max_length
     plan = delta_plan(mechanism, confidence, variant)
-    eps_node, delta_part, accountant = rule_list_budget(epsilon, delta, K, plan, accountant, mechanism, count_noise)
+    table = one_count_table(variant)
+    eps_node, delta_part, accountant = rule_list_budget(epsilon, delta, K, plan, accountant, mechanism, count_noise,
+                                                        table=table)
     margin = _stop_margin(eps_node, delta_part, confidence, plan)
 
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant=accountant)
     count_mech = DiscreteLaplaceMechanism(eps_node)
-    class_mech = class_count_mechanism(count_noise, eps_node, delta, K)
+    class_mech = class_count_mechanism(count_noise, eps_node, delta, 1 if table else K + 1)
     if cache is None:
         cache = CountCache(SufficientStats(X, y, candidates))
     removed: list[int] = []
+    cells: list[tuple[float, float]] = []  # exact (negatives, positives) each selected rule catches
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
     count_kw = count_fields(count_mech)
-    class_kw = count_fields(class_mech)
     selector = support = None
 
     for step in range(1, K + 1):
@@ -264,33 +275,66 @@ def fit_dp_rule_list(
         if cand is None:
             out.stop_reason = "no improvement"
             break
-        noisy = class_mech.randomise(np.array(caught), rng)
-        ledger.spend(f"rule {step}: class counts of caught records", **class_kw)
-        out.selected.append((cand, (float(noisy[0]), float(noisy[1]))))
-
-    n0, n1 = cache.remaining(tuple(removed))
-    noisy = class_mech.randomise(np.array([n0, n1]), rng)
-    ledger.spend("default rule: class counts of remaining records", **class_kw)
-    out.default_counts = (float(noisy[0]), float(noisy[1]))
+        cells.append(caught)
+        if not table:  # variant="paper": each rule's counts when it is selected (paper 001's Algorithm 1)
+            noisy = class_mech.randomise(np.array(caught), rng)
+            ledger.spend(f"rule {step}: class counts of caught records", **count_fields(class_mech))
+            out.selected.append((cand, (float(noisy[0]), float(noisy[1]))))
+    cells.append(cache.remaining(tuple(removed)))
+    _release_counts(out, cells, removed, class_mech, table, rng)
     return out
+
+
+def _release_counts(out: RuleListRelease, cells: list, removed: list, class_mech, table: bool,
+                    rng: np.random.Generator) -> None:
+    """Release the class counts not yet released: the default rule's, or (``table``) every cell's at once.
+
+    Under basic composition the table gets all the budget the steps left
+    (``epsilon`` minus the ledger's total): a filter, proven in docs/privacy.md.
+    """
+    ledger = out.ledger
+    if not table:
+        noisy = class_mech.randomise(np.array(cells[-1]), rng)
+        ledger.spend(DEFAULT_RELEASE, **count_fields(class_mech))
+        out.default_counts = (float(noisy[0]), float(noisy[1]))
+        return
+    rest = ledger.accountant == "basic"
+    if rest:
+        class_mech = DiscreteLaplaceMechanism(ledger.epsilon - ledger.total()[0])
+    noisy = class_mech.randomise(np.array(cells, dtype=np.int64), rng).astype(np.float64)
+    ledger.spend(COUNTS_RELEASE, **count_fields(class_mech),
+                 note=f"{len(cells)} cells x 2 classes; a record lies in one cell of the released list "
+                      "(l1 and l2 sensitivity 1)" + ("; all the budget the steps left" if rest else ""))
+    out.selected = [(cand, (noisy[i, 0], noisy[i, 1])) for i, cand in enumerate(removed)]
+    out.default_counts = (noisy[-1, 0], noisy[-1, 1])
+
+
+#: The ledger's name for the default rule's counts when each rule's are released on its own (variant="paper").
+DEFAULT_RELEASE = "default rule: class counts of remaining records"
+
+
+def one_count_table(variant: str) -> bool:
+    """Whether the class counts are released as one table at the end (every variant but the paper's)."""
+    return variant != "paper"
 
 
 #: How the class counts of each rule (and of the default rule) are released.
 COUNT_NOISES = ("laplace", "gaussian")
 
 
-def class_count_mechanism(count_noise: str, eps_node: float, delta: float, K: int):
-    """The mechanism releasing the class-count pairs (l1 = l2 sensitivity 1: a record moves one cell).
+def class_count_mechanism(count_noise: str, eps_node: float, delta: float, n_releases: int):
+    """The mechanism releasing class counts (l1 = l2 sensitivity 1: a record moves one cell).
 
     ``"laplace"``: discrete Laplace at ``eps_node``.  ``"gaussian"``: the
     discrete Gaussian with ``sigma = 1 / eps_node``, i.e. the same
     ``eps_node**2 / 2``-zCDP as a pure ``eps_node``-DP release, its ledger
-    pair stated at ``delta / (4 (K + 1))`` (a quarter of delta over the
-    K + 1 pairs, only for the basic view; the tight accountants read the
-    curve).
+    pair stated at ``delta / (4 n_releases)`` (a quarter of delta over the
+    class-count releases of a full run: one table, or K + 1 pairs with
+    ``variant="paper"``; only for the basic view, the tight accountants read
+    the curve).
     """
     if count_noise == "gaussian":
-        return DiscreteGaussianMechanism(1.0 / eps_node, delta / (4 * (K + 1)))
+        return DiscreteGaussianMechanism(1.0 / eps_node, delta / (4 * n_releases))
     return DiscreteLaplaceMechanism(eps_node)
 
 
@@ -305,20 +349,24 @@ def _stop_margin(eps_node: float, delta_part: float, confidence, plan: DeltaPlan
 
 @functools.lru_cache(maxsize=256)
 def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, accountant: str, mechanism: str = "",
-                     count_noise: str = "laplace"):
+                     count_noise: str = "laplace", *, table: bool):
     """``(epsilon per release, delta per delta-spending part, accountant used)``.
 
-    ``"basic"`` (and any accountant when delta = 0): epsilon / (3K + 1) each,
-    delta split evenly over the parts.  ``"pld"`` / ``"rdp"``: half of delta
-    split over the parts, and the largest common per-release epsilon whose
-    composition of a full run (2K + 1 discrete-Laplace counts, K selections
-    with the selector's own curve and delta part) is within ``(epsilon,
-    delta)``; a run that stops early spends less.  ``"auto"``: whichever of
-    the two allows more (:func:`dpglass.privacy.accounting.choose_accountant`).
-    With ``count_noise="gaussian"`` the K + 1 class-count pairs of a full run
-    are discrete Gaussian releases (:func:`class_count_mechanism`); that needs
-    delta > 0 and a tight accountant.
-    Depends on public parameters only (cached: sweeps call it per fit).
+    A full run is K remaining counts, K selections and the class counts:
+    one table (``table=True``, :func:`one_count_table`) or K + 1 pairs
+    (``variant="paper"``), so R = 2K + 1 or 3K + 1 releases.  ``"basic"``
+    (and any accountant when delta = 0): epsilon / R each, delta split
+    evenly over the parts; a run that stops early gives its table all that
+    is left.  ``"pld"`` / ``"rdp"``: half of delta split over the parts, and
+    the largest common per-release epsilon whose composition of a full run
+    (discrete-Laplace counts, the selector's own curve and delta part) is
+    within ``(epsilon, delta)``; a run that stops early spends less.
+    ``"auto"``: whichever of the two allows more
+    (:func:`dpglass.privacy.accounting.choose_accountant`).  With
+    ``count_noise="gaussian"`` the class counts are discrete Gaussian
+    releases (:func:`class_count_mechanism`); that needs delta > 0 and a
+    tight accountant.  Depends on public parameters only (cached: sweeps
+    call it per fit).
     """
     n_parts = K * (int(plan.selection) + int(plan.charged_certification))
     if count_noise == "gaussian" and (accountant == "basic" or delta <= 0):
@@ -327,31 +375,33 @@ def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, acco
             f"delta > 0 and accountant 'auto', 'pld' or 'rdp'; got delta={delta!r}, accountant={accountant!r}. "
             "Use count_noise='laplace' for pure or basic accounting.")
     if accountant == "basic" or delta <= 0:
-        return epsilon / (3 * K + 1), (delta / n_parts if n_parts else 0.0), "basic"
+        return epsilon / ((2 if table else 3) * K + 1), (delta / n_parts if n_parts else 0.0), "basic"
     part = delta / (2 * n_parts) if n_parts else 0.0
-    full_run = rule_list_plan(K, plan, mechanism, count_noise, delta, part)
+    full_run = rule_list_plan(K, plan, mechanism, count_noise, delta, part, table=table)
     x, used = choose_accountant(full_run, epsilon, delta, accountant)
     return x, (part if used != "basic" else (delta / n_parts if n_parts else 0.0)), used
 
 
-def rule_list_plan(K: int, plan: DeltaPlan, mechanism: str, count_noise: str, delta: float, part: float):
-    """The ledger entries of a full run (K steps and the default rule) at per-release epsilon ``x``.
+def rule_list_plan(K: int, plan: DeltaPlan, mechanism: str, count_noise: str, delta: float, part: float, *,
+                   table: bool):
+    """The ledger entries of a full run at per-release epsilon ``x`` (a function of ``x``).
 
-    K remaining counts (discrete Laplace), K + 1 class-count pairs
-    (:func:`class_count_mechanism`) and K selections with the selector's own
-    curve and ``part`` of delta per delta-spending part.
+    K remaining counts (discrete Laplace), K selections with the selector's
+    own curve and ``part`` of delta per delta-spending part, and the class
+    counts (:func:`class_count_mechanism`): one table, or K + 1 pairs.
     """
     sel_delta = part * (int(plan.selection) + int(plan.charged_certification))
     selector = SELECTORS.get(mechanism)
+    n_counts = 1 if table else K + 1
 
     def full_run(x):
         count = LedgerEntry("rule: remaining count", "discrete laplace", epsilon=x,
                             curve=DiscreteLaplaceMechanism(x).curve)
-        cls = class_count_mechanism(count_noise, x, delta, K)
-        pair = LedgerEntry("rule: class counts", "counts", epsilon=cls.epsilon, delta=cls.delta, curve=cls.curve)
+        cls = class_count_mechanism(count_noise, x, delta, n_counts)
+        counts = LedgerEntry("rule: class counts", "counts", epsilon=cls.epsilon, delta=cls.delta, curve=cls.curve)
         sel = LedgerEntry("rule: selection", "selection", epsilon=x, delta=sel_delta,
                           curve=selector.curve_for(x) if selector else None)
-        return [count] * K + [pair] * (K + 1) + [sel] * K
+        return [count] * K + [sel] * K + [counts] * n_counts
 
     return full_run
 
@@ -501,11 +551,12 @@ class DPRuleListClassifier(_RuleListBase):
     it is pure epsilon-DP.  The other mechanisms are paper 001's Algorithm 1,
     corrected, on the Gini impurity: each step releases a noisy count of the
     remaining records (Laplace), stops if it is below the minimum support plus
-    a margin, selects a rule with the chosen ``mechanism`` and releases the
-    selected rule's noisy class counts (Laplace), which give its prediction
-    and the counts printed with it; the default rule's counts are released
-    last, and ``epsilon`` is split evenly over the ``3 * max_length + 1``
-    releases.  See ``docs/privacy.md``.
+    a margin, and selects a rule with the chosen ``mechanism``; then the
+    noisy class counts of every rule and of the default rule are released as
+    one table (Laplace), which gives the predictions and the counts printed
+    with them.  ``epsilon`` is split evenly over the ``2 * max_length + 1``
+    releases, and a list that stops early gives the table what it left
+    (basic accounting).  See ``docs/privacy.md``.
 
     Parameters
     ----------
@@ -563,14 +614,15 @@ class DPRuleListClassifier(_RuleListBase):
         Tail exponent of ``smooth-cauchy`` noise h(z) ∝ 1/(1+|z|^gamma); None
         means 4.
     count_noise : {"laplace", "gaussian"}, default="laplace"
-        The noise on the released class counts (each rule's and the default
-        rule's).  ``"gaussian"``: exact discrete Gaussian noise of the same
+        The noise on the released class counts (every rule's and the
+        default rule's).  ``"gaussian"``: exact discrete Gaussian noise of the same
         zCDP cost as the Laplace release it replaces, which composes better
         under the tight accountants; needs delta > 0 and ``accountant`` other
         than ``"basic"``.  The remaining counts stay discrete Laplace.
     accountant : {"auto", "basic", "pld", "rdp"}, default="auto"
-        How the releases compose: ``"basic"`` sums epsilons (epsilon / (3K + 1)
-        each; the only one when delta = 0); ``"pld"`` (privacy loss
+        How the releases compose: ``"basic"`` sums epsilons (epsilon / (2K + 1)
+        each, the unused rest to the class counts; the only one when
+        delta = 0); ``"pld"`` (privacy loss
         distributions) and ``"rdp"`` (Rényi; the exponential mechanism as
         bounded range) give each release the largest epsilon whose
         composition stays within ``(epsilon, delta)``; ``"auto"`` takes the
@@ -580,7 +632,8 @@ class DPRuleListClassifier(_RuleListBase):
     variant : {"corrected", "paper"}, default="corrected"
         ``"paper"`` reproduces the paper's formulas where they differ (its
         local sensitivity g(n), noisy-Gini scales); entries become
-        ``paper-claim``.  The budget split stays the correct 3K + 1.
+        ``paper-claim``; each rule's class counts are released at its step,
+        as the paper does (3K + 1 releases, the paper's 3K - 1 corrected).
     classes : list of two labels or None, default=None
         The public label set ``[negative, positive]``.  None reads it from
         ``y``; then a ``y`` holding a single class is refused, and whether
@@ -665,9 +718,10 @@ class DPRuleListClassifier(_RuleListBase):
         delta = self._resolve_delta(self.delta)
         plan = delta_plan(self.mechanism, self.confidence, self.variant)
         K = int(self.max_length)
+        table = one_count_table(self.variant)
         x, part, _ = rule_list_budget(float(self.epsilon), delta, K, plan, self.accountant, self.mechanism,
-                                      self.count_noise)
-        return rule_list_plan(K, plan, self.mechanism, self.count_noise, delta, part)(x)
+                                      self.count_noise, table=table)
+        return rule_list_plan(K, plan, self.mechanism, self.count_noise, delta, part, table=table)(x)
 
     def fit(self, X, y):
         """Train on 0/1 features ``X`` and binary labels ``y`` with DP."""

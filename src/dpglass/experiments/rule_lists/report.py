@@ -293,8 +293,8 @@ def _sec5d(w, plan, hyper) -> None:
         best_k[eps] = hyp.loc[hyp.groupby(["dataset", "family"])["mean"].idxmax(), "value"].mean()
     w("The paper: K = 5 was best on average (the ε is not stated); with K = 7 the minimum support usually stops "
       "the list earlier; the smooth-sensitivity methods beat the global ones for every K. Measured on a validation "
-      "split (25% of the training part; the test part is not used). ε is split over 3K + 1 releases, so a longer "
-      "list costs accuracy per rule; mean best K of the DP methods: "
+      "split (25% of the training part; the test part is not used). ε is split over 2K + 1 releases (3K + 1 for the "
+      "paper's variant), so a longer list costs accuracy per rule; mean best K of the DP methods: "
       + ", ".join(f"{v:.1f} at ε = {e:g}" for e, v in best_k.items()) + ".")
     w()
 
