@@ -591,3 +591,19 @@ def test_a_table_above_what_the_steps_left_is_refused():
         else:
             with pytest.raises(ModelFileError, match="epsilon"):
                 DPRuleListClassifier.from_dict(edited)
+
+
+def test_auto_keeps_basic_unless_a_tight_accountant_buys_more_than_the_margin():
+    """Both sides of AUTO_MARGIN: "auto" is basic when the tight split is within it, tight above it."""
+    from dpglass.models.rule_list import AUTO_MARGIN, delta_plan, rule_list_budget
+
+    for mech, K, delta in (("certified-pf", 5, 1e-8), ("certified-pf", 10, 1e-8), ("exponential", 10, 1e-6),
+                           ("exponential", 5, 1e-8)):
+        plan = delta_plan(mech, None, "corrected")
+        basic = rule_list_budget(1.0, delta, K, plan, "basic", mech, table=True)
+        tight = max(rule_list_budget(1.0, delta, K, plan, a, mech, table=True) for a in ("pld", "rdp"))
+        auto = rule_list_budget(1.0, delta, K, plan, "auto", mech, table=True)
+        assert auto == (tight if tight[0] > basic[0] * (1 + AUTO_MARGIN) else basic), (mech, K, delta)
+    # Gaussian counts need a tight accountant: "auto" never falls back to basic for them
+    plan = delta_plan("certified-pf", None, "corrected")
+    assert rule_list_budget(1.0, 1e-8, 5, plan, "auto", "certified-pf", "gaussian", table=True)[2] != "basic"

@@ -362,7 +362,9 @@ def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, acco
     (discrete-Laplace counts, the selector's own curve and delta part) is
     within ``(epsilon, delta)``; a run that stops early spends less.
     ``"auto"``: whichever of the two allows more
-    (:func:`dpglass.privacy.accounting.choose_accountant`).  With
+    (:func:`dpglass.privacy.accounting.choose_accountant`), unless that is
+    no more than :data:`AUTO_MARGIN` above the basic split: then basic (with
+    discrete Laplace counts), which also spends an early stop's rest.  With
     ``count_noise="gaussian"`` the class counts are discrete Gaussian
     releases (:func:`class_count_mechanism`); that needs delta > 0 and a
     tight accountant.  Depends on public parameters only (cached: sweeps
@@ -374,12 +376,21 @@ def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, acco
             "count_noise='gaussian' composes by Rényi or privacy-loss-distribution accounting and needs "
             f"delta > 0 and accountant 'auto', 'pld' or 'rdp'; got delta={delta!r}, accountant={accountant!r}. "
             "Use count_noise='laplace' for pure or basic accounting.")
+    basic = epsilon / ((2 if table else 3) * K + 1), (delta / n_parts if n_parts else 0.0), "basic"
     if accountant == "basic" or delta <= 0:
-        return epsilon / ((2 if table else 3) * K + 1), (delta / n_parts if n_parts else 0.0), "basic"
+        return basic
     part = delta / (2 * n_parts) if n_parts else 0.0
     full_run = rule_list_plan(K, plan, mechanism, count_noise, delta, part, table=table)
     x, used = choose_accountant(full_run, epsilon, delta, accountant)
-    return x, (part if used != "basic" else (delta / n_parts if n_parts else 0.0)), used
+    if accountant == "auto" and count_noise == "laplace" and x <= basic[0] * (1 + AUTO_MARGIN):
+        return basic  # the tight plan buys nothing, and basic gives an early stop's rest to the table
+    return x, (part if used != "basic" else basic[1]), used
+
+
+#: ``accountant="auto"`` keeps basic composition unless a tight accountant lets
+#: each release spend more than this fraction above the basic split (the
+#: calibration's own tolerance): basic also gives the table an early stop's rest.
+AUTO_MARGIN = 1e-3
 
 
 def rule_list_plan(K: int, plan: DeltaPlan, mechanism: str, count_noise: str, delta: float, part: float, *,
@@ -626,7 +637,8 @@ class DPRuleListClassifier(_RuleListBase):
         distributions) and ``"rdp"`` (Rényi; the exponential mechanism as
         bounded range) give each release the largest epsilon whose
         composition stays within ``(epsilon, delta)``; ``"auto"`` takes the
-        one of those two that allows more, from the parameters alone
+        one of those two that allows more, from the parameters alone, or
+        ``"basic"`` when neither allows 0.1% more than the basic split
         (:func:`rule_list_budget`; docs/privacy.md, "Accounting").  The
         ledger records the accountant used.
     variant : {"corrected", "paper"}, default="corrected"
