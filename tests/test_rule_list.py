@@ -593,6 +593,37 @@ def test_a_table_above_what_the_steps_left_is_refused():
                 DPRuleListClassifier.from_dict(edited)
 
 
+
+def test_a_table_stated_with_a_smaller_sensitivity_or_float_noise_is_refused():
+    """The table's composed epsilon and scale are checked, and so is what a reader would recompute them from:
+    its sensitivity (1) and its noise (discrete Laplace: no version released it with float noise)."""
+    from dpglass.exceptions import ModelFileError
+
+    rng = np.random.default_rng(2)
+    X = (rng.random((300, 5)) < 0.5).astype(np.uint8)
+    y = (X[:, 0] ^ (rng.random(300) < 0.2)).astype(np.uint8)
+    data = DPRuleListClassifier(epsilon=1.0, mechanism="certified-pf", random_state=0).fit(X, y).to_dict()
+    data = json.loads(json.dumps(data))
+    DPRuleListClassifier.from_dict(data)
+    for index, edit, field in ((-1, {"sensitivity": 0.5}, "sensitivity"), (0, {"sensitivity": 0.01}, "sensitivity"),
+                               (-1, {"mechanism": "laplace"}, "mechanism")):
+        edited = json.loads(json.dumps(data))
+        edited["privacy_ledger"]["entries"][index].update(edit)
+        with pytest.raises(ModelFileError, match=field):
+            DPRuleListClassifier.from_dict(edited)
+
+
+def test_a_basic_list_has_no_fixed_release_plan_for_a_renyi_composition():
+    """Under basic accounting the table takes what the steps left (a filter): no fixed plan describes a run,
+    so a Rényi composition must calibrate the list with a tight accountant (PrivateGridSearch does)."""
+    from dpglass.exceptions import InvalidParameterError
+
+    basic = DPRuleListClassifier(epsilon=1.0, delta=1e-6, mechanism="exponential", accountant="basic")
+    with pytest.raises(InvalidParameterError, match="filter"):
+        basic._release_plan()
+    plan = basic.set_params(accountant="rdp")._release_plan()
+    assert len(plan) == 2 * 5 + 1 and plan[-1].epsilon == plan[0].epsilon
+
 def test_auto_keeps_basic_unless_a_tight_accountant_buys_more_than_the_margin():
     """Both sides of AUTO_MARGIN: "auto" is basic when the tight split is within it, tight above it."""
     from dpglass.models.rule_list import AUTO_MARGIN, delta_plan, rule_list_budget

@@ -46,7 +46,8 @@ __all__ = [
     "verify_model_dict",
 ]
 
-ADVICE = "Re-save the model with dpglass; do not edit model files by hand."
+ADVICE = ("Re-save the model with dpglass; do not edit model files by hand. A file written by an earlier dpglass "
+          "whose releases differ from this version's is refused too: refit the model with this version.")
 
 #: Mechanism names each private model writes into its ledger (a name ending in
 #: "(" is a prefix).  Both the float-Laplace names of earlier versions and the
@@ -604,16 +605,21 @@ def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
         if _GUARANTEE_RANK.get(e.get("guarantee", "proven"), 0) < _GUARANTEE_RANK[want_g]:
             _fail(f"{field}.guarantee", f"is {e.get('guarantee')!r}", f"{want_g!r} for these parameters")
         if mech is not None:
-            if e["mechanism"] not in _count_names(mech):
-                _fail(f"{field}.mechanism", f"is {e['mechanism']!r}", " or ".join(map(repr, _count_names(mech))))
+            names = _count_names(mech, legacy=e["release"] != COUNTS_RELEASE)  # the table never had float noise
+            if e["mechanism"] not in names:
+                _fail(f"{field}.mechanism", f"is {e['mechanism']!r}", " or ".join(map(repr, names)))
+            if e.get("sensitivity") not in (None, 1.0):  # a record moves one count, or one cell of the table
+                _fail(f"{field}.sensitivity", f"is {e.get('sensitivity')!r}", "1")
             _check_noise_scale(e, field, mech.scale * mech.epsilon, mech.epsilon)
         _check_declared_curve(e, field, SELECTORS[p["mechanism"]].curve_for(float(e["epsilon"])) if selection
                               else mech.curve)
 
 
-def _count_names(mech) -> tuple:
-    """Ledger names of a count release ("laplace": files of versions before discrete noise)."""
-    return ("discrete gaussian",) if mech.curve["kind"] == "discrete-gaussian" else ("discrete laplace", "laplace")
+def _count_names(mech, legacy: bool = True) -> tuple:
+    """Ledger names of a count release (``legacy``: also "laplace", files of versions before discrete noise)."""
+    if mech.curve["kind"] == "discrete-gaussian":
+        return ("discrete gaussian",)
+    return ("discrete laplace", "laplace") if legacy else ("discrete laplace",)
 
 
 def _check_declared_curve(entry: dict, field: str, want) -> None:

@@ -731,8 +731,13 @@ class DPRuleListClassifier(_RuleListBase):
         plan = delta_plan(self.mechanism, self.confidence, self.variant)
         K = int(self.max_length)
         table = one_count_table(self.variant)
-        x, part, _ = rule_list_budget(float(self.epsilon), delta, K, plan, self.accountant, self.mechanism,
-                                      self.count_noise, table=table)
+        x, part, accountant = rule_list_budget(float(self.epsilon), delta, K, plan, self.accountant, self.mechanism,
+                                               self.count_noise, table=table)
+        if table and accountant == "basic":
+            raise InvalidParameterError(
+                "Under basic accounting a rule list's table of class counts takes whatever budget the steps left "
+                "(a privacy filter), so no fixed list of releases describes its run; a Rényi composition of it "
+                "needs accountant='rdp' or 'pld' (PrivateGridSearch sets 'rdp' on its candidates).")
         return rule_list_plan(K, plan, self.mechanism, self.count_noise, delta, part, table=table)(x)
 
     def fit(self, X, y):
