@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +52,7 @@ def codrna_fine_csv(folder, data_home=None) -> Path:
             cols[f"f{j + 1}>{c:g}"] = (X[:, j] > c).astype(np.uint8)
     frame = pd.DataFrame(cols)
     frame["label"] = (labels > 0).astype(np.uint8)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_name(f"{path.name}.part-{os.getpid()}")  # one per process: parallel writers never share it
     frame.to_csv(tmp, index=False)
     tmp.replace(path)
     return path
