@@ -73,8 +73,9 @@ def _fit_both(make, df, glob, features=FEATURES, **fit_kw):
     return through_dask, in_memory
 
 
-SCHEMA = Schema([numeric("age", 17, 90, thresholds="dp-quantiles", n_thresholds=3), categorical("job", ["a", "b"]),
-                 binary("flag"), ignore("id")], target="y")
+# the data have missing ages and a job "c" outside the list: declared as no indicator (else refused)
+SCHEMA = Schema([numeric("age", 17, 90, thresholds="dp-quantiles", n_thresholds=3, missing="none"),
+                 categorical("job", ["a", "b"], missing="none"), binary("flag"), ignore("id")], target="y")
 
 BINARY_MODELS = {
     "dp-logistic": lambda: DPLogisticRegression(epsilon=1.0, random_state=0),
@@ -154,7 +155,7 @@ def test_pipeline_names_the_partition_of_a_bad_value(dask_client, raw_parquet, t
     X, y = _split(_write(bad, tmp_path, 3))
     with pytest.raises(DataValidationError, match=r"partition 2 \(of 3\): Column 'flag' is binary"):
         DPPipeline(schema=SCHEMA, model=DPLogisticRegression(), random_state=0).fit(X, y)
-    no_stats = DPPipeline(schema=Schema([numeric("age", 17, 90), binary("flag"), ignore("id"), ignore("job")],
+    no_stats = DPPipeline(schema=Schema([numeric("age", 17, 90, missing="none"), binary("flag"), ignore("id"), ignore("job")],
                                         target="y"), model=DPLogisticRegression(), clip_share=0.0, random_state=0)
     with pytest.raises(DataValidationError, match=r"partition 2 \(of 3\): Column 'flag' is binary"):
         no_stats.fit(X, y)  # nothing to count: the value is found as the partitions are encoded

@@ -83,19 +83,31 @@ def test_printout_speaks_in_the_tables_terms():
     assert ">50K" in text
 
 
-@pytest.mark.parametrize("model", [
-    SmoothBoostClassifier(),  # with the pipeline's delta: a tight accountant and its calibrated rounds
-    DPRuleListClassifier(mechanism="certified-pf", max_length=2, count_noise="gaussian", accountant="rdp"),
+@pytest.mark.parametrize("model, delta", [
+    (SmoothBoostClassifier(), 1e-8),  # with the pipeline's delta: a tight accountant and its calibrated rounds
+    (DPRuleListClassifier(mechanism="certified-pf", max_length=2, count_noise="gaussian", accountant="rdp"), None),
 ])
-def test_pipeline_composes_with_the_models_accountant(model):
+def test_pipeline_composes_with_the_models_accountant(model, delta):
     frame = _raw(800)
-    fitted = DPPipeline(schema=SCHEMA, model=model, epsilon=1.0, random_state=0)
+    fitted = DPPipeline(schema=SCHEMA, model=model, epsilon=1.0, delta=delta, random_state=0)
     fitted.fit(frame.drop(columns="income"), frame["income"])
     ledger = fitted.privacy_ledger_
     assert ledger.accountant == fitted.model_.privacy_ledger_.accountant != "basic"
     assert ledger.total()[0] <= 1.0 * (1 + 1e-9)
     again = DPPipeline.from_dict(json.loads(json.dumps(fitted.to_dict())))
     assert again.privacy_ledger_.total() == ledger.total()
+
+
+def test_a_pure_model_stays_pure_in_a_pipeline_unless_the_pipeline_gives_a_delta():
+    """DPPipeline(delta=None) leaves the model's own delta: SmoothBoostClassifier() is pure there as alone."""
+    frame = _raw(400)
+    X, y = frame.drop(columns="income"), frame["income"]
+    pure = DPPipeline(schema=SCHEMA, model=SmoothBoostClassifier(), random_state=0).fit(X, y)
+    assert pure.privacy_ledger_.total()[1] == 0 and pure.model_.delta == 0.0
+    given = DPPipeline(schema=SCHEMA, model=SmoothBoostClassifier(), delta=1e-8, random_state=0).fit(X, y)
+    assert given.model_.delta == 1e-8 and given.privacy_ledger_.delta == 1e-8
+    for fitted in (pure, given):
+        DPPipeline.from_dict(json.loads(json.dumps(fitted.to_dict())))
 
 
 @pytest.mark.parametrize("edit, match", [
@@ -252,3 +264,74 @@ def test_bad_input_gets_a_typed_error_in_the_users_terms(case):
             DPRuleListClassifier(epsilon=float("inf")).fit(X, y)
     assert {"features": "3 features", "sparse": "dense", "nan-label": "missing labels",
             "inf-epsilon": "'epsilon' parameter of DPRuleListClassifier"}[case] in str(info.value)
+
+
+@pytest.mark.parametrize("where", ["fit", "predict"])
+@pytest.mark.parametrize("bad, match", [
+    (("age", np.nan), "Column 'age' has 1 missing value"),
+    (("occupation", None), "Column 'occupation' has 1 missing value"),
+    (("occupation", "Nurse"), r"Column 'occupation' holds value\(s\) outside its schema categories.*'Nurse'"),
+])
+def test_missing_and_unlisted_values_are_refused_unless_the_schema_says_what_they_mean(where, bad, match):
+    """A missing age read as "below every cut point" would score a person as the youngest: refused, with the
+    column's name and what to declare; with missing="none" the documented per-record rule applies."""
+    frame = _raw(400)
+    X, y = frame.drop(columns="income"), frame["income"]
+    broken = X.astype({"age": float, "occupation": object})
+    broken.loc[7, bad[0]] = bad[1]
+    model = DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(), random_state=0)
+    with pytest.raises(exceptions.DataValidationError, match=match) as info:
+        model.fit(broken, y) if where == "fit" else model.fit(X, y).predict(broken)
+    assert '"missing": "none"' in str(info.value)
+    declared = json.loads(json.dumps(SCHEMA))
+    for col in declared["columns"]:
+        if col["name"] == bad[0]:
+            col["missing"] = "none"
+    fitted = DPPipeline(schema=declared, model=DPRuleListClassifier(), random_state=0).fit(broken, y)
+    assert fitted.predict(broken).shape == (400,)
+    assert DPPipeline.from_dict(json.loads(json.dumps(fitted.to_dict()))).encoding_.schema.columns == \
+        fitted.encoding_.schema.columns  # the rule travels with the model file
+
+
+def test_cli_checks_the_held_out_records_before_printing_a_model(tmp_path, capsys):
+    frame = _raw(400)
+    frame["age"] = frame["age"].astype(object)
+    path, schema = tmp_path / "t.csv", tmp_path / "s.json"
+    schema.write_text(json.dumps(SCHEMA))
+    for seed in range(3):  # wherever the public split puts the bad record, nothing is printed before the error
+        bad = frame.copy()
+        bad.loc[seed * 100, "age"] = "unknown"
+        bad.to_csv(path, index=False)
+        code = main(["fit", "--data", str(path), "--target", "income", "--schema", str(schema), "--seed", str(seed)])
+        out, err = capsys.readouterr()
+        assert code == 2 and out == "" and "Column 'age'" in err
+
+
+def test_inspect_verifies_a_pipeline_file(tmp_path, capsys):
+    frame = _raw(400)
+    model = DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(frame.drop(columns="income"), frame["income"])
+    model.save(tmp_path / "m.json")
+    assert main(["inspect", str(tmp_path / "m.json")]) == 0
+    out = capsys.readouterr().out
+    assert "DPPipeline (registry: encoder + dp-rule-list)" in out and "verified: yes" in out
+    data = json.loads((tmp_path / "m.json").read_text())
+    data["params"]["epsilon"] = 2.0
+    (tmp_path / "m.json").write_text(json.dumps(data))
+    assert main(["inspect", str(tmp_path / "m.json")]) == 2
+    assert "epsilon" in capsys.readouterr().err
+
+
+def test_errors_name_the_column_and_the_labels():
+    frame = _raw(60)
+    with pytest.raises(exceptions.DataValidationError, match=r"column 'occupation' of X holds text.*dpglass schema"):
+        DPRuleListClassifier().fit(frame[["age", "occupation"]], frame["income"])
+    with pytest.raises(exceptions.DataValidationError, match=r"column 'age' of X has values other than 0 and 1"):
+        DPRuleListClassifier().fit(frame[["age"]], frame["income"])
+    labels = frame["income"].where(frame.index != 3, "late")
+    with pytest.raises(exceptions.DataValidationError, match=r"label\(s\) \['late'\] outside the declared classes"):
+        DPRuleListClassifier(classes=["<=50K", ">50K"]).fit((frame[["age"]] > 40).astype(int), labels)
+    with pytest.raises(exceptions.DataValidationError, match="missing labels"):
+        DPRuleListClassifier().fit((frame[["age"]] > 40).astype(int), frame["income"].where(frame.index != 3, None))

@@ -150,6 +150,14 @@ def check_binary_X(estimator, X, *, reset: bool):
             f"{type(estimator).__name__} takes a dense 0/1 array or DataFrame, not a sparse matrix: call "
             "X.toarray() (0/1 data as uint8 is about as small as its sparse form)."
         )
+    text = _first_text_column(X)
+    if text is not None:
+        name, value = text
+        raise DataValidationError(
+            f"{type(estimator).__name__} works on 0/1 features, but column {name!r} of X holds text (e.g. "
+            f"{value!r}). Describe the raw table in a public schema (`dpglass schema --data FILE` writes a "
+            "template; then `dpglass fit --schema`, or dpglass.models.DPPipeline in Python), or binarize it first."
+        )
     try:
         X = validate_data(estimator, X, reset=reset, dtype="numeric", ensure_min_samples=1)
     except DataValidationError:
@@ -163,12 +171,33 @@ def check_binary_X(estimator, X, *, reset: bool):
         binary = (block == 0) | (block == 1)
         if not binary.all():
             bad = int(np.argwhere(~binary.all(axis=0))[0, 0])
+            names = getattr(estimator, "feature_names_in_", None)
+            where = f"column {bad}" if names is None or len(names) <= bad else f"column {str(names[bad])!r}"
             raise DataValidationError(
-                f"{type(estimator).__name__} works on binary features, but column {bad} of X has values "
+                f"{type(estimator).__name__} works on binary features, but {where} of X has values "
                 "other than 0 and 1. Binarize the data first with dpglass.datasets.Binarizer, using "
                 "public thresholds or thresholds chosen with differential privacy."
             )
     return X.astype(np.uint8, copy=False)  # uint8 input is used as it is
+
+
+def _first_text_column(X):
+    """``(name, value)`` of a DataFrame's first column holding text, else None."""
+    import pandas as pd
+
+    if not isinstance(X, pd.DataFrame):
+        return None
+    for name in X.columns:
+        col = X[name]
+        if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            continue
+        for v in col:
+            if isinstance(v, str):
+                try:
+                    float(v)
+                except ValueError:
+                    return name, v
+    return None
 
 
 def check_binary_y(y, classes=None):
@@ -203,8 +232,8 @@ def check_binary_y(y, classes=None):
         raise DataValidationError(f"y should be a 1d array; got shape {y.shape}.")
     if y.size == 0:
         raise DataValidationError("y is empty: fit needs at least one labelled record.")
-    if y.dtype.kind == "f" and np.isnan(y).any():
-        raise DataValidationError("y has missing labels (NaN); drop or label those records first.")
+    if (y.dtype.kind == "f" and np.isnan(y).any()) or (y.dtype == object and _any_missing(y)):
+        raise DataValidationError("y has missing labels (NaN or None); drop or label those records first.")
     try:
         kind = type_of_target(y)
     except ValueError as exc:
@@ -227,5 +256,17 @@ def check_binary_y(y, classes=None):
         )
     y01 = (y == labels[1]).astype(np.uint8)
     if classes is not None and not np.isin(y, labels).all():
-        raise DataValidationError(f"y has labels outside classes={list(labels)!r}.")
+        outside = list(dict.fromkeys(v.item() if hasattr(v, "item") else v for v in y[~np.isin(y, labels)]))[:5]
+        declared = [v.item() if hasattr(v, "item") else v for v in labels]
+        raise DataValidationError(
+            f"y has label(s) {outside!r} outside the declared classes {declared!r}: recode them into the two "
+            "classes, or declare the right two classes (classes=[negative, positive], --classes NEG,POS)."
+        )
     return y01, labels
+
+
+def _any_missing(y) -> bool:
+    """Whether an object label array holds a missing value (None or NaN)."""
+    import pandas as pd
+
+    return bool(pd.isna(y).any())

@@ -221,6 +221,7 @@ def _cmd_fit(args) -> int:
     # one generator for the run; the split and the model get independent children
     split_rng, model_rng = spawn(check_random_state(args.seed), 2)
     model = _build_model(spec, params, schema, model_rng)
+    _check_all_records(model, X, y, schema)  # held-out records too: nothing is printed before every record is valid
     if args.test_size > 0:
         order = split_rng.permutation(len(y))
         cut = int(np.ceil(args.test_size * len(y)))
@@ -254,6 +255,21 @@ def _cmd_fit(args) -> int:
         model.save(args.out)
         print(f"\nmodel written to {args.out}")
     return 0
+
+
+def _check_all_records(model, X, y, schema) -> None:
+    """Check every record, held-out ones included, as the fit checks its training part (docs/privacy.md,
+    "Errors and warnings": input validation reaches the curator before any release)."""
+    from sklearn.base import clone
+
+    if schema is None:
+        clone(model)._check_fit_data(X, y)
+        return
+    from dpglass._validation import check_binary_y
+    from dpglass.schema.encoding import validate_table
+
+    validate_table(X, schema)
+    check_binary_y(y, classes=model.model.get_params().get("classes"))
 
 
 def _public_part(args, X, spec):

@@ -1055,19 +1055,42 @@ def read_model_file(path):
     except (OSError, ValueError) as exc:
         raise ModelFileError(f"{path}: could not read a dpglass model file ({exc}).") from None
     model = data.get("model") if isinstance(data, dict) else None
+    cls = _unregistered_class(model)
     specs = [s for s in list_estimators() if s.cls.__name__ == model]
-    if not specs:
-        raise ModelFileError(f"{path}: 'model' is {model!r}, not a registered dpglass model. {ADVICE}")
-    cls = specs[0].cls
+    if cls is None and not specs:
+        raise ModelFileError(f"{path}: 'model' is {model!r}, not a dpglass model (the registry's models, "
+                             f"DPPipeline and LDPHistogramClassifier). {ADVICE}")
+    cls = cls or specs[0].cls
     try:
         verify_model_dict(data, cls)
         cls.from_dict(data)
     except ModelFileError as exc:
         raise ModelFileError(f"{path}: {exc}") from None
-    params = data["params"]
-    names = [s.name for s in specs
-             if all(params.get(k) == v for k, v in s.params.items())]
-    return data, cls, names or [s.name for s in specs]
+    if model == "DPPipeline":  # a schema's encoder and a registered model: name the model
+        inner = data["inner_model"]
+        return data, cls, [f"encoder + {name}" for name in _registry_names(inner, list_estimators())]
+    return data, cls, _registry_names(data, list_estimators())
+
+
+def _unregistered_class(model):
+    """The dpglass models that are not in the registry: the table pipeline and the local-DP classifier."""
+    if model == "DPPipeline":
+        from dpglass.models.pipeline import DPPipeline
+
+        return DPPipeline
+    if model == "LDPHistogramClassifier":
+        from dpglass.local import LDPHistogramClassifier
+
+        return LDPHistogramClassifier
+    return None
+
+
+def _registry_names(data: dict, specs) -> list:
+    """The registry names whose class and parameters the file's model has (else every name of its class)."""
+    specs = [s for s in specs if s.cls.__name__ == data.get("model")]
+    params = data.get("params", {})
+    names = [s.name for s in specs if all(params.get(k) == v for k, v in s.params.items())]
+    return names or [s.name for s in specs]
 
 
 def format_model_report(data: dict, cls, registry_names=()) -> str:

@@ -54,14 +54,15 @@ def verify_pipeline_dict(data: dict, cls, check_top_level, check_ledger_shape, c
 
 def _check_composition(raw: dict, inner: dict, params: dict, fail) -> None:
     """The pipeline composes with its model's accountant at its model's delta (or basically, as files written
-    before 2026-11-23 did), and the model ran with the pipeline's delta parameter."""
+    before 2026-11-23 did), and the model ran with the pipeline's delta parameter when it gives one (None: the
+    model's own)."""
     own, theirs = raw.get("accountant", "basic"), inner["privacy_ledger"].get("accountant", "basic")
     if own not in (theirs, "basic"):
         fail("privacy_ledger.accountant", f"is {own!r}", f"the inner model's {theirs!r} (or 'basic')")
     delta, inner_delta = raw["budget"].get("delta"), inner["privacy_ledger"]["budget"].get("delta")
     if delta != inner_delta:
         fail("privacy_ledger.budget.delta", f"is {delta!r}", f"the inner model's budget delta {inner_delta!r}")
-    if "delta" in inner.get("params", {}) and inner["params"]["delta"] != params["delta"]:
+    if params["delta"] is not None and "delta" in inner.get("params", {}) and inner["params"]["delta"] != params["delta"]:
         fail("params.delta", f"is {params['delta']!r}", f"the inner model's delta {inner['params']['delta']!r}")
 
 

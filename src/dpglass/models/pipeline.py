@@ -43,12 +43,15 @@ class DPPipeline(BinaryClassifierBase):
         The public description of the table (:mod:`dpglass.schema`).
     model : estimator
         An unfitted dpglass DP estimator (``DPRuleListClassifier()``,
-        ``SmoothBoostClassifier(...)``, ...); its ``epsilon``, ``delta`` and
-        ``random_state`` are set by the pipeline.
+        ``SmoothBoostClassifier(...)``, ...); its ``epsilon`` and
+        ``random_state`` are set by the pipeline, and its ``delta`` when the
+        pipeline's ``delta`` is given.
     epsilon : float > 0, default=1.0
         The whole budget: encoder and model together.
     delta : float in [0, 1) or None, default=None
-        Passed to the model when it has a ``delta`` (None: its public default).
+        Set on the model when it has a ``delta``.  None: the model keeps its
+        own ``delta`` (``SmoothBoostClassifier()`` stays pure epsilon-DP,
+        ``DPRuleListClassifier()`` takes its public default 1e-8).
     quantile_share : float in [0, 1), default=0.1
         Share of epsilon for the DP quantiles, spent only if the schema asks
         for ``"dp-quantiles"`` thresholds.
@@ -132,8 +135,8 @@ class DPPipeline(BinaryClassifierBase):
                                                     rng=enc_rng)
             Xenc = pd.DataFrame(encoding.transform(X), columns=encoding.feature_names(), index=X.index)
         params = {"epsilon": eps_model, "random_state": model_rng}
-        if "delta" in self.model.get_params():
-            params["delta"] = self.delta
+        if self.delta is not None and "delta" in self.model.get_params():
+            params["delta"] = self.delta  # None: the model keeps its own (a pure model stays pure)
         model = clone(self.model).set_params(**params).fit(Xenc, y)
         inner = model.privacy_ledger_
         # the model's accountant composes the encoding's pure releases too: each moves every Renyi order (or the

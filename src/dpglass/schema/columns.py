@@ -7,10 +7,15 @@ A :class:`Schema` lists the columns a model reads, each with its kind:
   points strictly inside the bounds), a list of user-given cut points, or
   ``"dp-quantiles"`` (``n_thresholds`` quantiles released with differential
   privacy, paid from the model's budget);
-* ``categorical``: the public list of its categories (a value outside the
-  list, or a missing value, sets none of the column's indicators);
+* ``categorical``: the public list of its categories;
 * ``binary``: a 0/1 (or boolean) column used as is;
 * ``ignore``: a column the model never reads (an id, free text).
+
+A missing value (or, in a categorical column, a value outside its list) is
+refused with an error naming the column, at fit and at predict, unless the
+column declares ``missing="none"``: the value then sets none of the column's
+indicators (a missing age is "not above any cut point"), a per-record rule
+fixed in advance.  Nothing is guessed silently.
 
 The target column is named in the schema too.  A schema is written as a small
 JSON (or TOML) file; :func:`schema_template` writes one from a CSV's header
@@ -42,6 +47,8 @@ __all__ = ["Column", "Schema", "binary", "categorical", "ignore", "load_schema",
 
 KINDS = ("numeric", "categorical", "binary", "ignore")
 THRESHOLD_RULES = ("grid", "dp-quantiles")
+#: What a missing value (a categorical column: also a value outside its list) means: an error, or no indicator.
+MISSING_RULES = ("error", "none")
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,7 @@ class Column:
     thresholds: object = None  # "grid", "dp-quantiles" or a tuple of cut points (numeric only)
     n_thresholds: int | None = None
     categories: tuple | None = None
+    missing: str = "error"
 
     def __post_init__(self):
         _check_column(self)
@@ -67,6 +75,8 @@ class Column:
                 out["n_thresholds"] = self.n_thresholds
         elif self.kind == "categorical":
             out["categories"] = list(self.categories)
+        if self.missing != "error":
+            out["missing"] = self.missing
         return out
 
     @classmethod
@@ -75,39 +85,41 @@ class Column:
             raise InvalidParameterError(
                 f"A schema column must be an object with 'name' and 'kind'; got {data!r}."
             )
-        kind = data["kind"]
+        kind, missing = data["kind"], data.get("missing", "error")
         if kind == "numeric":
             b = data.get("bounds")
             return numeric(data["name"], *(b if b is not None else (None, None)),
-                           thresholds=data.get("thresholds", "grid"), n_thresholds=data.get("n_thresholds", 4))
+                           thresholds=data.get("thresholds", "grid"), n_thresholds=data.get("n_thresholds", 4),
+                           missing=missing)
         if kind == "categorical":
-            return categorical(data["name"], data.get("categories"))
+            return categorical(data["name"], data.get("categories"), missing=missing)
         if kind in ("binary", "ignore"):
-            return Column(str(data["name"]), kind)
+            return Column(str(data["name"]), kind, missing=missing)
         raise InvalidParameterError(
             f"Column {data['name']!r} has kind {kind!r}; the kinds are {', '.join(KINDS)}."
         )
 
 
-def numeric(name, lo, hi, *, thresholds="grid", n_thresholds=4) -> Column:
+def numeric(name, lo, hi, *, thresholds="grid", n_thresholds=4, missing="error") -> Column:
     """A numeric column with public bounds ``(lo, hi)`` and a threshold rule."""
     if isinstance(thresholds, (list, tuple)):
         thresholds = tuple(float(t) if isinstance(t, numbers.Real) and not isinstance(t, bool) else t
                            for t in thresholds)
         n_thresholds = None
     bounds = None if lo is None and hi is None else (lo, hi)
-    return Column(str(name), "numeric", bounds=bounds, thresholds=thresholds, n_thresholds=n_thresholds)
+    return Column(str(name), "numeric", bounds=bounds, thresholds=thresholds, n_thresholds=n_thresholds,
+                  missing=missing)
 
 
-def categorical(name, categories) -> Column:
+def categorical(name, categories, *, missing="error") -> Column:
     """A categorical column with its public list of categories."""
     cats = tuple(categories) if isinstance(categories, (list, tuple)) else categories
-    return Column(str(name), "categorical", categories=cats)
+    return Column(str(name), "categorical", categories=cats, missing=missing)
 
 
-def binary(name) -> Column:
+def binary(name, *, missing="error") -> Column:
     """A 0/1 column used as is."""
-    return Column(str(name), "binary")
+    return Column(str(name), "binary", missing=missing)
 
 
 def ignore(name) -> Column:
@@ -119,6 +131,11 @@ def _check_column(c: Column) -> None:
     where = f"Column {c.name!r} of the schema"
     if c.kind not in KINDS:
         raise InvalidParameterError(f"{where} has kind {c.kind!r}; the kinds are {', '.join(KINDS)}.")
+    if c.missing not in MISSING_RULES:
+        raise InvalidParameterError(
+            f'{where} has missing={c.missing!r}; use "error" (a missing value is refused, the default) or '
+            '"none" (a missing value sets none of the column\'s indicators).'
+        )
     if c.kind == "numeric":
         _check_numeric(c, where)
     if c.kind == "categorical":

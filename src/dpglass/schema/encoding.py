@@ -9,14 +9,20 @@ nothing beyond a DP release.  :meth:`Encoding.transform` maps raw records to
 named 0/1 columns (``"age>37"``, ``"occupation=Exec-managerial"``), record by
 record, so it is the same function at fit and at predict time.
 
-Missing values: a missing numeric value sets none of its column's ``>``
-indicators, a missing or unknown category none of its ``=`` indicators, a
-missing binary value reads as 0.  This is a per-record rule fixed in advance,
-so it costs nothing and never fails on the data.
+Missing values (and values outside a categorical column's list) are refused
+with an error naming the column, at fit and at predict: the schema says what
+every value means, and a missing age read as "below every cut point" would
+score a person as the youngest.  A column that declares ``missing="none"``
+takes the per-record rule fixed in advance instead: a missing numeric value
+sets none of its ``>`` indicators, a missing or unknown category none of its
+``=`` indicators, a missing binary value reads as 0.  Like every check of the
+data against the schema, the error reaches the curator before any release
+(docs/privacy.md, "Errors and warnings").
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -29,7 +35,7 @@ from dpglass.privacy.quantile import dp_quantile_from_counts, grid_counts
 from dpglass.schema.columns import Schema
 
 __all__ = ["ClippingWarning", "Encoding", "check_columns", "encoding_from_statistics", "encoding_statistics",
-           "fit_encoding", "merge_statistics", "needs_statistics"]
+           "fit_encoding", "merge_statistics", "needs_statistics", "validate_table"]
 
 
 class ClippingWarning(UserWarning):
@@ -70,11 +76,14 @@ class Encoding:
             s = frame[col.name]
             if col.kind == "numeric":
                 v = _numeric(s, col.name)
+                _check_missing(s, col)
                 blocks.append(np.stack([v > t for t in cuts], axis=1) if cuts else np.zeros((len(s), 0), bool))
             elif col.kind == "categorical":
+                _check_categories(s, col)
                 values = s.to_numpy(dtype=object)
                 blocks.append(np.stack([values == c for c in col.categories], axis=1))
             else:
+                _check_missing(s, col)
                 blocks.append(_binary(s, col.name)[:, None])
         return np.concatenate(blocks, axis=1).astype(np.uint8)
 
@@ -120,6 +129,41 @@ def _numeric(s: pd.Series, name: str) -> np.ndarray:
             f"Column {name!r} is numeric in the schema but holds non-numeric values (e.g. "
             f"{_first_bad(s)!r}). Fix the data or declare the column categorical."
         ) from exc
+
+
+_MISSING_ADVICE = ('Fill or drop those records, or declare "missing": "none" for the column in the schema (a '
+                   "missing value, or a value outside a categorical column's list, then sets none of the column's "
+                   "indicators, at fit and at predict).")
+
+
+def _check_missing(s: pd.Series, col) -> None:
+    """A missing value is refused unless the column declares ``missing="none"``."""
+    if col.missing == "none":
+        return
+    missing = pd.isna(s).to_numpy()
+    if missing.any():
+        raise DataValidationError(
+            f"Column {col.name!r} has {int(missing.sum())} missing value(s) (first at row "
+            f"{s.index[np.argmax(missing)]!r}), and its schema does not say what a missing value means. "
+            + _MISSING_ADVICE
+        )
+
+
+def _check_categories(s: pd.Series, col) -> None:
+    """A value outside a categorical column's list (or a missing one) is refused unless ``missing="none"``."""
+    _check_missing(s, col)
+    if col.missing == "none":
+        return
+    values = s.to_numpy(dtype=object)
+    unknown = ~pd.isna(s).to_numpy() & ~np.isin(values, np.array(col.categories, dtype=object))
+    if unknown.any():
+        seen = list(dict.fromkeys(values[unknown].tolist()))[:3]
+        raise DataValidationError(
+            f"Column {col.name!r} holds value(s) outside its schema categories {list(col.categories)!r}: "
+            f"e.g. {seen!r} ({int(unknown.sum())} record(s); a category written as a number in one and as text "
+            "in the other counts as different). Add the value(s) to the public list if they are categories, "
+            "fix the data, or " + _MISSING_ADVICE[len("Fill or drop those records, or "):]
+        )
 
 
 def _first_bad(s: pd.Series):
@@ -194,6 +238,7 @@ def encoding_statistics(frame, schema: Schema, *, clip: bool) -> dict:
             _validate_values(frame, col)
             continue
         values = _numeric(frame[col.name], col.name)
+        _check_missing(frame[col.name], col)
         if col.thresholds == "dp-quantiles":
             values = values[~np.isnan(values)]  # a missing value is a per-record rule: not counted
             quantiles[col.name] = (grid_counts(values, col.bounds), int(values.size))
@@ -240,15 +285,40 @@ def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: f
                             note="one record changes the count by at most 1; released only as this noisy count"))
         if noisy > 0:
             warnings.warn(
-                f"About {noisy} records (a differentially private count, epsilon={clip_epsilon:.3g}) had values "
-                "outside the schema's bounds; they were clipped to the bounds.",
+                f"About {noisy} records (a differentially private count at epsilon={clip_epsilon:.3g}, give or "
+                f"take about {_discrete_laplace_sd(clip_epsilon):.0f}: noise of that size is expected even when no value is "
+                "out of bounds) had values outside the schema's bounds; they were clipped to the bounds.",
                 ClippingWarning, stacklevel=4)
     return Encoding(schema, tuple(cuts)), entries, noisy
 
 
+def _discrete_laplace_sd(epsilon: float) -> float:
+    """Standard deviation of discrete Laplace noise at ``epsilon`` (sensitivity 1): sqrt(2 e^-eps) / (1 - e^-eps)."""
+    q = math.exp(-epsilon)
+    return math.sqrt(2 * q) / (1 - q)
+
+
+def validate_table(frame, schema: Schema) -> None:
+    """Check a whole table against its schema (columns, values, missing values) without encoding it.
+
+    ``dpglass fit`` runs it on every record before the split, so that a bad
+    value in the held-out part is refused before anything is fitted or printed.
+    """
+    check_columns(frame, schema, fitting=True)
+    for col in schema.features:
+        if col.kind == "numeric":
+            _numeric(frame[col.name], col.name)
+            _check_missing(frame[col.name], col)
+        else:
+            _validate_values(frame, col)
+
+
 def _validate_values(frame, col) -> None:
     if col.kind == "binary":
+        _check_missing(frame[col.name], col)
         _binary(frame[col.name], col.name)
+    elif col.kind == "categorical":
+        _check_categories(frame[col.name], col)
 
 
 def _dp_cuts(counts, col, eps_each, rng, entries) -> tuple:
