@@ -335,3 +335,54 @@ def test_errors_name_the_column_and_the_labels():
         DPRuleListClassifier(classes=["<=50K", ">50K"]).fit((frame[["age"]] > 40).astype(int), labels)
     with pytest.raises(exceptions.DataValidationError, match="missing labels"):
         DPRuleListClassifier().fit((frame[["age"]] > 40).astype(int), frame["income"].where(frame.index != 3, None))
+
+
+def test_teacher_student_models_take_a_raw_public_part_and_say_when_they_had_none(tmp_path, capsys):
+    from dpglass.models import SubsampleAggregateClassifier
+
+    frame = _raw(600)
+    X, y = frame.drop(columns="income"), frame["income"]
+    public = _raw(200, seed=1).drop(columns="income")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        given = DPPipeline(schema=SCHEMA, model=SubsampleAggregateClassifier(), random_state=0).fit(
+            X, y, X_public=public)
+        none = DPPipeline(schema=SCHEMA, model=SubsampleAggregateClassifier(), random_state=0).fit(X, y)
+    assert given.model_.n_public_ == 200 and "200 public records" in str(given)
+    assert "uniform random 0/1 rows (no public part was given" in str(none)
+    for fitted in (given, none):  # the flag travels with the file
+        assert str(DPPipeline.from_dict(json.loads(json.dumps(fitted.to_dict())))) == str(fitted)
+    with pytest.raises(exceptions.InvalidParameterError, match="does not learn from a public part"):
+        DPPipeline(schema=SCHEMA, model=DPRuleListClassifier()).fit(X, y, X_public=public)
+    data, pub, schema = tmp_path / "d.csv", tmp_path / "p.csv", tmp_path / "s.json"
+    frame.to_csv(data, index=False)
+    public.to_csv(pub, index=False)
+    schema.write_text(json.dumps(SCHEMA))
+    code = main(["fit", "--data", str(data), "--target", "income", "--schema", str(schema), "--model",
+                 "subsample-aggregate", "--public", str(pub), "--seed", "0"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "public part: 200 records" in out and "Traceback" not in err
+
+
+def test_cli_warnings_are_the_commands_lines_and_grid_search_refuses_a_pipeline(tmp_path, capsys):
+    from dpglass.models import PrivateGridSearch
+
+    frame = _raw(300)
+    frame.loc[:249, "age"] = 500  # 250 records outside the bounds: the noisy count (sd about 71) is positive
+    path, schema = tmp_path / "d.csv", tmp_path / "s.json"
+    frame.to_csv(path, index=False)
+    schema.write_text(json.dumps(SCHEMA))
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        shown = warnings.formatwarning
+        assert main(["fit", "--data", str(path), "--target", "income", "--schema", str(schema), "--seed", "3"]) == 0
+        assert warnings.formatwarning is shown  # restored after the command
+    from dpglass.cli import _format_warning
+    from dpglass.schema import ClippingWarning
+
+    line = _format_warning(ClippingWarning("About 3 records"), ClippingWarning, "/x/cli.py", 236, "model.fit()")
+    assert line == "dpglass: ClippingWarning: About 3 records\n"  # what the command prints: no source line
+    search = PrivateGridSearch(DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(), delta=0),
+                               {"model__max_length": [2, 4]}, epsilon=1.0)
+    with pytest.raises(exceptions.InvalidParameterError, match="cannot tune a DPPipeline"):
+        search.fit(frame.drop(columns="income"), frame["income"])

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -66,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="inline schema: a column the model must not read (e.g. an id)")
     p.add_argument("--data-home", help="data folder for --dataset")
     p.add_argument("--model", default="dp-rule-list", help="a registered model (see `dpglass models`)")
-    p.add_argument("--epsilon", type=float, help="privacy budget epsilon (private models)")
+    p.add_argument("--epsilon", type=float, help="privacy budget epsilon of private models (default: 1)")
     p.add_argument("--delta", type=float, help="privacy budget delta (default 1e-8 where used)")
     p.add_argument("--mechanism", help="rule-list selection mechanism (default errors-pf)")
     p.add_argument("--max-length", type=int, help="rule lists: maximum number of rules")
@@ -170,11 +172,16 @@ def _model_params(spec, args) -> dict:
     return params
 
 
+def _inline(args) -> bool:
+    """Whether the columns are described by the inline schema options."""
+    return bool(args.bounds or args.categorical or args.binary or args.drop or args.dp_quantiles)
+
+
 def _load_fit_data(args):
     """(X, y, source, schema or None)."""
     from dpglass._cli_tables import inline_schema, read_csv, split_target
 
-    inline = args.bounds or args.categorical or args.binary or args.drop or args.dp_quantiles
+    inline = _inline(args)
     if args.data is None:
         if args.schema or inline:
             raise InvalidParameterError("--schema and the inline column options describe --data; pass --data FILE.")
@@ -207,8 +214,6 @@ def _cmd_fit(args) -> int:
     check_out_path(args.out)  # before any training
     from dpglass import _cli_dask
 
-    if args.public and args.schema:
-        raise InvalidParameterError("--public takes the 0/1 columns of the training data: not with --schema.")
     if _cli_dask.wants_dask(args):  # parquet files or --scheduler: fit through Dask
         return _cli_dask.cmd_fit(args, make_params=_model_params, build_model=_build_model, public_part=_public_part)
     if args.test_size is None:
@@ -239,9 +244,9 @@ def _cmd_fit(args) -> int:
     print(f"{spec.name} on {source}: {what}\n")
     if args.public:
         print(f"public part: {len(X_public)} records of {args.public} (declared public: not protected)\n")
-    elif hasattr(model, "n_public_"):
-        print(f"public part: none given (--public), so {model.n_public_} uniform random 0/1 rows: fine for a test, "
-              "useless for a model\n")
+    elif hasattr(getattr(model, "model_", model), "n_public_"):
+        print(f"public part: none given (--public), so {getattr(model, 'model_', model).n_public_} uniform random "
+              "0/1 rows: fine for a test, useless for a model\n")
     print(model)
     if X_te is not None:
         _print_accuracy(model, X_te, y_te, args.exact_accuracy, split_rng)
@@ -284,6 +289,8 @@ def _public_part(args, X, spec):
     if args.target is not None and args.target in frame.columns:
         frame = frame.drop(columns=[args.target])  # a public file may carry labels: they are not read
     names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
+    if args.schema or _inline(args):
+        return frame  # raw columns: the pipeline encodes them with the schema's cut points (and checks them)
     if names is None or set(map(str, frame.columns)) != set(names):
         raise DataValidationError(f"{args.public} must have exactly the feature columns of the training data "
                                   f"({', '.join(names or [])}), by name.")
@@ -397,11 +404,18 @@ _COMMANDS = {
 }
 
 
+def _format_warning(message, category, filename, lineno, line=None) -> str:
+    """Warnings as the command's own lines (not the Python source line that raised them)."""
+    return f"dpglass: {category.__name__}: {message}\n"
+
+
 def main(argv=None) -> int:
     """Entry point of the ``dpglass`` command."""
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = _COMMANDS.get(args.command) or getattr(args, "handler", None)
+    shown = warnings.formatwarning
+    warnings.formatwarning = _format_warning  # for this command only (main may run inside a Python session)
     try:
         return handler(args)
     except (
@@ -413,7 +427,12 @@ def main(argv=None) -> int:
     ) as exc:
         print(f"dpglass {args.command}: error: {exc}", file=sys.stderr)
         return 2
-
+    except BrokenPipeError:  # the reader stopped early (`dpglass predict ... | head`): not an error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout at exit: let that flush go nowhere
+        return 1
+    finally:
+        warnings.formatwarning = shown
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

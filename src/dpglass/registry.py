@@ -98,7 +98,8 @@ _register(
         name="smooth-boost-stumps",
         target="dpglass.models.boosting:SmoothBoostClassifier",
         private=True,
-        guarantee="pure epsilon-DP; (epsilon, delta)-DP by advanced composition when delta > 0",
+        guarantee="pure epsilon-DP (the default, delta=0); (epsilon, delta)-DP when delta > 0, the rounds "
+                  "composed by Renyi or PLD accounting (accountant='basic': advanced composition)",
         description="LazyBB smooth boosting of DP 1-Rules (paper 002, Algorithms 1 and 3).",
         test_params={"n_rounds": 5, "epsilon": 1.0},
         params={"weak_learner": "stump"},
@@ -109,7 +110,8 @@ _register(
         name="smooth-boost-trees",
         target="dpglass.models.boosting:SmoothBoostClassifier",
         private=True,
-        guarantee="pure epsilon-DP; (epsilon, delta)-DP by advanced composition when delta > 0",
+        guarantee="pure epsilon-DP (the default, delta=0); (epsilon, delta)-DP when delta > 0, the rounds "
+                  "composed by Renyi or PLD accounting (accountant='basic': advanced composition)",
         description="LazyBB smooth boosting of DP trees of depth 2 (paper 002, Algorithm 1; one exponential "
                     "mechanism per tree; paper 002's DP-TopDown with tree_learner='top-down').",
         test_params={"n_rounds": 3, "epsilon": 1.0},

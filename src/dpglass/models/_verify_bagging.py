@@ -27,6 +27,8 @@ def _check_student(data, ctx, fail, is_num, need) -> None:
     n_public = need(data, "n_public", "n_public", numbers.Integral, "the number of public records, an int")
     if n_public < 1:
         fail("n_public", f"is {n_public!r}", "an int >= 1")
+    if not isinstance(data.get("public_given", True), bool):  # absent in files written before the flag
+        fail("public_given", f"is {data['public_given']!r}", "true or false")
 
 
 def _one_entry(ctx, fail) -> dict:

@@ -353,6 +353,7 @@ class _TeacherStudent(LogisticScores, BinaryClassifierBase):
             X_pub = check_binary_X(self, X_public, reset=False)
             X_pub = X_pub[public_rng.permutation(X_pub.shape[0])]  # queries in a random order
         self.n_public_ = int(X_pub.shape[0])
+        self.public_given_ = X_public is not None
         cap = self.n_public_ if self.max_queries is None else min(self.n_public_, int(self.max_queries))
         return rng, table, X_pub, cap, split_rng, noise_rng
 
@@ -378,13 +379,20 @@ class _TeacherStudent(LogisticScores, BinaryClassifierBase):
 
     def _state_to_dict(self) -> dict:
         return {"coef": [float(c) for c in self.coef_], "intercept": float(self.intercept_),
-                "n_public": int(self.n_public_)}
+                "n_public": int(self.n_public_), "public_given": bool(self.public_given_)}
 
     def _state_from_dict(self, data: dict) -> None:
         self.coef_ = np.array(data["coef"], dtype=np.float64)
         self.intercept_ = float(data["intercept"])
         self.n_public_ = int(data["n_public"])
+        self.public_given_ = bool(data.get("public_given", True))  # files before the flag: a public part assumed
         self.n_features_used_ = int(np.count_nonzero(self.coef_))
+
+    def _public_words(self) -> str:
+        """What the student learned from: the declared public records, or uniform random rows."""
+        if self.public_given_:
+            return "public records"
+        return "uniform random 0/1 rows (no public part was given: X_public / --public)"
 
 
 class SubsampleAggregateClassifier(_TeacherStudent):
@@ -514,7 +522,8 @@ class SubsampleAggregateClassifier(_TeacherStudent):
 
     def _headline(self) -> list[str]:
         return [f"SubsampleAggregateClassifier: student logistic regression on {self.n_labelled_} of "
-                f"{self.n_public_} public records, labelled by the noisy majority of {self.n_teachers} teachers"]
+                f"{self.n_public_} {self._public_words()}, labelled by the noisy majority of {self.n_teachers} "
+                "teachers"]
 
     def _state_to_dict(self) -> dict:
         return {**super()._state_to_dict(), "n_labelled": int(self.n_labelled_), "composition": self.composition_,
@@ -634,7 +643,7 @@ class DPBaggingClassifier(_TeacherStudent):
 
     def _headline(self) -> list[str]:
         return [f"DPBaggingClassifier (DP-Bag, Jordon, Yoon & van der Schaar 2019): student logistic regression on "
-                f"public records labelled by {self.n_partitions} x {self.n_teachers} teachers' noisy votes",
+                f"{self._public_words()} labelled by {self.n_partitions} x {self.n_teachers} teachers' noisy votes",
                 "guarantee: paper-claim (a data-dependent moments accountant; not proven, docs/privacy.md)"]
 
     def _state_to_dict(self) -> dict:

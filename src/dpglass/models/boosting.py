@@ -410,7 +410,7 @@ def smooth_boost(
     X01 : ndarray of 0/1, shape (n, d), or a :class:`~dpglass.aggregates.PatternTable` (then y01 is ignored)
     y01 : ndarray of 0/1, shape (n,)
     epsilon, delta : float
-        Total budget; ``delta > 0`` enables advanced composition across rounds.
+        Total budget; ``delta > 0`` lets the rounds compose by ``accountant`` (Rényi, PLD, or advanced composition).
     weak_learner : {"stump", "tree"}
     n_rounds : int
         tau, the committee size.
@@ -810,6 +810,8 @@ class SmoothBoostClassifier(BinaryClassifierBase):
                 f"score = sum over rows of votes * (+1 if feature is 1 else -1) (constant: +1); "
                 f"predict {classes[1]!s} if score > 0, else {classes[0]!s}"
             )
+            lines.append("votes are net: the rounds on one feature add up, and rounds voting the other way "
+                         "cancel (a feature whose votes cancel is not listed)")
         else:
             lines.append("votes  tree")
             counts = Counter(self.estimators_)

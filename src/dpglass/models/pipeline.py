@@ -118,8 +118,14 @@ class DPPipeline(BinaryClassifierBase):
             )
         return eps_q, eps_clip, eps - eps_q - eps_clip
 
-    def fit(self, X, y):
-        """Encode the raw table with the schema and fit the model; one ledger for both."""
+    def fit(self, X, y, X_public=None):
+        """Encode the raw table with the schema and fit the model; one ledger for both.
+
+        ``X_public``: for a model that also learns from a declared public part
+        (``SubsampleAggregateClassifier``, ``DPBaggingClassifier``), those
+        records as a raw table with the schema's columns; they are encoded
+        with the same cut points and categories (public: no budget).
+        """
         self._validate_params()
         schema = self._schema()
         if not getattr(self.model, "_private", False):
@@ -137,7 +143,8 @@ class DPPipeline(BinaryClassifierBase):
         params = {"epsilon": eps_model, "random_state": model_rng}
         if self.delta is not None and "delta" in self.model.get_params():
             params["delta"] = self.delta  # None: the model keeps its own (a pure model stays pure)
-        model = clone(self.model).set_params(**params).fit(Xenc, y)
+        model = clone(self.model).set_params(**params)
+        model.fit(Xenc, y, **self._public_part(X_public, encoding))
         inner = model.privacy_ledger_
         # the model's accountant composes the encoding's pure releases too: each moves every Renyi order (or the
         # PLD) by at most its epsilon, so the total stays within the encoding's epsilon plus the model's total
@@ -192,6 +199,22 @@ class DPPipeline(BinaryClassifierBase):
         Xenc = dask_backend.map_partitions_named(X, _encode, encoding, meta=meta)
         return encoding, entries, noisy, Xenc
 
+    def _public_part(self, X_public, encoding) -> dict:
+        """``{"X_public": encoded public records}`` for the model's fit, or ``{}`` when none is given."""
+        if X_public is None:
+            return {}
+        import inspect
+
+        if "X_public" not in inspect.signature(self.model.fit).parameters:
+            raise InvalidParameterError(
+                f"X_public: {type(self.model).__name__} does not learn from a public part."
+            )
+        if is_distributed(X_public):  # public and small: brought to the client
+            X_public = X_public.compute()
+        if not isinstance(X_public, pd.DataFrame):
+            raise DataValidationError("X_public is a table with the schema's named columns: pass a DataFrame.")
+        return {"X_public": pd.DataFrame(encoding.transform(X_public), columns=encoding.feature_names())}
+
     def _check_labels(self, X, y, schema):
         if not isinstance(X, pd.DataFrame):
             raise DataValidationError("DPPipeline reads a table with named columns: pass a pandas DataFrame.")
@@ -226,8 +249,11 @@ class DPPipeline(BinaryClassifierBase):
 
     def to_text(self) -> str:
         eps, delta = self.privacy_ledger_.total()
+        guarantee = self.privacy_ledger_.guarantee
         head = (f"DPPipeline: {type(self.model_).__name__} on {len(self.feature_names())} encoded features of "
-                f"{self.n_features_in_} columns; ({eps:.4g}, {delta:.3g})-DP in all")
+                f"{self.n_features_in_} columns; ({eps:.4g}, {delta:.3g})-DP in all, encoder and model"
+                + ("" if guarantee == "proven" else f" (guarantee: {guarantee})")
+                + "; the model's line below counts its part")
         return head + "\n" + self.model_.to_text()
 
     # ----------------------------------------------------------- serialising

@@ -429,6 +429,13 @@ class PrivateGridSearch(BinaryClassifierBase):
         self
         """
         self._validate_params()
+        if type(self.estimator).__name__ == "DPPipeline":
+            raise InvalidParameterError(
+                "PrivateGridSearch searches models fitted on 0/1 columns; it cannot tune a DPPipeline over a raw "
+                "table yet (each run would also have to pay for its own encoding). Search the model on the table "
+                "encoded with public cut points (dpglass.schema: a schema without dp-quantiles reads nothing from "
+                "the data), or keep the model's defaults."
+            )
         candidates, eta = self._check_selection_params()
         rng = check_random_state(self.random_state)
         if is_distributed(X) and not getattr(self.estimator, "_distributed_fit", False):
