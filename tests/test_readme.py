@@ -9,12 +9,16 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 @needs_shared_data
-def test_readme_python_example_runs(capsys):
+def test_readme_python_example_runs(capsys, tmp_path, monkeypatch):
     text = README.read_text(encoding="utf-8")
     code = re.search(r"## In Python\n\n```python\n(.*?)```", text, re.S).group(1)
+    monkeypatch.chdir(tmp_path)  # the example saves model.json
     exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "budget: epsilon=1," in out and out.startswith("if ")
+    from dpglass.models import load_model
+
+    assert load_model(tmp_path / "model.json").privacy_ledger_.total()[0] <= 1.0
 
 
 def test_readme_states_the_two_commands():
