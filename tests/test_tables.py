@@ -386,3 +386,60 @@ def test_cli_warnings_are_the_commands_lines_and_grid_search_refuses_a_pipeline(
                                {"model__max_length": [2, 4]}, epsilon=1.0)
     with pytest.raises(exceptions.InvalidParameterError, match="cannot tune a DPPipeline"):
         search.fit(frame.drop(columns="income"), frame["income"])
+
+
+@pytest.mark.parametrize("categories", [[1, 2, 3], ["1", "2", "3"]])
+def test_one_record_never_changes_how_the_others_are_encoded(categories, tmp_path):
+    """helper-25's attack: pandas types a CSV column from all its values, so one "?" turned a column of numbers
+    into text and, with missing="none", every record's indicators to 0 (epsilon >= 3.17 measured against a
+    claimed 1). Categories are compared by their text value by value, and the CLI reads them as text."""
+    from dpglass._cli_tables import read_csv
+    from dpglass.schema import fit_encoding
+
+    schema = Schema([categorical("grade", categories, missing="none"), numeric("age", 17, 90)], target="y")
+    rows = pd.DataFrame({"grade": [1, 2, 3, 2, 1] * 4, "age": [30, 40, 50, 60, 70] * 4, "y": [0, 1] * 10})
+    encodings = []
+    for extra in (None, "?"):  # D minus the record, and D
+        frame = rows if extra is None else pd.concat([rows, pd.DataFrame({"grade": [extra], "age": [33], "y": [1]})])
+        path = tmp_path / "d.csv"
+        frame.to_csv(path, index=False)
+        for read in (read_csv(path, text_columns=["grade"]), pd.read_csv(path)):  # the CLI's reading, and pandas'
+            X = read.drop(columns="y")
+            encoding, _, _ = fit_encoding(X, schema, quantile_epsilon=0.0, clip_epsilon=0.0, rng=None)
+            encodings.append(encoding.transform(X)[: len(rows)])
+    for other in encodings[1:]:
+        np.testing.assert_array_equal(other, encodings[0])
+    assert encodings[0][:, :3].sum() == len(rows)  # every listed grade sets its indicator
+    with pytest.raises(exceptions.InvalidParameterError, match="twice"):
+        categorical("grade", [1, "1"])
+
+
+@pytest.mark.parametrize("edit, match", [
+    # helper-25: drop what the encoder paid for, keep what it released
+    (lambda d: (d["params"].update(quantile_share=0.0),
+                d["privacy_ledger"].update(entries=[e for e in d["privacy_ledger"]["entries"]
+                                                    if "quantile" not in e["release"]])), "inner_model"),
+    (lambda d: (d["params"].update(clip_share=0.0),
+                d["privacy_ledger"].update(entries=[e for e in d["privacy_ledger"]["entries"]
+                                                    if "outside the bounds" not in e["release"]])), "inner_model"),
+    (lambda d: (d["encoding"]["cuts"][0].__setitem__(0, 33.777),  # off the grid, renamed in the inner model
+                d["inner_model"].update(json.loads(json.dumps(d["inner_model"]).replace("age>31.6", "age>33.777")))),
+     r"encoding.cuts\['age'\]"),
+    (lambda d: d["encoding"]["schema"]["columns"][3].update(n_thresholds=5), "encoder releases"),
+    (lambda d: d.update(clipped_records_noisy=None), "clipped_records_noisy"),
+])
+def test_pipeline_file_hiding_an_encoder_release_is_refused(edit, match):
+    frame = _raw(500)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(), random_state=0).fit(
+            frame.drop(columns="income"), frame["income"])
+    data = json.loads(json.dumps(model.to_dict()))
+    DPPipeline.from_dict(json.loads(json.dumps(data)))
+    edit(data)
+    from dpglass.privacy.ledger import PrivacyLedger
+
+    eps, delta = PrivacyLedger.from_dict(data["privacy_ledger"]).total()  # the attacker restates the total
+    data["privacy_ledger"]["total"].update(epsilon=eps, delta=delta)
+    with pytest.raises(ModelFileError, match=match):
+        DPPipeline.from_dict(data)

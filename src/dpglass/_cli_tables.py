@@ -16,14 +16,19 @@ from dpglass.exceptions import DataValidationError, InvalidParameterError
 __all__ = ["check_out_path", "inline_schema", "read_csv", "split_target", "prediction_frame"]
 
 
-def read_csv(path):
-    """The CSV as a DataFrame, or a DataValidationError naming the file."""
+def read_csv(path, text_columns=()):
+    """The CSV as a DataFrame, or a DataValidationError naming the file.
+
+    ``text_columns`` (a schema's categorical columns) are read as text, value
+    by value: left to pandas, one record's "?" would turn a column of numbers
+    into text for every record, and so change how the others are encoded.
+    """
     import pandas as pd
 
     if not Path(path).is_file():
         raise DataValidationError(f"{path} does not exist (or is not a file); pass the path of a CSV file.")
     try:
-        frame = pd.read_csv(path)
+        frame = pd.read_csv(path, dtype={c: str for c in text_columns} or None)
     except (OSError, ValueError) as exc:
         raise DataValidationError(f"Could not read {path} as CSV: {exc}") from exc
     if frame.shape[1] == 0 or frame.shape[0] == 0:
@@ -136,3 +141,8 @@ def prediction_frame(model, frame, *, target=None, id_column=None):
             )
         return frame[names], ids
     return np.asarray(frame), ids
+
+
+def categorical_columns(schema) -> list:
+    """The names of a schema's categorical columns (read as text from CSV files)."""
+    return [] if schema is None else [c.name for c in schema.columns if c.kind == "categorical"]

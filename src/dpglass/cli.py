@@ -172,6 +172,15 @@ def _model_params(spec, args) -> dict:
     return params
 
 
+def _text_columns(args, schema) -> list:
+    """The columns a CSV is read with as text: the categorical ones of the schema or of ``--categorical``."""
+    from dpglass._cli_tables import categorical_columns
+
+    if schema is not None:
+        return categorical_columns(schema)
+    return [item.partition("=")[0] for item in (getattr(args, "categorical", None) or [])]
+
+
 def _inline(args) -> bool:
     """Whether the columns are described by the inline schema options."""
     return bool(args.bounds or args.categorical or args.binary or args.drop or args.dp_quantiles)
@@ -192,14 +201,17 @@ def _load_fit_data(args):
         return X, y, source, None
     if args.target is None:
         raise InvalidParameterError("--data needs --target, the name of the label column.")
-    frame = read_csv(args.data)
-    X, y = split_target(frame, args.target, args.data)
     if args.schema and inline:
         raise InvalidParameterError("Give the columns either in --schema FILE or with the inline options, not both.")
+    schema = None
     if args.schema:
         from dpglass.schema import load_schema
 
-        return X, y, args.data, load_schema(args.schema)
+        schema = load_schema(args.schema)
+    frame = read_csv(args.data, text_columns=_text_columns(args, schema))
+    X, y = split_target(frame, args.target, args.data)
+    if schema is not None:
+        return X, y, args.data, schema
     if inline:
         return X, y, args.data, inline_schema(frame, args.target, bounds=args.bounds, categorical=args.categorical,
                                               binary=args.binary, drop=args.drop, quantiles=args.dp_quantiles)
@@ -277,6 +289,15 @@ def _check_all_records(model, X, y, schema) -> None:
     check_binary_y(y, classes=model.model.get_params().get("classes"))
 
 
+def _schema_of_args(args):
+    """The schema file's schema, or None (the inline options name their categorical columns themselves)."""
+    if not getattr(args, "schema", None):
+        return None
+    from dpglass.schema import load_schema
+
+    return load_schema(args.schema)
+
+
 def _public_part(args, X, spec):
     """The records of ``--public``, with the training data's columns in its order."""
     import inspect
@@ -285,7 +306,7 @@ def _public_part(args, X, spec):
 
     if "X_public" not in inspect.signature(spec.cls.fit).parameters:
         raise InvalidParameterError(f"--public: model {spec.name!r} does not learn from a public part.")
-    frame = read_csv(args.public)
+    frame = read_csv(args.public, text_columns=_text_columns(args, _schema_of_args(args)))
     if args.target is not None and args.target in frame.columns:
         frame = frame.drop(columns=[args.target])  # a public file may carry labels: they are not read
     names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
@@ -348,8 +369,12 @@ def _cmd_predict(args) -> int:
     from dpglass.models import load_model
 
     check_out_path(args.out)
+    from dpglass._cli_tables import categorical_columns
+
     model = load_model(args.model)
-    X, ids = prediction_frame(model, read_csv(args.data), target=args.target, id_column=args.id)
+    schema = model.encoding_.schema if hasattr(model, "encoding_") else None
+    frame = read_csv(args.data, text_columns=categorical_columns(schema))
+    X, ids = prediction_frame(model, frame, target=args.target, id_column=args.id)
     out = {} if ids is None else {args.id: ids.to_numpy()}
     out["prediction"] = model.predict(X)
     if args.proba:

@@ -50,6 +50,7 @@ def verify_pipeline_dict(data: dict, cls, check_top_level, check_ledger_shape, c
         fail("privacy_ledger.budget.epsilon", f"is {ledger.epsilon!r}", f"params.epsilon = {params['epsilon']!r}")
     _check_composition(raw, inner, params, fail)
     _check_entries(raw["entries"], inner["privacy_ledger"]["entries"], encoding, params, close, fail)
+    _check_encoder_releases(data, encoding, params, close, fail)
 
 
 def _check_composition(raw: dict, inner: dict, params: dict, fail) -> None:
@@ -59,6 +60,8 @@ def _check_composition(raw: dict, inner: dict, params: dict, fail) -> None:
     own, theirs = raw.get("accountant", "basic"), inner["privacy_ledger"].get("accountant", "basic")
     if own not in (theirs, "basic"):
         fail("privacy_ledger.accountant", f"is {own!r}", f"the inner model's {theirs!r} (or 'basic')")
+    if inner["privacy_ledger"].get("replayable") and raw.get("replayable") is False:  # one generator for both
+        fail("privacy_ledger.replayable", "is false", "true, as the inner model's (seeded noise)")
     delta, inner_delta = raw["budget"].get("delta"), inner["privacy_ledger"]["budget"].get("delta")
     if delta != inner_delta:
         fail("privacy_ledger.budget.delta", f"is {delta!r}", f"the inner model's budget delta {inner_delta!r}")
@@ -99,3 +102,61 @@ def _check_encoder_noise(e: dict, field: str, close, fail) -> None:
     scale = e.get("scale")
     if (want is None) != (scale is None) or (want is not None and not close(scale, want)):
         fail(f"{field}.scale", f"is {scale!r}", f"{want!r}, the mechanism's at epsilon={e['epsilon']!r}")
+
+
+def _check_encoder_releases(data: dict, encoding, params: dict, close, fail) -> None:
+    """What the encoder released is what its schema and shares make it release (helper-25's review).
+
+    The model got the budget the shares leave; every DP quantile column has
+    its ``n_thresholds`` entries at the common epsilon and its cut points lie
+    on the quantile mechanism's public grid; grid and user-given cut points
+    are the schema's; the noisy clipped count is in the file exactly when its
+    entry is in the ledger.  (A file that dropped an entry but kept what it
+    released would claim less than it spent.)
+    """
+    from dpglass.privacy.quantile import GRID_CELLS, _grid
+    from dpglass.schema.encoding import CLIP_RELEASE, _nice, grid_cut_points, quantile_release
+
+    feats = encoding.schema.features
+    eps = float(params["epsilon"])
+    numeric = [c for c in feats if c.kind == "numeric"]
+    q_cols = [c for c in numeric if c.thresholds == "dp-quantiles"]
+    eps_q = eps * params["quantile_share"] if q_cols else 0.0
+    eps_clip = eps * params["clip_share"] if numeric else 0.0
+    inner_eps = data["inner_model"]["privacy_ledger"]["budget"]["epsilon"]
+    if not close(inner_eps, eps - eps_q - eps_clip):
+        fail("inner_model.privacy_ledger.budget.epsilon", f"is {inner_eps!r}",
+             f"{eps - eps_q - eps_clip!r}, what the encoder's shares leave of params.epsilon")
+    n_q = sum(c.n_thresholds for c in q_cols)
+    want = [(quantile_release(c.name, j, c.n_thresholds), eps_q / n_q) for c in q_cols
+            for j in range(1, c.n_thresholds + 1)]
+    if eps_clip > 0:
+        want.append((CLIP_RELEASE, eps_clip))
+    have = [e for e in data["privacy_ledger"]["entries"] if e["release"].startswith("encoder: ")]
+    if [e["release"] for e in have] != [w[0] for w in want]:
+        fail("privacy_ledger.entries", f"hold the encoder releases {[e['release'] for e in have]!r}",
+             f"{[w[0] for w in want]!r} (the schema's DP quantiles and clipped count)")
+    for i, (e, (_, eps_i)) in enumerate(zip(have, want)):
+        if not close(float(e["epsilon"]), eps_i):
+            fail(f"privacy_ledger.entries[{i}].epsilon", f"is {e['epsilon']!r}", repr(eps_i))
+    noisy = data.get("clipped_records_noisy")
+    if (noisy is not None) != (eps_clip > 0) or (noisy is not None and (isinstance(noisy, bool)
+                                                                        or not isinstance(noisy, int))):
+        fail("clipped_records_noisy", f"is {noisy!r}",
+             "the released integer count when the ledger has its entry, else null")
+    for col, cuts in zip(feats, encoding.cuts):
+        field = f"encoding.cuts[{col.name!r}]"
+        if col.kind != "numeric":
+            if cuts:
+                fail(field, f"is {list(cuts)!r}", "empty (not a numeric column)")
+        elif col.thresholds == "grid":
+            if tuple(cuts) != grid_cut_points(col):
+                fail(field, f"is {list(cuts)!r}", f"the public grid {list(grid_cut_points(col))!r}")
+        elif col.thresholds == "dp-quantiles":
+            lo, hi = col.bounds
+            points = {_nice(float(t)) for t in _grid(lo, hi, GRID_CELLS)}
+            if len(cuts) > col.n_thresholds or any(c not in points or not lo < c < hi for c in cuts):
+                fail(field, f"is {list(cuts)!r}", f"at most {col.n_thresholds} points of the DP quantile grid "
+                     "strictly inside the bounds")
+        elif tuple(cuts) != tuple(sorted(col.thresholds)):
+            fail(field, f"is {list(cuts)!r}", f"the schema's cut points {sorted(col.thresholds)!r}")

@@ -145,7 +145,9 @@ def _check_column(c: Column) -> None:
                 f"{where} is categorical and needs its public list of categories, e.g. "
                 f'"categories": ["Private", "Self-emp"]; got {cats!r}.'
             )
-        if len(set(cats)) != len(cats):
+        from dpglass.schema.encoding import category_key
+
+        if len({category_key(v) for v in cats}) != len(cats):  # 1 and "1" are one category
             raise InvalidParameterError(f"{where} lists a category twice: {list(cats)!r}.")
 
 

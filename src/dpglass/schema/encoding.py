@@ -23,6 +23,7 @@ data against the schema, the error reaches the curator before any release
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -80,8 +81,8 @@ class Encoding:
                 blocks.append(np.stack([v > t for t in cuts], axis=1) if cuts else np.zeros((len(s), 0), bool))
             elif col.kind == "categorical":
                 _check_categories(s, col)
-                values = s.to_numpy(dtype=object)
-                blocks.append(np.stack([values == c for c in col.categories], axis=1))
+                keys = category_keys(s)
+                blocks.append(np.stack([keys == category_key(c) for c in col.categories], axis=1))
             else:
                 _check_missing(s, col)
                 blocks.append(_binary(s, col.name)[:, None])
@@ -154,16 +155,53 @@ def _check_categories(s: pd.Series, col) -> None:
     _check_missing(s, col)
     if col.missing == "none":
         return
-    values = s.to_numpy(dtype=object)
-    unknown = ~pd.isna(s).to_numpy() & ~np.isin(values, np.array(col.categories, dtype=object))
+    keys = category_keys(s)
+    unknown = ~pd.isna(s).to_numpy() & ~np.isin(keys, np.array([category_key(c) for c in col.categories], dtype=object))
     if unknown.any():
-        seen = list(dict.fromkeys(values[unknown].tolist()))[:3]
+        seen = list(dict.fromkeys(s.to_numpy(dtype=object)[unknown].tolist()))[:3]
         raise DataValidationError(
             f"Column {col.name!r} holds value(s) outside its schema categories {list(col.categories)!r}: "
-            f"e.g. {seen!r} ({int(unknown.sum())} record(s); a category written as a number in one and as text "
-            "in the other counts as different). Add the value(s) to the public list if they are categories, "
+            f"e.g. {seen!r} ({int(unknown.sum())} record(s)). Add the value(s) to the public list if they are categories, "
             "fix the data, or " + _MISSING_ADVICE[len("Fill or drop those records, or "):]
         )
+
+
+def category_key(v):
+    """The text a categorical value is compared by, value by value: 1, 1.0, numpy's 1 and "1" are one category.
+
+    A function of the value alone, never of its column's dtype: how pandas
+    types a column depends on every record in it (one "?" turns a column of
+    numbers into text), and an encoding that followed the dtype would let one
+    record change how every other record is encoded.
+    """
+    if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v):
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        return str(int(f)) if f.is_integer() else repr(f)
+    return str(v)
+
+
+def category_keys(s: pd.Series) -> np.ndarray:
+    """:func:`category_key` of every value of a column (an object array; None where missing).
+
+    Text and integer columns take vectorised paths with the same result; any
+    other column goes value by value.
+    """
+    kind = pd.api.types.infer_dtype(s, skipna=True)
+    if kind == "string":  # text (what the CLI reads categorical columns as): the values are their keys
+        keys = s.to_numpy(dtype=object).copy()
+        keys[pd.isna(s).to_numpy()] = None
+        return keys
+    if kind == "integer" and pd.api.types.is_integer_dtype(s.dtype):
+        return s.astype(str).to_numpy(dtype=object)
+    out = np.empty(len(s), dtype=object)
+    out[:] = [category_key(v) for v in s.to_numpy(dtype=object)]
+    return out
 
 
 def _first_bad(s: pd.Series):
@@ -270,17 +308,14 @@ def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: f
         elif isinstance(col.thresholds, tuple):
             cuts.append(tuple(sorted(col.thresholds)))
         elif col.thresholds == "grid":
-            lo, hi = col.bounds
-            k = col.n_thresholds
-            # public grid, rounded to 4 significant digits so names stay readable
-            cuts.append(tuple(sorted({_nice(lo + (hi - lo) * j / (k + 1), 4) for j in range(1, k + 1)})))
+            cuts.append(grid_cut_points(col))
         else:
             cuts.append(_dp_cuts(stats["quantiles"][col.name], col, eps_each, rng, entries))
     noisy = None
     if clip_epsilon > 0 and any(c.kind == "numeric" for c in feats):
         mech = DiscreteLaplaceMechanism(clip_epsilon)
         noisy = int(mech.randomise(int(stats["clipped"]), rng))
-        entries.append(dict(release="encoder: noisy count of records with values outside the bounds",
+        entries.append(dict(release=CLIP_RELEASE,
                             mechanism="discrete laplace", epsilon=clip_epsilon, sensitivity=1.0, scale=mech.scale,
                             note="one record changes the count by at most 1; released only as this noisy count"))
         if noisy > 0:
@@ -313,6 +348,23 @@ def validate_table(frame, schema: Schema) -> None:
             _validate_values(frame, col)
 
 
+#: The ledger's name for the encoder's noisy count of records with values outside the bounds.
+CLIP_RELEASE = "encoder: noisy count of records with values outside the bounds"
+
+
+def quantile_release(name: str, j: int, k: int) -> str:
+    """The ledger's name for the ``j``-th of a column's ``k`` DP quantiles."""
+    return f"encoder: {name} quantile {j}/{k + 1}"
+
+
+def grid_cut_points(col) -> tuple:
+    """A ``"grid"`` column's cut points: ``n_thresholds`` equally spaced inside the bounds, 4 significant digits
+    (so names stay readable)."""
+    lo, hi = col.bounds
+    k = col.n_thresholds
+    return tuple(sorted({_nice(lo + (hi - lo) * j / (k + 1), 4) for j in range(1, k + 1)}))
+
+
 def _validate_values(frame, col) -> None:
     if col.kind == "binary":
         _check_missing(frame[col.name], col)
@@ -328,7 +380,7 @@ def _dp_cuts(counts, col, eps_each, rng, entries) -> tuple:
     released = []
     for j in range(1, k + 1):
         released.append(dp_quantile_from_counts(below, n, j / (k + 1), eps_each, (lo, hi), rng))
-        entries.append(dict(release=f"encoder: {col.name} quantile {j}/{k + 1}", mechanism="exponential-quantile",
+        entries.append(dict(release=quantile_release(col.name, j, k), mechanism="exponential-quantile",
                             epsilon=eps_each, sensitivity=1.0,
                             note="exponential mechanism over a public grid of the bounds (Smith 2011)"))
     # cut points strictly inside the bounds; ties and end points carry no split
