@@ -165,6 +165,7 @@ def test_schema_template_leaves_bounds_to_the_user(tmp_path, capsys):
     kinds = {c["name"]: c for c in template["columns"]}
     assert kinds["id"]["kind"] == "ignore" and kinds["age"]["kind"] == "numeric" and kinds["age"]["bounds"] is None
     assert kinds["occupation"]["categories"] == []  # values found would reveal them
+    assert kinds["age"]["missing"] == "error"  # the option is in front of the user, at its default
     with pytest.raises(exceptions.InvalidParameterError, match="bounds"):
         load_schema(tmp_path / "s.json")
     with pytest.warns(exceptions.PrivacyLeakWarning):

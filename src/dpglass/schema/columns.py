@@ -251,8 +251,9 @@ def load_schema(path) -> Schema:
 def schema_template(frame, target=None, *, fill_bounds_from_data: bool = False) -> dict:
     """A schema template for a table: column names and guessed kinds, bounds left empty.
 
-    Numeric columns get ``"bounds": null`` for the user to fill with public
-    values; ``fill_bounds_from_data=True`` fills them with the data's min and
+    Every read column states ``"missing": "error"`` (a missing value is
+    refused; ``"none"`` sets no indicator instead).  Numeric columns get
+    ``"bounds": null`` for the user to fill with public values; ``fill_bounds_from_data=True`` fills them with the data's min and
     max instead, which is **not private** (:class:`PrivacyLeakWarning`).
     Text columns get their categories left empty likewise (listing the values
     found would reveal them); columns whose name looks like an id are
@@ -269,14 +270,14 @@ def schema_template(frame, target=None, *, fill_bounds_from_data: bool = False) 
         if "id" in str(name).lower().replace("-", "_").split("_") or str(name).lower() == "id":
             cols.append({"name": str(name), "kind": "ignore"})
         elif values <= {0, 1, True, False}:
-            cols.append({"name": str(name), "kind": "binary"})
+            cols.append({"name": str(name), "kind": "binary", "missing": "error"})
         elif pd.api.types.is_numeric_dtype(s):
             bounds = [float(s.min()), float(s.max())] if fill_bounds_from_data else None
             cols.append({"name": str(name), "kind": "numeric", "bounds": bounds, "thresholds": "grid",
-                         "n_thresholds": 4})
+                         "n_thresholds": 4, "missing": "error"})
         else:
             cats = sorted(map(str, values)) if fill_bounds_from_data else []
-            cols.append({"name": str(name), "kind": "categorical", "categories": cats})
+            cols.append({"name": str(name), "kind": "categorical", "categories": cats, "missing": "error"})
     if fill_bounds_from_data:
         warnings.warn(
             "The schema's bounds and categories were read off the data: they are NOT private (a bound is "
