@@ -352,8 +352,10 @@ def _build_model(spec, params, schema, rng):
         return spec.make(**params)
     if not spec.private:
         raise InvalidParameterError(
-            f"--schema fits a private model through DPPipeline; {spec.name!r} is not private. Binarize the "
-            "data yourself for a non-private baseline."
+            f"--schema fits a private model through DPPipeline; {spec.name!r} is not private. For a non-private "
+            "baseline, binarize the table in Python with the same schema (dpglass.schema.fit_encoding(frame, "
+            "schema, quantile_epsilon=0, clip_epsilon=0, rng=None).transform(frame), for a schema without "
+            "dp-quantiles) and fit the model on that."
         )
     from dpglass.models import DPPipeline
 
