@@ -65,7 +65,8 @@ def _check_composition(raw: dict, inner: dict, params: dict, fail) -> None:
     delta, inner_delta = raw["budget"].get("delta"), inner["privacy_ledger"]["budget"].get("delta")
     if delta != inner_delta:
         fail("privacy_ledger.budget.delta", f"is {delta!r}", f"the inner model's budget delta {inner_delta!r}")
-    if params["delta"] is not None and "delta" in inner.get("params", {}) and inner["params"]["delta"] != params["delta"]:
+    inner_params = inner.get("params", {})
+    if params["delta"] is not None and "delta" in inner_params and inner_params["delta"] != params["delta"]:
         fail("params.delta", f"is {params['delta']!r}", f"the inner model's delta {inner['params']['delta']!r}")
 
 

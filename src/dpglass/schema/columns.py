@@ -41,9 +41,13 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from dpglass.exceptions import DataValidationError, InvalidParameterError, PrivacyLeakWarning
 
-__all__ = ["Column", "Schema", "binary", "categorical", "ignore", "load_schema", "numeric", "schema_template"]
+__all__ = ["Column", "Schema", "binary", "categorical", "category_key", "ignore", "load_schema", "numeric",
+           "schema_template"]
 
 KINDS = ("numeric", "categorical", "binary", "ignore")
 THRESHOLD_RULES = ("grid", "dp-quantiles")
@@ -100,6 +104,26 @@ class Column:
         )
 
 
+def category_key(v):
+    """The text a categorical value is compared by, value by value: 1, 1.0, numpy's 1 and "1" are one category.
+
+    A function of the value alone, never of its column's dtype: how pandas
+    types a column depends on every record in it (one "?" turns a column of
+    numbers into text), and an encoding that followed the dtype would let one
+    record change how every other record is encoded.
+    """
+    if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v):
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        return str(int(f)) if f.is_integer() else repr(f)
+    return str(v)
+
+
 def numeric(name, lo, hi, *, thresholds="grid", n_thresholds=4, missing="error") -> Column:
     """A numeric column with public bounds ``(lo, hi)`` and a threshold rule."""
     if isinstance(thresholds, (list, tuple)):
@@ -145,8 +169,6 @@ def _check_column(c: Column) -> None:
                 f"{where} is categorical and needs its public list of categories, e.g. "
                 f'"categories": ["Private", "Self-emp"]; got {cats!r}.'
             )
-        from dpglass.schema.encoding import category_key
-
         if len({category_key(v) for v in cats}) != len(cats):  # 1 and "1" are one category
             raise InvalidParameterError(f"{where} lists a category twice: {list(cats)!r}.")
 
@@ -259,8 +281,6 @@ def schema_template(frame, target=None, *, fill_bounds_from_data: bool = False) 
     found would reveal them); columns whose name looks like an id are
     ``ignore``.
     """
-    import pandas as pd
-
     cols = []
     for name in frame.columns:
         if name == target:

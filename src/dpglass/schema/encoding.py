@@ -23,7 +23,6 @@ data against the schema, the error reaches the curator before any release
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -33,10 +32,11 @@ import pandas as pd
 from dpglass.exceptions import DataValidationError
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 from dpglass.privacy.quantile import dp_quantile_from_counts, grid_counts
-from dpglass.schema.columns import Schema
+from dpglass.schema.columns import Schema, category_key
 
 __all__ = ["ClippingWarning", "Encoding", "check_columns", "encoding_from_statistics", "encoding_statistics",
-           "fit_encoding", "merge_statistics", "needs_statistics", "validate_table"]
+           "category_key", "category_keys", "fit_encoding", "merge_statistics", "needs_statistics",
+           "validate_table"]
 
 
 class ClippingWarning(UserWarning):
@@ -156,34 +156,16 @@ def _check_categories(s: pd.Series, col) -> None:
     if col.missing == "none":
         return
     keys = category_keys(s)
-    unknown = ~pd.isna(s).to_numpy() & ~np.isin(keys, np.array([category_key(c) for c in col.categories], dtype=object))
+    listed = np.array([category_key(c) for c in col.categories], dtype=object)
+    unknown = ~pd.isna(s).to_numpy() & ~np.isin(keys, listed)
     if unknown.any():
         seen = list(dict.fromkeys(s.to_numpy(dtype=object)[unknown].tolist()))[:3]
         raise DataValidationError(
             f"Column {col.name!r} holds value(s) outside its schema categories {list(col.categories)!r}: "
-            f"e.g. {seen!r} ({int(unknown.sum())} record(s)). Add the value(s) to the public list if they are categories, "
+            f"e.g. {seen!r} ({int(unknown.sum())} record(s)). Add the value(s) to the public list if they are "
+            "categories, "
             "fix the data, or " + _MISSING_ADVICE[len("Fill or drop those records, or "):]
         )
-
-
-def category_key(v):
-    """The text a categorical value is compared by, value by value: 1, 1.0, numpy's 1 and "1" are one category.
-
-    A function of the value alone, never of its column's dtype: how pandas
-    types a column depends on every record in it (one "?" turns a column of
-    numbers into text), and an encoding that followed the dtype would let one
-    record change how every other record is encoded.
-    """
-    if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v):
-        return None
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    if isinstance(v, numbers.Integral):
-        return str(int(v))
-    if isinstance(v, numbers.Real):
-        f = float(v)
-        return str(int(f)) if f.is_integer() else repr(f)
-    return str(v)
 
 
 def category_keys(s: pd.Series) -> np.ndarray:
