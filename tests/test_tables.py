@@ -444,3 +444,11 @@ def test_pipeline_file_hiding_an_encoder_release_is_refused(edit, match):
     data["privacy_ledger"]["total"].update(epsilon=eps, delta=delta)
     with pytest.raises(ModelFileError, match=match):
         DPPipeline.from_dict(data)
+
+
+def test_dp_quantiles_without_bounds_say_what_to_add(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    _raw(50).to_csv(path, index=False)
+    code = main(["fit", "--data", str(path), "--target", "income", "--drop", "id", "--bounds", "age=17:90",
+                 "--dp-quantiles", "hours", "--categorical", "occupation=Sales,Exec-managerial,Craft-repair"])
+    assert code == 2 and "--dp-quantiles hours needs the column's public bounds too" in capsys.readouterr().err

@@ -85,6 +85,12 @@ def inline_schema(frame, target, *, bounds=(), categorical=(), binary=(), drop=(
         cols[name] = binary_col(name)
     for name in drop:
         cols[name] = ignore(name)
+    unbounded = [n for n in quantiles if n not in cols]
+    if unbounded:
+        raise InvalidParameterError(
+            f"--dp-quantiles {unbounded[0]} needs the column's public bounds too: add --bounds {unbounded[0]}=LO:HI "
+            "(the quantiles are drawn on a grid inside them)."
+        )
     unknown = [n for n in cols if n not in frame.columns]
     if unknown:
         raise DataValidationError(f"The options name column(s) {unknown!r} that the file does not have.")
