@@ -26,6 +26,7 @@ def test_readme_main_command(capsys, tmp_path, monkeypatch):
     assert "held-out accuracy (DP estimate):" in out
     assert "privacy ledger:" in out and "(budget: epsilon=1," in out
     assert "noisy counts" in out
+    assert out.startswith("dp-rule-list on breast-cancer: 60 binary features (label 1: malignant)")  # "then 1" reads
 
 
 def test_fit_and_predict_csv(tmp_path, capsys, binary_data):

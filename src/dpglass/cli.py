@@ -253,7 +253,7 @@ def _cmd_fit(args) -> int:
         model.fit(X_tr, y_tr)
     # the number of records is private: it is not printed
     what = f"{X_tr.shape[1]} raw columns through a schema" if schema is not None else f"{X_tr.shape[1]} binary features"
-    print(f"{spec.name} on {source}: {what}\n")
+    print(f"{spec.name} on {source}: {what}{_label_meaning(args, source)}\n")
     if args.public:
         print(f"public part: {len(X_public)} records of {args.public} (declared public: not protected)\n")
     elif hasattr(getattr(model, "model_", model), "n_public_"):
@@ -272,6 +272,19 @@ def _cmd_fit(args) -> int:
         model.save(args.out)
         print(f"\nmodel written to {args.out}")
     return 0
+
+
+def _label_meaning(args, source) -> str:
+    """For a built-in dataset, what its label 1 means (from its description), so a printed "then 1" reads."""
+    if args.data is not None:
+        return ""
+    import re
+
+    from dpglass.datasets import list_datasets
+
+    info = next((d for d in list_datasets() if d.name == source), None)
+    found = re.search(r"y = 1: ([^.]+)\.", info.description) if info is not None else None
+    return f" (label 1: {found.group(1)})" if found else ""
 
 
 def _check_all_records(model, X, y, schema) -> None:
