@@ -96,6 +96,18 @@ def test_every_dpglass_mechanism_passes_its_quick_audit(name):
     assert res.verdict == "PASS", res.summary()
 
 
+def test_the_errors_pf_audit_has_power_on_its_pair():
+    """On the default pair errors-pf's output law does not move (lower bound 0 at any number of runs, helper-26):
+    its own pair must show a clear part of the claimed epsilon, and a claim below that part must fail."""
+    case = mechanism_cases()["selection/errors-pf"]
+    res = case.run(rng=3)
+    assert res.verdict == "PASS" and 0.3 < res.epsilon_lower <= 1.0, res.summary()
+    import dataclasses
+
+    weaker = dataclasses.replace(case, claim=(0.2, 0.0))  # claimed at a fifth of its epsilon: must be caught
+    assert weaker.run(rng=3).verdict != "PASS"
+
+
 @pytest.mark.parametrize("mechanism", ["smooth-laplace", "smooth-cauchy"])
 def test_vectorised_smooth_selection_is_select_bit_for_bit(mechanism):
     cells = np.array([[3, 1], [0, 4], [5, 0], [2, 2]])

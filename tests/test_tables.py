@@ -269,8 +269,8 @@ def test_bad_input_gets_a_typed_error_in_the_users_terms(case):
 
 @pytest.mark.parametrize("where", ["fit", "predict"])
 @pytest.mark.parametrize("bad, match", [
-    (("age", np.nan), "Column 'age' has 1 missing value"),
-    (("occupation", None), "Column 'occupation' has 1 missing value"),
+    (("age", np.nan), "Column 'age' has missing values"),
+    (("occupation", None), "Column 'occupation' has missing values"),
     (("occupation", "Nurse"), r"Column 'occupation' holds value\(s\) outside its schema categories.*'Nurse'"),
 ])
 def test_missing_and_unlisted_values_are_refused_unless_the_schema_says_what_they_mean(where, bad, match):
@@ -452,3 +452,24 @@ def test_dp_quantiles_without_bounds_say_what_to_add(tmp_path, capsys):
     code = main(["fit", "--data", str(path), "--target", "income", "--drop", "id", "--bounds", "age=17:90",
                  "--dp-quantiles", "hours", "--categorical", "occupation=Sales,Exec-managerial,Craft-repair"])
     assert code == 2 and "--dp-quantiles hours needs the column's public bounds too" in capsys.readouterr().err
+
+
+def test_a_file_carrying_a_seed_or_a_field_dpglass_does_not_write_is_refused():
+    """helper-26: a private model's file never holds its seed, and a file is what to_dict wrote, nothing added."""
+    frame = _raw(300)
+    X, y = frame.drop(columns="income"), frame["income"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(), random_state=0).fit(X, y)
+    binary = (X[["age"]] > 40).astype(int)
+    alone = SmoothBoostClassifier(random_state=0).fit(binary, y)
+    for model, cls in ((pipe, DPPipeline), (alone, SmoothBoostClassifier)):
+        data = json.loads(json.dumps(model.to_dict()))
+        cls.from_dict(json.loads(json.dumps(data)))
+        seeded = json.loads(json.dumps(data))
+        seeded["params"]["random_state"] = 7
+        with pytest.raises(ModelFileError, match="random_state"):
+            cls.from_dict(seeded)
+        data["seed"] = 7
+        with pytest.raises(ModelFileError, match="'seed' is not a field"):
+            cls.from_dict(data)

@@ -69,7 +69,9 @@ def test_untouched_file_loads_and_inspects(name, saved, capsys):
     assert main(["inspect", str(path)]) == 0
     out = capsys.readouterr().out
     eps, delta = model.privacy_ledger_.total()
-    assert out.rstrip().endswith("verified: yes")
+    assert "\nverified: yes (the file is consistent" in out
+    assert out.rstrip().endswith(str(model).rstrip())  # then the model, as released
+    assert f"composed by: {model.privacy_ledger_.accountant}" in out
     assert f"total (recomputed): epsilon={eps:.6g}, delta={delta:.6g}" in out
     assert f"guarantee: {model.privacy_ledger_.guarantee}" in out
     assert f"model: {type(model).__name__}" in out

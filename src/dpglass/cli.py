@@ -430,7 +430,10 @@ def _cmd_inspect(args) -> int:
     data, cls, names = read_model_file(args.model)  # raises ModelFileError unless verified
     print(f"model file: {args.model}")
     print(format_model_report(data, cls, names))
-    print("verified: yes")
+    print("verified: yes (the file is consistent with its parameters and within its budget; a file cannot show "
+          "that its noise was drawn as it states: that rests on who fitted it)")
+    print("\nthe model, as released:")
+    print(cls.from_dict(data))
     return 0
 
 

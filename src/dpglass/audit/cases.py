@@ -151,6 +151,13 @@ DEFAULT_SELECTION_CELLS = ((3, 0), (3, 0), (3, 0), (0, 1))
 DEFAULT_SELECTION_REMOVED = (3, 1)
 
 
+#: errors-pf's pair. On the default pair every candidate's error count moves with the removed record, so the
+#: output law does not change (an audit without power: helper-26). Here removing one of the two positives of
+#: row 11 changes some candidates' error counts and not others', so the utilities move apart (lower bound
+#: about 0.6 at epsilon = 1 with 40,000 draws a side).
+ERRORS_SELECTION_PAIR = {"cells": ((1, 0), (1, 0), (1, 0), (0, 2)), "removed": (3, 1)}
+
+
 def selection_case(mechanism: str, *, epsilon: float = 1.0, delta: float = 1e-3, cells=DEFAULT_SELECTION_CELLS,
                    removed=DEFAULT_SELECTION_REMOVED, min_support: int = 1, gamma: float = 4.0,
                    variant: str = "corrected", delta_t: float = 1e-3, pair: str | None = None,
@@ -276,6 +283,7 @@ def mechanism_cases(epsilon: float = 1.0) -> dict[str, AuditCase]:
     from dpglass.models._rule_selection import MECHANISMS
 
     for mech in MECHANISMS:
-        case = selection_case(mech, epsilon=eps)
+        pair = ERRORS_SELECTION_PAIR if mech == "errors-pf" else {}
+        case = selection_case(mech, epsilon=eps, **pair)
         cases[case.name] = case
     return cases

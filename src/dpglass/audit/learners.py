@@ -22,11 +22,11 @@ Choosing the neighbour adversarially
     the largest log ratio of output frequencies; the pilot's samples are
     discarded before the audit, so the choice does not bias the bound.
 
-Public inputs stay fixed
-    dpglass treats ``n`` as public (``delta = 1/n**2`` and the minimum support
-    ``Lambda = floor(lambda n)``; docs/privacy.md).  A guarantee holds for
-    every fixed value of the public inputs, so both datasets are run with the
-    ``delta`` and ``Lambda`` resolved on ``D``.
+Public inputs
+    ``n`` is private: ``delta`` is the estimator's public default (1e-8, not a
+    function of ``n``), and each dataset's run takes its minimum support
+    ``Lambda`` from its own first noisy count, as ``fit`` does
+    (docs/privacy.md).
 
 Fast path
     For :class:`~dpglass.models.DPRuleListClassifier` the audit calls the

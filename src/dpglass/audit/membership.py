@@ -386,8 +386,7 @@ def canary_audit_estimator(estimator, X, y, *, n_canaries: int = 200, k_plus=Non
     Canaries are uniformly random 0/1 rows with uniformly random labels
     (outliers whose label only the canary itself supports); the score is the
     log-likelihood of the canary's label (:func:`loss_scores`).  The claim and
-    delta are the estimator's (``delta=None`` resolved as ``1/n**2`` on the
-    largest possible training set).
+    delta are the estimator's (``delta=None``: its public default, 1e-8).
     """
     from sklearn.base import clone
 

@@ -209,6 +209,10 @@ def _check_top_level(data, cls) -> tuple[int, list]:
 
 
 def _check_params(raw: dict, cls) -> dict:
+    if getattr(cls, "_private", False) and raw.get("random_state") is not None:
+        # to_dict writes None: a DP model's seed would let anyone replay and subtract its noise
+        _fail("params.random_state", f"is {raw['random_state']!r}", "null (a private model's file never holds "
+              "its seed)")
     accepted = set(cls().get_params(deep=False))
     unknown, missing = sorted(set(raw) - accepted), sorted(accepted - set(raw))
     if unknown:
@@ -223,7 +227,8 @@ def _check_params(raw: dict, cls) -> dict:
 
 
 def _trial_restore(data: dict, cls, params: dict) -> None:
-    """Restore the state on a scratch instance: a key the checks missed becomes a ModelFileError."""
+    """Restore the state on a scratch instance: a key the checks missed becomes a ModelFileError, and so does a
+    key the model does not write (a file is what ``to_dict`` wrote, nothing added: e.g. no seed beside it)."""
     model = cls(**cls._params_from_dict(dict(params)))
     model.n_features_in_ = int(data["n_features_in"])
     model.classes_ = np.array(data["classes"])
@@ -233,6 +238,18 @@ def _trial_restore(data: dict, cls, params: dict) -> None:
         _fail(str(exc.args[0]) if exc.args else "?", "is missing", f"the state {cls.__name__} saves")
     except (IndexError, TypeError, ValueError, AttributeError) as exc:
         raise ModelFileError(f"The state of this {cls.__name__} file cannot be read ({exc}). {ADVICE}") from None
+    try:
+        written = set(model._state_to_dict())
+    except (AttributeError, KeyError, TypeError, ValueError):  # a state that needs more than the file: no list
+        return
+    extra = sorted(set(data) - _BASE_KEYS - written)
+    if extra:
+        _fail(extra[0], f"is not a field of a {cls.__name__} file", "only the fields dpglass writes")
+
+
+#: Top-level fields every model file may carry besides its state.
+_BASE_KEYS = {"model", "params", "classes", "n_features_in", "feature_names", "has_feature_names", "privacy_ledger",
+              "selected_by"}
 
 
 # ----------------------------------------------------------- the ledger
@@ -1104,7 +1121,10 @@ def format_model_report(data: dict, cls, registry_names=()) -> str:
         return "\n".join(lines)
     ledger = PrivacyLedger.from_dict(raw)
     lines += [f"guarantee: {ledger.guarantee}",
-              f"budget: epsilon={_fmt(ledger.epsilon)}, delta={_fmt(ledger.delta)}"]
+              f"budget: epsilon={_fmt(ledger.epsilon)}, delta={_fmt(ledger.delta)}",
+              f"composed by: {ledger.accountant} ("
+              + ("epsilons and deltas add up" if ledger.accountant == "basic" else
+                 "the entries' curves compose to the total below; their epsilons do not add up to it") + ")"]
     if "selected_by" in data:
         sel = data["selected_by"]
         lines.append(f"selected by: private selection ({sel['method']}), best_params={sel['best_params']}")

@@ -14,6 +14,8 @@ from dpglass.privacy.ledger import PrivacyLedger
 __all__ = ["verify_pipeline_dict"]
 
 _PARAMS = {"epsilon", "delta", "quantile_share", "clip_share", "random_state"}
+_KEYS = {"model", "params", "classes", "n_features_in", "feature_names", "encoding", "clipped_records_noisy",
+         "inner_model", "privacy_ledger"}
 _ENCODER_MECHANISMS = ("exponential-quantile", "discrete laplace")
 
 
@@ -29,6 +31,12 @@ def verify_pipeline_dict(data: dict, cls, check_top_level, check_ledger_shape, c
     params = data["params"]
     if set(params) != _PARAMS:
         fail("params", f"has keys {sorted(params)!r}", f"exactly {sorted(_PARAMS)!r}")
+    if params["random_state"] is not None:
+        fail("params.random_state", f"is {params['random_state']!r}", "null (a private model's file never holds "
+             "its seed)")
+    extra = sorted(set(data) - _KEYS)
+    if extra:
+        fail(extra[0], "is not a field of a DPPipeline file", f"only {sorted(_KEYS)!r}")
     try:
         encoding = Encoding.from_dict(data["encoding"])
     except Exception as exc:  # noqa: BLE001 - any malformed encoding is a bad file

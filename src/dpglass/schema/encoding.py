@@ -143,9 +143,8 @@ def _check_missing(s: pd.Series, col) -> None:
         return
     missing = pd.isna(s).to_numpy()
     if missing.any():
-        raise DataValidationError(
-            f"Column {col.name!r} has {int(missing.sum())} missing value(s) (first at row "
-            f"{s.index[np.argmax(missing)]!r}), and its schema does not say what a missing value means. "
+        raise DataValidationError(  # no count: an error may be pasted where the data may not
+            f"Column {col.name!r} has missing values, and its schema does not say what a missing value means. "
             + _MISSING_ADVICE
         )
 
@@ -162,7 +161,7 @@ def _check_categories(s: pd.Series, col) -> None:
         seen = list(dict.fromkeys(s.to_numpy(dtype=object)[unknown].tolist()))[:3]
         raise DataValidationError(
             f"Column {col.name!r} holds value(s) outside its schema categories {list(col.categories)!r}: "
-            f"e.g. {seen!r} ({int(unknown.sum())} record(s)). Add the value(s) to the public list if they are "
+            f"e.g. {seen!r}. Add the value(s) to the public list if they are "
             "categories, "
             "fix the data, or " + _MISSING_ADVICE[len("Fill or drop those records, or "):]
         )
