@@ -74,18 +74,13 @@ class Encoding:
         check_columns(frame, self.schema, fitting=False)
         blocks = []
         for col, cuts in zip(self.schema.features, self.cuts):
-            s = frame[col.name]
+            v = _checked_values(frame[col.name], col)
             if col.kind == "numeric":
-                v = _numeric(s, col.name)
-                _check_missing(s, col)
-                blocks.append(np.stack([v > t for t in cuts], axis=1) if cuts else np.zeros((len(s), 0), bool))
+                blocks.append(np.stack([v > t for t in cuts], axis=1) if cuts else np.zeros((len(v), 0), bool))
             elif col.kind == "categorical":
-                _check_categories(s, col)
-                keys = category_keys(s)
-                blocks.append(np.stack([keys == category_key(c) for c in col.categories], axis=1))
+                blocks.append(np.stack([v == category_key(c) for c in col.categories], axis=1))
             else:
-                _check_missing(s, col)
-                blocks.append(_binary(s, col.name)[:, None])
+                blocks.append(v[:, None])
         return np.concatenate(blocks, axis=1).astype(np.uint8)
 
     def to_dict(self) -> dict:
@@ -132,9 +127,24 @@ def _numeric(s: pd.Series, name: str) -> np.ndarray:
         ) from exc
 
 
-_MISSING_ADVICE = ('Fill or drop those records, or declare "missing": "none" for the column in the schema (a '
-                   "missing value, or a value outside a categorical column's list, then sets none of the column's "
-                   "indicators, at fit and at predict).")
+_DECLARE_NONE = ('declare "missing": "none" for the column in the schema (a missing value, or a value outside a '
+                 "categorical column's list, then sets none of the column's indicators, at fit and at predict).")
+_MISSING_ADVICE = "Fill or drop those records, or " + _DECLARE_NONE
+
+
+def _checked_values(s: pd.Series, col) -> np.ndarray:
+    """A feature column's values as its encoding reads them, checked against the schema (the one check of fit,
+    predict and :func:`validate_table`): numbers (numeric), category keys (categorical), booleans (binary)."""
+    if col.kind == "numeric":
+        values = _numeric(s, col.name)
+        _check_missing(s, col)
+        return values
+    if col.kind == "categorical":
+        keys = category_keys(s)
+        _check_categories(s, col, keys)
+        return keys
+    _check_missing(s, col)
+    return _binary(s, col.name)
 
 
 def _check_missing(s: pd.Series, col) -> None:
@@ -149,21 +159,20 @@ def _check_missing(s: pd.Series, col) -> None:
         )
 
 
-def _check_categories(s: pd.Series, col) -> None:
-    """A value outside a categorical column's list (or a missing one) is refused unless ``missing="none"``."""
+def _check_categories(s: pd.Series, col, keys: np.ndarray) -> None:
+    """A value outside a categorical column's list (or a missing one) is refused unless ``missing="none"``;
+    ``keys`` are the column's :func:`category_keys`."""
     _check_missing(s, col)
     if col.missing == "none":
         return
-    keys = category_keys(s)
     listed = np.array([category_key(c) for c in col.categories], dtype=object)
     unknown = ~pd.isna(s).to_numpy() & ~np.isin(keys, listed)
     if unknown.any():
         seen = list(dict.fromkeys(s.to_numpy(dtype=object)[unknown].tolist()))[:3]
         raise DataValidationError(
             f"Column {col.name!r} holds value(s) outside its schema categories {list(col.categories)!r}: "
-            f"e.g. {seen!r}. Add the value(s) to the public list if they are "
-            "categories, "
-            "fix the data, or " + _MISSING_ADVICE[len("Fill or drop those records, or "):]
+            f"e.g. {seen!r}. Add the value(s) to the public list if they are categories, fix the data, or "
+            + _DECLARE_NONE
         )
 
 
@@ -253,12 +262,8 @@ def encoding_statistics(frame, schema: Schema, *, clip: bool) -> dict:
     """
     quantiles = {}
     for col in schema.features:
-        if col.kind != "numeric":
-            _validate_values(frame, col)
-            continue
-        values = _numeric(frame[col.name], col.name)
-        _check_missing(frame[col.name], col)
-        if col.thresholds == "dp-quantiles":
+        values = _checked_values(frame[col.name], col)
+        if col.kind == "numeric" and col.thresholds == "dp-quantiles":
             values = values[~np.isnan(values)]  # a missing value is a per-record rule: not counted
             quantiles[col.name] = (grid_counts(values, col.bounds), int(values.size))
     clipped = _clipped_records(frame, schema) if clip and any(c.kind == "numeric" for c in schema.features) else None
@@ -322,11 +327,7 @@ def validate_table(frame, schema: Schema) -> None:
     """
     check_columns(frame, schema, fitting=True)
     for col in schema.features:
-        if col.kind == "numeric":
-            _numeric(frame[col.name], col.name)
-            _check_missing(frame[col.name], col)
-        else:
-            _validate_values(frame, col)
+        _checked_values(frame[col.name], col)
 
 
 #: The ledger's name for the encoder's noisy count of records with values outside the bounds.
@@ -344,14 +345,6 @@ def grid_cut_points(col) -> tuple:
     lo, hi = col.bounds
     k = col.n_thresholds
     return tuple(sorted({_nice(lo + (hi - lo) * j / (k + 1), 4) for j in range(1, k + 1)}))
-
-
-def _validate_values(frame, col) -> None:
-    if col.kind == "binary":
-        _check_missing(frame[col.name], col)
-        _binary(frame[col.name], col.name)
-    elif col.kind == "categorical":
-        _check_categories(frame[col.name], col)
 
 
 def _dp_cuts(counts, col, eps_each, rng, entries) -> tuple:
