@@ -108,9 +108,7 @@ class DPPipeline(BinaryClassifierBase):
 
     def _budget(self, schema: Schema) -> tuple[float, float, float]:
         eps = float(self.epsilon)
-        numeric = [c for c in schema.features if c.kind == "numeric"]
-        eps_q = eps * self.quantile_share if any(c.thresholds == "dp-quantiles" for c in numeric) else 0.0
-        eps_clip = eps * self.clip_share if numeric else 0.0
+        eps_q, eps_clip = encoder_epsilons(schema, eps, self.quantile_share, self.clip_share)
         if eps_q + eps_clip >= eps:
             raise InvalidParameterError(
                 f"quantile_share + clip_share = {self.quantile_share + self.clip_share:g} leaves no budget for the "
@@ -288,6 +286,16 @@ class DPPipeline(BinaryClassifierBase):
         model.feature_names_in_ = np.array(data["feature_names"], dtype=object)
         model.n_features_in_ = int(data["n_features_in"])
         return model
+
+
+def encoder_epsilons(schema: Schema, epsilon: float, quantile_share: float, clip_share: float) -> tuple:
+    """``(quantile epsilon, clipped-count epsilon)`` the encoder spends: each share of ``epsilon`` only when the
+    schema has something to spend it on (a dp-quantiles column; a numeric column).  Parameters only: the
+    fit and the file verifier both use it."""
+    numeric = [c for c in schema.features if c.kind == "numeric"]
+    eps_q = epsilon * quantile_share if any(c.thresholds == "dp-quantiles" for c in numeric) else 0.0
+    eps_clip = epsilon * clip_share if numeric else 0.0
+    return eps_q, eps_clip
 
 
 def _statistics(part, schema, clip):
