@@ -181,16 +181,11 @@ def _text_columns(args, schema) -> list:
     return [item.partition("=")[0] for item in (getattr(args, "categorical", None) or [])]
 
 
-def _inline(args) -> bool:
-    """Whether the columns are described by the inline schema options."""
-    return bool(args.bounds or args.categorical or args.binary or args.drop or args.dp_quantiles)
-
-
 def _load_fit_data(args):
     """(X, y, source, schema or None)."""
     from dpglass._cli_tables import inline_schema, read_csv, split_target
 
-    inline = _inline(args)
+    inline = args.bounds or args.categorical or args.binary or args.drop or args.dp_quantiles
     if args.data is None:
         if args.schema or inline:
             raise InvalidParameterError("--schema and the inline column options describe --data; pass --data FILE.")
@@ -247,7 +242,7 @@ def _cmd_fit(args) -> int:
     else:
         X_tr, X_te, y_tr, y_te = X, None, y, None
     if args.public:
-        X_public = _public_part(args, X, spec)
+        X_public = _public_part(args, X, spec, schema)
         model.fit(X_tr, y_tr, X_public=X_public)
     else:
         model.fit(X_tr, y_tr)
@@ -302,28 +297,20 @@ def _check_all_records(model, X, y, schema) -> None:
     check_binary_y(y, classes=model.model.get_params().get("classes"))
 
 
-def _schema_of_args(args):
-    """The schema file's schema, or None (the inline options name their categorical columns themselves)."""
-    if not getattr(args, "schema", None):
-        return None
-    from dpglass.schema import load_schema
-
-    return load_schema(args.schema)
-
-
-def _public_part(args, X, spec):
-    """The records of ``--public``, with the training data's columns in its order."""
+def _public_part(args, X, spec, schema=None):
+    """The records of ``--public``: with a schema, its raw columns (the pipeline encodes and checks them); else
+    the training data's 0/1 columns, in its order."""
     import inspect
 
-    from dpglass._cli_tables import read_csv
+    from dpglass._cli_tables import categorical_columns, read_csv
 
     if "X_public" not in inspect.signature(spec.cls.fit).parameters:
         raise InvalidParameterError(f"--public: model {spec.name!r} does not learn from a public part.")
-    frame = read_csv(args.public, text_columns=_text_columns(args, _schema_of_args(args)))
+    frame = read_csv(args.public, text_columns=categorical_columns(schema))
     if args.target is not None and args.target in frame.columns:
         frame = frame.drop(columns=[args.target])  # a public file may carry labels: they are not read
     names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
-    if args.schema or _inline(args):
+    if schema is not None:
         return frame  # raw columns: the pipeline encodes them with the schema's cut points (and checks them)
     if names is None or set(map(str, frame.columns)) != set(names):
         raise DataValidationError(f"{args.public} must have exactly the feature columns of the training data "
@@ -380,12 +367,10 @@ def _build_model(spec, params, schema, rng):
 def _cmd_predict(args) -> int:
     import pandas as pd
 
-    from dpglass._cli_tables import check_out_path, prediction_frame, read_csv
+    from dpglass._cli_tables import categorical_columns, check_out_path, prediction_frame, read_csv
     from dpglass.models import load_model
 
     check_out_path(args.out)
-    from dpglass._cli_tables import categorical_columns
-
     model = load_model(args.model)
     schema = model.encoding_.schema if hasattr(model, "encoding_") else None
     frame = read_csv(args.data, text_columns=categorical_columns(schema))
@@ -476,6 +461,7 @@ def main(argv=None) -> int:
         return 1
     finally:
         warnings.formatwarning = shown
+
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
