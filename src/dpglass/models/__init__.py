@@ -28,23 +28,18 @@ __all__ = [
 def load_model(path):
     """Load any dpglass model saved as JSON with its ``save`` method.
 
-    The JSON names the model's class; the class comes from the registry.
+    The JSON names the model's class (:func:`dpglass.models._verify.model_class`: the registry's, the table
+    pipeline's or the local-DP classifier's).
     """
-    from dpglass.registry import list_estimators
+    from dpglass.models._verify import model_class
 
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except (OSError, ValueError) as exc:
         raise DataValidationError(f"Could not read a dpglass model from {path}: {exc}") from exc
-    if data.get("model") == "DPPipeline":
-        return DPPipeline.from_dict(data)
-    if data.get("model") == "LDPHistogramClassifier":  # fitted from LDP reports: not in the registry
-        from dpglass.local import LDPHistogramClassifier
-
-        return LDPHistogramClassifier.from_dict(data)
-    for spec in list_estimators():
-        cls = spec.cls
-        if cls.__name__ == data.get("model") and hasattr(cls, "from_dict"):
-            return cls.from_dict(data)
-    raise DataValidationError(f"{path} does not hold a dpglass model (model={data.get('model')!r}).")
+    name = data.get("model") if isinstance(data, dict) else None
+    cls = model_class(name)
+    if cls is None or not hasattr(cls, "from_dict"):
+        raise DataValidationError(f"{path} does not hold a dpglass model (model={name!r}).")
+    return cls.from_dict(data)

@@ -1072,12 +1072,10 @@ def read_model_file(path):
     except (OSError, ValueError) as exc:
         raise ModelFileError(f"{path}: could not read a dpglass model file ({exc}).") from None
     model = data.get("model") if isinstance(data, dict) else None
-    cls = _unregistered_class(model)
-    specs = [s for s in list_estimators() if s.cls.__name__ == model]
-    if cls is None and not specs:
+    cls = model_class(model)
+    if cls is None:
         raise ModelFileError(f"{path}: 'model' is {model!r}, not a dpglass model (the registry's models, "
                              f"DPPipeline and LDPHistogramClassifier). {ADVICE}")
-    cls = cls or specs[0].cls
     try:
         verify_model_dict(data, cls)
         cls.from_dict(data)
@@ -1089,8 +1087,10 @@ def read_model_file(path):
     return data, cls, _registry_names(data, list_estimators())
 
 
-def _unregistered_class(model):
-    """The dpglass models that are not in the registry: the table pipeline and the local-DP classifier."""
+def model_class(model):
+    """The class a model file names: a registered model's, or one of the two outside the registry (the table
+    pipeline and the local-DP classifier); None if dpglass has no such model.  ``load_model`` and
+    ``dpglass inspect`` both read files through it."""
     if model == "DPPipeline":
         from dpglass.models.pipeline import DPPipeline
 
@@ -1099,7 +1099,9 @@ def _unregistered_class(model):
         from dpglass.local import LDPHistogramClassifier
 
         return LDPHistogramClassifier
-    return None
+    from dpglass.registry import list_estimators
+
+    return next((s.cls for s in list_estimators() if s.cls.__name__ == model), None)
 
 
 def _registry_names(data: dict, specs) -> list:
