@@ -54,29 +54,46 @@ def _lambda(k: float, epsilon: float, bounds, d: int) -> float:
     return k * leaf_gradient_scale(x, model.split, model.split_share, model.hessian_share)
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(description: str, argv=None):
+    """``--seeds`` and ``--datasets``, the options of this script and of benchmarks/gbdt_variants.py."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--datasets", nargs="*", default=DATASETS)
-    args = ap.parse_args(argv)
-    warnings.simplefilter("ignore")
-    print("| dataset | n_fit | ε | " + " | ".join(f"k={k:g}" for k in MULTIPLES) + " | majority |")
-    print("|---|---|---|" + "---|" * (len(MULTIPLES) + 1))
-    for ds in args.datasets:
+    return ap.parse_args(argv)
+
+
+def validation_rows(datasets, seeds: int, params_at, majority: bool = False):
+    """Markdown rows: for each dataset and epsilon, DP-GBDT's mean validation accuracy at every parameter set
+    ``params_at(epsilon, bounds, d)`` gives (and the majority class's, with ``majority``), over ``seeds``
+    ``split_indices(..., holdout="validation")`` parts; the test parts are never read."""
+    for ds in datasets:
         X, y, bounds = _data(ds)
         for eps in EPSILONS:
-            lambdas = [_lambda(k, eps, bounds, X.shape[1]) for k in MULTIPLES]
-            acc = np.zeros((args.seeds, len(MULTIPLES)))
-            maj = np.zeros(args.seeds)
-            for s in range(args.seeds):
+            grid = params_at(eps, bounds, X.shape[1])
+            acc = np.zeros((seeds, len(grid)))
+            maj = np.zeros(seeds)
+            for s in range(seeds):
                 fit, val = split_indices(len(y), s, holdout="validation")
                 values, counts = np.unique(y[fit], return_counts=True)
                 maj[s] = np.mean(y[val] == values[np.argmax(counts)])
-                for i, lam in enumerate(lambdas):
-                    m = DPGradientBoostingClassifier(epsilon=eps, bounds=bounds, random_state=1000 * s, reg_lambda=lam)
+                for i, params in enumerate(grid):
+                    m = DPGradientBoostingClassifier(epsilon=eps, bounds=bounds, random_state=1000 * s, **params)
                     acc[s, i] = m.fit(X[fit], y[fit]).score(X[val], y[val])
-            cells = " | ".join(f"{a:.3f}" for a in acc.mean(axis=0))
-            print(f"| {ds} | {len(fit)} | {eps:g} | {cells} | {maj.mean():.3f} |", flush=True)
+            cells = [f"{a:.3f}" for a in acc.mean(axis=0)] + ([f"{maj.mean():.3f}"] if majority else [])
+            yield f"| {ds} | {len(fit)} | {eps:g} | {' | '.join(cells)} |"
+
+
+def main(argv=None) -> None:
+    args = parse_args(__doc__.splitlines()[0], argv)
+    warnings.simplefilter("ignore")
+    print("| dataset | n_fit | ε | " + " | ".join(f"k={k:g}" for k in MULTIPLES) + " | majority |")
+    print("|---|---|---|" + "---|" * (len(MULTIPLES) + 1))
+
+    def lambdas(eps, bounds, d):
+        return [{"reg_lambda": _lambda(k, eps, bounds, d)} for k in MULTIPLES]
+
+    for row in validation_rows(args.datasets, args.seeds, lambdas, majority=True):
+        print(row, flush=True)
 
 
 if __name__ == "__main__":

@@ -16,19 +16,12 @@ Run::
 
 from __future__ import annotations
 
-import argparse
 import time
 import warnings
 
-import numpy as np
+from gbdt_lambda import parse_args, validation_rows  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
-from dpglass.experiments.seeding import split_indices
-from dpglass.models import DPGradientBoostingClassifier
-
-from gbdt_lambda import _data  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
-
-DATASETS = ("german", "breast-cancer", "compas", "mushroom", "adult")
-EPSILONS = (0.1, 0.4, 1.0, 5.0)
+# the datasets and epsilons of benchmarks/gbdt_lambda.py
 VARIANTS = {
     "default": {},
     "100 trees": {"n_estimators": 100},
@@ -39,25 +32,13 @@ VARIANTS = {
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=10)
-    ap.add_argument("--datasets", nargs="*", default=DATASETS)
-    args = ap.parse_args(argv)
+    args = parse_args(__doc__.splitlines()[0], argv)
     warnings.simplefilter("ignore")
     start = time.perf_counter()
     print("| dataset | n_fit | ε | " + " | ".join(VARIANTS) + " |")
     print("|---|---|---|" + "---|" * len(VARIANTS))
-    for ds in args.datasets:
-        X, y, bounds = _data(ds)
-        for eps in EPSILONS:
-            acc = np.zeros((args.seeds, len(VARIANTS)))
-            for s in range(args.seeds):
-                fit, val = split_indices(len(y), s, holdout="validation")
-                for i, params in enumerate(VARIANTS.values()):
-                    model = DPGradientBoostingClassifier(epsilon=eps, bounds=bounds, random_state=1000 * s, **params)
-                    acc[s, i] = model.fit(X[fit], y[fit]).score(X[val], y[val])
-            cells = " | ".join(f"{a:.3f}" for a in acc.mean(axis=0))
-            print(f"| {ds} | {len(fit)} | {eps:g} | {cells} |", flush=True)
+    for row in validation_rows(args.datasets, args.seeds, lambda eps, bounds, d: list(VARIANTS.values())):
+        print(row, flush=True)
     print(f"\n{time.perf_counter() - start:.0f} s")
 
 
