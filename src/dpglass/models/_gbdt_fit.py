@@ -39,8 +39,8 @@ from scipy.special import expit
 from dpglass.models._gbdt_budget import leaf_epsilons
 from dpglass.models._gbdt_hist import Cells
 from dpglass.models._gbdt_releases import (
-    QUANTUM, dpboost_gain_sensitivity, dpboost_quantum, dpboost_units, quantise, release_leaf_sums,
-    release_leaf_values,
+    QUANTUM, dpboost_gain_sensitivity, dpboost_leaf_clip, dpboost_quantum, dpboost_units, quantise,
+    release_leaf_sums, release_leaf_values,
 )
 from dpglass.models._gbdt_trees import BinnedTree, leaf_index, random_structure
 from dpglass.privacy.mechanisms import ExponentialMechanism
@@ -241,9 +241,8 @@ def fit_dpboost(binned: Binned, *, ensemble_eps, n_trees, trees_per_ensemble, de
             leaf = leaf_index(binned.B[rows], feature, cut, depth)
             G = np.bincount(leaf, (m_e * u)[rows], minlength=2**depth) * q
             m = np.bincount(leaf, m_e[rows], minlength=2**depth)
-            clip = gstar * (1.0 - learning_rate) ** k  # geometric leaf clipping (tree k of the ensemble)
+            clip, sens = dpboost_leaf_clip(gstar, reg_lambda, learning_rate, k)  # geometric (tree k of the ensemble)
             V = np.clip(-G / (m + reg_lambda), -clip, clip)
-            sens = min(gstar / (1.0 + reg_lambda), 2.0 * clip)
             Vn, _ = release_leaf_values(V, epsilon=leaf_eps, sensitivity=sens, rng=rng, release="", note="")
             value = learning_rate * Vn
             trees.append(BinnedTree(feature, cut, value))

@@ -14,8 +14,8 @@ import numpy as np
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, LaplaceMechanism
 
 __all__ = [
-    "QUANTUM", "dpboost_gain_sensitivity", "dpboost_quantum", "dpboost_units", "gaussian_leaf_mechanism", "grid_for",
-    "leaf_sum_entry", "quantise", "release_leaf_sums", "release_leaf_values",
+    "QUANTUM", "dpboost_gain_sensitivity", "dpboost_leaf_clip", "dpboost_quantum", "dpboost_units",
+    "gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "quantise", "release_leaf_sums", "release_leaf_values",
 ]
 
 #: Units of the grid below the noise scale: the grid is 2**-16 of it.
@@ -61,6 +61,18 @@ def dpboost_gain_sensitivity(gradient_clip: float) -> float:
     the two computed gains' errors add less than ``2**-10 g*^2``.
     """
     return (3.0 + 2.0**-10) * float(gradient_clip) ** 2
+
+
+def dpboost_leaf_clip(gradient_clip: float, reg_lambda: float, learning_rate: float, k: int) -> tuple[float, float]:
+    """Tree ``k`` (0-based) of a DPBoost ensemble: ``(clip, sensitivity)`` of its leaf values.
+
+    Geometric leaf clipping: the values are clipped to ``+-g*(1 - eta)**k``, so
+    one record moves a leaf value by at most ``min(g*/(1 + lambda), 2 clip)``.
+    The sensitivity fixes the grid of the Laplace release (public: the
+    parameters and ``k`` only).
+    """
+    clip = float(gradient_clip) * (1.0 - float(learning_rate)) ** k
+    return clip, min(float(gradient_clip) / (1.0 + float(reg_lambda)), 2.0 * clip)
 
 
 def grid_for(sensitivity: float, epsilon: float) -> float:

@@ -2,10 +2,13 @@
 
 Hooked into :data:`dpglass.models._verify.MODEL_CHECKS`.  Refuses trees of the
 wrong number or depth, splits that name a feature or cut that does not
-exist, bounds or edges of the wrong length, non-finite leaf values, and a
-ledger whose releases are not the ones the learner writes for the file's
-parameters (count, names, mechanisms, epsilons, curves: the mechanisms' own,
-the accountant and each tree's budget that the parameters give).
+exist, a released value outside its public domain (bounds other than the
+parameters', cut points other than the public ones, leaf values off their
+grid or beyond their public range: :func:`_check_edges`,
+:func:`_check_leaf_values`), and a ledger whose releases are not the ones the
+learner writes for the file's parameters (count, names, mechanisms, epsilons,
+curves: the mechanisms' own, the accountant and each tree's budget that the
+parameters give).
 """
 
 from __future__ import annotations
@@ -82,12 +85,13 @@ def _file_budget(data: dict, model, fail, is_num) -> tuple[float, float, float]:
 
 
 def _check_split(model, delta: float, x: float, ledger, fail) -> None:
-    """The accountant and tree_epsilon must be what the parameters give (``_gbdt_budget.budget``)."""
+    """The accountant (given the model's own ledger) and tree_epsilon must be what the parameters give
+    (``_gbdt_budget.budget``)."""
     try:
         want_x, acct = model._budget(delta)
     except ValueError as exc:
         fail("params", f"cannot be fitted ({exc})", "parameters DPGradientBoostingClassifier accepts")
-    if ledger.accountant != acct:
+    if ledger is not None and ledger.accountant != acct:  # None: a file a selection wrote (its one entry)
         fail("privacy_ledger.accountant", f"is {ledger.accountant!r}", f"{acct!r} for these parameters")
     if not math.isclose(x, want_x, rel_tol=1e-9):
         fail("tree_epsilon", f"is {x!r}", f"{want_x!r}, the {acct} split of the budget for these parameters")
@@ -123,7 +127,7 @@ def check_gbdt(data: dict, ctx, fail, is_num) -> None:
     from dpglass.models.gbdt import DPGradientBoostingClassifier
 
     p, d = dict(ctx.params), ctx.d
-    p["n_estimators"], _ = DPGradientBoostingClassifier(
+    p["n_estimators"], lr = DPGradientBoostingClassifier(
         **{k: p[k] for k in ("epsilon", "variant", "n_estimators", "learning_rate")})._resolved_sizes()
     for key in ("bounds_resolved", "edges", "trees"):
         if not isinstance(data.get(key), list):
@@ -131,11 +135,7 @@ def check_gbdt(data: dict, ctx, fail, is_num) -> None:
     bounds, edges, trees = data["bounds_resolved"], data["edges"], data["trees"]
     if len(bounds) != d or len(edges) != d:
         fail("edges", f"has {len(edges)} entries (bounds {len(bounds)})", f"{d}, one per feature")
-    for j, (b, e) in enumerate(zip(bounds, edges)):
-        if b is None and e != [0.5]:
-            fail(f"edges[{j}]", f"is {e!r}", "[0.5] for a 0/1 column")
-        if b is not None and (len(e) != int(p["max_bins"]) - 1 or not all(is_num(v) for v in e)):
-            fail(f"edges[{j}]", f"has {len(e)} cut points", f"max_bins - 1 = {int(p['max_bins']) - 1} numbers")
+    _check_edges(p, d, bounds, edges, fail, is_num)
     if len(trees) != int(p["n_estimators"]):
         fail("trees", f"has {len(trees)} trees", f"params.n_estimators = {p['n_estimators']}")
     n_cuts = np.array([len(e) for e in edges])
@@ -151,16 +151,86 @@ def check_gbdt(data: dict, ctx, fail, is_num) -> None:
             fail(f"trees[{i}]", "names a feature or cut that does not exist", "indices within n_features_in/edges")
         if not all(is_num(x) for x in v):
             fail(f"trees[{i}].value", "holds a non-finite value", "finite leaf values")
-    if ctx.ledger is None:
-        return
     model = DPGradientBoostingClassifier(**{k: v for k, v in p.items() if k != "bounds"})
     model.bounds_ = [None if b is None else (float(b[0]), float(b[1])) for b in bounds]
     x, delta, ld = _file_budget(data, model, fail, is_num)
-    # first the ledger against the file's own state, then that state against the parameters
     want_lam = resolved_lambda(p["variant"], p.get("reg_lambda"), x, p["split"], p["split_share"], p["hessian_share"])
-    _check_entries(ctx.entries, _expected_releases(p, sum(1 for b in bounds if b is not None), x, ld, want_lam),
-                   ctx.ledger, fail)
-    _check_split(model, delta, x, ctx.ledger, fail)
+    if ctx.ledger is not None:  # first the ledger against the file's own state, then that state against the parameters
+        _check_entries(ctx.entries, _expected_releases(p, sum(1 for b in bounds if b is not None), x, ld, want_lam),
+                       ctx.ledger, fail)
+    _check_split(model, delta, x, ctx.ledger, fail)  # the leaf grids below are built on tree_epsilon
     lam = data.get("reg_lambda")  # after tree_epsilon is known to be right: the default lambda depends on it
     if not (is_num(lam) and math.isclose(lam, want_lam, rel_tol=1e-12)):
         fail("reg_lambda", f"is {lam!r}", f"{want_lam!r}, the lambda the parameters give")
+    _check_leaf_values(data, p, lr, x, float(lam), fail, is_num)
+
+
+def _check_edges(p: dict, d: int, bounds: list, edges: list, fail, is_num) -> None:
+    """Every cut point is a public one (issue 26): 0.5 on a 0/1 column; on a numeric column the equal-width grid
+    of its bounds (``uniform_edges``, what fit cuts at), or with ``binning="quantile"`` ``max_bins - 1`` sorted
+    points of the DP quantile's public grid on the bounds (the mechanism's only outputs).  The bounds are the
+    parameters' (``check_feature_bounds``, as fit resolves them): the grids are built on them."""
+    from dpglass.exceptions import InvalidParameterError
+    from dpglass.models._gbdt_trees import check_feature_bounds, uniform_edges
+    from dpglass.privacy.quantile import GRID_CELLS, _grid
+
+    try:
+        want = check_feature_bounds(p["bounds"], d, "DPGradientBoostingClassifier")
+    except InvalidParameterError as exc:
+        fail("params.bounds", f"cannot be resolved ({exc})", f"one entry per feature ({d})")
+    if [None if b is None else list(b) for b in want] != bounds:
+        fail("bounds_resolved", f"is {bounds!r}", "params.bounds, as fit resolves them (public bounds)")
+    nb = int(p["max_bins"])
+    quantile = p["binning"] == "quantile" and any(b is not None for b in want)
+    for j, (b, e) in enumerate(zip(want, edges)):
+        if b is None:
+            if e != [0.5]:
+                fail(f"edges[{j}]", f"is {e!r}", "[0.5] for a 0/1 column")
+        elif not quantile:
+            if e != uniform_edges(b[0], b[1], nb).tolist():
+                fail(f"edges[{j}]", f"is {e!r}", f"the equal-width grid of bounds {list(b)} with max_bins={nb}: "
+                     f"{uniform_edges(b[0], b[1], nb).tolist()!r}")
+        elif not (isinstance(e, list) and len(e) == nb - 1 and all(is_num(v) for v in e) and e == sorted(e)
+                  and set(e) <= set(_grid(b[0], b[1], GRID_CELLS).tolist())):
+            fail(f"edges[{j}]", f"is {e!r}", f"max_bins - 1 = {nb - 1} sorted points of the DP quantile grid "
+                 f"({GRID_CELLS} cells on the bounds {list(b)})")
+
+
+def _check_leaf_values(data: dict, p: dict, lr: float, x: float, lam: float, fail, is_num) -> None:
+    """Leaf values in their public domain (``lr``: the resolved learning rate).
+
+    Newton: ``lr * clip(-G/(H + lambda), +-max_leaf_value)`` from noisy sums
+    the file does not hold, so only the clip's range is checked (the
+    intercept's without ``lr``).  DPBoost: ``lr`` times a multiple of the grid
+    of tree k's Laplace release (``dpboost_leaf_clip``; k is the tree's place
+    in its ensemble), and no intercept (0).
+    """
+    from dpglass.models._gbdt_releases import dpboost_leaf_clip
+    from dpglass.privacy.mechanisms import LaplaceMechanism
+
+    init = data.get("init_score")
+    if p["variant"] == "newton":
+        top = float(p["max_leaf_value"])
+        if not (is_num(init) and abs(init) <= top):
+            fail("init_score", f"is {init!r}", f"a number within +-max_leaf_value = {top!r}")
+        for i, t in enumerate(data["trees"]):
+            if any(abs(v) > lr * top for v in t["value"]):
+                fail(f"trees[{i}].value", f"is {t['value']!r}",
+                     f"values within +-learning_rate * max_leaf_value = {lr * top!r}")
+        return
+    if init != 0.0:
+        fail("init_score", f"is {init!r}", "0 (DPBoost releases no intercept)")
+    K = int(p["trees_per_ensemble"])
+    for i, t in enumerate(data["trees"]):
+        g = LaplaceMechanism(x / 2, dpboost_leaf_clip(p["gradient_clip"], lam, lr, i % K)[1]).granularity
+        if not all(_scaled_grid_point(v, lr, g) for v in t["value"]):
+            fail(f"trees[{i}].value", f"is {t['value']!r}", f"learning_rate times multiples of the Laplace grid {g!r} "
+                 "of its tree (as fit computes them)")
+
+
+def _scaled_grid_point(v: float, lr: float, g: float) -> bool:
+    """Whether ``v`` is ``lr * (m * g)`` in float64 for an integer ``m`` (fit's ``learning_rate * Vn``)."""
+    if lr == 0:
+        return v == 0
+    u = round(v / lr / g)
+    return any(lr * (m * g) == v for m in (u - 1, u, u + 1))
