@@ -203,8 +203,11 @@ def test_bad_bounds(bounds, match):
 
 
 def test_bad_labels():
-    with pytest.raises(DataValidationError, match="0 or 1"):
-        LDPHistogramClassifier(bandwidth=0.5, bounds=MOONS_BOUNDS).fit([[0.0, 0.0], [1.0, 1.0]], [0, 2])
+    X3 = [[0.0, 0.0], [1.0, 1.0], [0.5, 0.5]]
+    with pytest.raises(DataValidationError, match="binary"):  # two labels of the user's, not three
+        LDPHistogramClassifier(bandwidth=0.5, bounds=MOONS_BOUNDS).fit(X3, [0, 1, 2])
+    with pytest.raises(DataValidationError, match="outside the declared classes"):
+        LDPHistogramClassifier(bandwidth=0.5, bounds=MOONS_BOUNDS, classes=[0, 1]).fit(X3[:2], [0, 2])
     with pytest.raises(DataValidationError, match="0 or 1"):
         HistogramRandomizer(1.0, 0.5, MOONS_BOUNDS).randomize([[0.0, 0.0]], ["yes"])
 

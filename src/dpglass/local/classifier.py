@@ -37,7 +37,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dpglass._validation import InstanceOf, Interval, Options, validate_params
+from sklearn.utils.validation import validate_data
+
+from dpglass._validation import InstanceOf, Interval, Options, check_binary_y, validate_params
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
 from dpglass.local.randomizers import (
     DEFAULT_MAX_CELLS,
@@ -47,9 +49,9 @@ from dpglass.local.randomizers import (
     check_bandwidth,
     check_bounds,
     check_features,
-    check_labels,
     make_randomizer,
 )
+from dpglass.models._base import CLASSES
 from dpglass.privacy.rng import check_random_state, spawn
 
 __all__ = ["AUTO_BANDWIDTH_CONSTANT", "GUARANTEE", "LDPHistogramClassifier", "HistogramClassifier",
@@ -129,20 +131,88 @@ def _check_block(values, half, name: str, grid: Grid, expected: int) -> None:
         raise DataValidationError("'oue' reports hold bits (0 or 1 only).")
 
 
+def _declared_classes(classes):
+    """The public label set as an array: two distinct labels (strings or numbers), or None."""
+    if classes is None:
+        return None
+    labels = list(classes)
+    if len(labels) != 2 or len({json.dumps(_plain(c)) for c in labels}) != 2:
+        raise InvalidParameterError(f"The 'classes' parameter must be the two distinct class labels, negative "
+                                    f"first. Got {classes!r} instead.")
+    if not all(isinstance(_plain(c), (str, numbers.Real)) and not isinstance(_plain(c), bool) for c in labels):
+        raise InvalidParameterError(f"The 'classes' labels must be strings or numbers. Got {classes!r} instead.")
+    return np.asarray(labels)
+
+
+def _plain(value):
+    """A numpy scalar as its Python value (JSON-ready)."""
+    return value.item() if hasattr(value, "item") else value
+
+
 class _GridClassifierMixin:
-    """Prediction, printing and JSON shared by the private and the non-private histogram classifiers."""
+    """Input checks, prediction, printing shared by the private and the non-private histogram classifiers.
+
+    Columns are matched by name as the central models match them (scikit-learn's ``feature_names_in_``
+    and ``n_features_in_``, set by ``validate_data``), except that a DataFrame with the fitted columns in
+    another order is reordered rather than refused; ``classes_`` are the user's two labels
+    (:func:`dpglass._validation.check_binary_y`, as the central models read them).
+    """
+
+    def _check_X(self, X, *, reset: bool) -> np.ndarray:
+        """``X`` as a finite float array, its columns in the fitted order (``reset``: at fit, remember them)."""
+        if not reset:
+            check_is_fitted(self)
+            X = self._columns_by_name(X)
+            if not hasattr(X, "columns") and np.ndim(X) == 1 and np.size(X) == self.n_features_in_:
+                X = np.asarray(X)[None, :]  # one record
+        names = None if reset or hasattr(X, "columns") or not hasattr(self, "feature_names_in_") \
+            else [str(c) for c in self.feature_names_in_]
+        arr = check_features(X, None if reset else self.n_features_in_, names=names)
+        try:  # feature names and their number: the central models' checks (a warning for an unnamed array)
+            validate_data(self, X if hasattr(X, "columns") else arr, reset=reset, skip_check_array=True)
+        except (TypeError, ValueError) as exc:
+            raise DataValidationError(str(exc)) from None
+        return arr
+
+    def _columns_by_name(self, X):
+        """A DataFrame's columns in the fitted order; a missing or an unknown column is refused by name."""
+        if not (hasattr(X, "columns") and hasattr(self, "feature_names_in_")):
+            return X
+        names = [str(c) for c in self.feature_names_in_]
+        given = [str(c) for c in X.columns]
+        missing = [c for c in names if c not in given]
+        extra = [c for c in given if c not in names]
+        if missing or extra:
+            parts = ([f"lacks the model's column(s) {missing!r}"] if missing else []) + \
+                ([f"has column(s) {extra!r} that are not model features"] if extra else [])
+            raise DataValidationError(f"X {' and '.join(parts)}; the model reads the columns {names!r} (by name, "
+                                      "in any order): pass exactly those.")
+        if len(set(given)) != len(given):
+            dup = sorted({c for c in given if given.count(c) > 1})
+            raise DataValidationError(f"X has the column(s) {dup!r} more than once.")
+        if given == names:
+            return X
+        return X.iloc[:, [given.index(c) for c in names]]
+
+    def _set_classes(self, y, n: int) -> np.ndarray:
+        """``classes_`` from ``classes`` (declared) or from ``y`` as the central models read them; y as 0/1."""
+        y01, classes = check_binary_y(y, classes=_declared_classes(self.classes))
+        if y01.shape[0] != n:
+            raise DataValidationError(f"X has {n} rows but y has {y01.shape[0]} labels; they must match.")
+        self.classes_ = classes
+        return y01.astype(np.int8)
 
     def decision_function(self, X):
-        """``T(x_{j*(x)})``: class 1 where it is >= 0."""
-        check_is_fitted(self)
-        X = check_features(X, self.n_features_in_)
+        """``T(x_{j*(x)})``: class ``classes_[1]`` where it is >= 0."""
+        X = self._check_X(X, reset=False)
         return self.statistic_[self.grid_.nearest(self.grid_.unit(X))]
 
     def predict(self, X):
+        """The user's labels: ``classes_[1]`` where ``T >= 0``, else ``classes_[0]``."""
         return self.classes_[(self.decision_function(X) >= 0).astype(int)]
 
     def predict_proba(self, X):
-        """Hard probabilities (0 or 1): the plug-in classifier gives a label, not a score."""
+        """Hard probabilities (0 or 1), columns in ``classes_`` order: the plug-in classifier gives a label."""
         c = (self.decision_function(X) >= 0).astype(np.float64)
         return np.column_stack([1.0 - c, c])
 
@@ -151,23 +221,18 @@ class _GridClassifierMixin:
             return [str(c) for c in self.feature_names_in_]
         return [f"x{i}" for i in range(self.n_features_in_)]
 
-    def _set_features(self, X) -> None:
-        if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
-            self.feature_names_in_ = np.asarray(list(X.columns), dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-
     def to_text(self) -> str:
         g = self.grid_
         names = self.feature_names()
+        neg, pos = (str(_plain(c)) for c in self.classes_)
         head = (f"{type(self).__name__}: grid step h={g.h:.4g} in the box "
                 + ", ".join(f"{nm} in [{lo:g}, {hi:g}]" for nm, lo, hi in zip(names, g.lower, g.upper))
-                + f"; {g.n_cubes} cells; predict 1 where T >= 0")
+                + f"; {g.n_cubes} cells; predict {pos} where T >= 0, else {neg}")
         if g.d != 2:
             share = float((self.statistic_ >= 0).mean())
-            return head + f"\n{share:.0%} of the cells predict 1"
+            return head + f"\n{share:.0%} of the cells predict {pos}"
         grid = (self.statistic_ >= 0).reshape(g.K + 1, g.K + 1)  # [j1, j0]
-        rows = [f"{names[1]} ^"]
+        rows = [f"{names[1]} ^   (1: {pos}, .: {neg})"]
         for j1 in range(g.K, -1, -1):
             rows.append("  " + "".join("1" if grid[j1, j0] else "." for j0 in range(g.K + 1)))
         rows.append(f"  -> {names[0]}")
@@ -201,6 +266,11 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
         Refuse reports longer than this.
     random_state : None, int, SeedSequence or Generator
         Randomness of the simulated devices in :meth:`fit` (None: ChaCha20).
+    classes : list of two labels or None
+        The public label set, negative first (e.g. ``["<=50K", ">50K"]``): reports say 1 for
+        ``classes[1]``.  ``None``: :meth:`fit` reads it from ``y`` as the central models do (a ``y``
+        holding one class is then refused, which depends on the data: declare it);
+        :meth:`fit_reports` takes the label set the report file states, else ``[0, 1]``.
 
     Attributes
     ----------
@@ -208,7 +278,12 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
         ``T(x_j)`` for every cube centre.
     report_sums_, report_counts_ : ndarray
         Integer sums of the reports (per half for ``"laplace"``) and their numbers.
-    bandwidth_, grid_, classes_, n_features_in_
+    classes_ : ndarray
+        The two labels (``predict`` returns them; ``predict_proba``'s columns are in this order).
+    feature_names_in_ : ndarray
+        The columns' names when fitted on a DataFrame (or reports that name them): ``predict`` then
+        reads a DataFrame's columns by name, in any order.
+    bandwidth_, grid_, n_features_in_
 
     Examples
     --------
@@ -228,30 +303,34 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
         "max_cells": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": [InstanceOf(type(None)), Interval(numbers.Integral, 0, None, closed="left"),
                          InstanceOf((np.random.SeedSequence, np.random.Generator), "a numpy SeedSequence or Generator")],
+        "classes": [c if c is not None else InstanceOf(type(None)) for c in CLASSES],
     }
 
     def __init__(self, *, alpha=1.0, bandwidth="auto", bounds=None, randomizer="laplace",
-                 max_cells=DEFAULT_MAX_CELLS, random_state=None):
+                 max_cells=DEFAULT_MAX_CELLS, random_state=None, classes=None):
         self.alpha = alpha
         self.bandwidth = bandwidth
         self.bounds = bounds
         self.randomizer = randomizer
         self.max_cells = max_cells
         self.random_state = random_state
+        self.classes = classes
 
     # ------------------------------------------------------------- fitting
-    def _validate(self) -> None:
+    def _validate_params(self) -> None:
         validate_params(self.get_params(deep=False), self._parameter_constraints, type(self).__name__)
+        _declared_classes(self.classes)
 
     def fit(self, X, y):
         """Simulate every device (randomize each record), then :meth:`fit_reports` on the sums.
 
-        Reports are made and summed in blocks; they are not kept.
+        A DataFrame's columns are remembered by name (``predict`` then reads them by name); ``y``
+        holds the user's two labels (``classes``).  Reports are made and summed in blocks; they are
+        not kept.
         """
-        self._validate()
-        self._set_features(X)
-        X = check_features(X)
-        y = check_labels(y, X.shape[0])
+        self._validate_params()
+        X = self._check_X(X, reset=True)
+        y = self._set_classes(y, X.shape[0])
         lower, upper = check_bounds(self.bounds, X.shape[1])
         h = (auto_bandwidth(X.shape[0], self.alpha, X.shape[1], self.randomizer) if self.bandwidth == "auto"
              else check_bandwidth(self.bandwidth))
@@ -294,15 +373,36 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
                                           "pass bounds=None to use the reports' bounds.")
         return Grid(lower, upper, h), meta["randomizer"]
 
+    def _report_classes(self, meta: dict) -> np.ndarray:
+        """The label set: ``classes``, else the one the report file states, else 0/1 (the reports' own)."""
+        declared = _declared_classes(self.classes)
+        stated = meta.get("classes")
+        if stated is not None:
+            try:
+                stated = _declared_classes(stated)
+            except InvalidParameterError as exc:
+                raise DataValidationError(f"The reports' metadata 'classes' is not a label set: {exc}") from None
+        if declared is not None and stated is not None and \
+                [_plain(c) for c in declared] != [_plain(c) for c in stated]:
+            raise DataValidationError(
+                f"The reports say 1 for {_plain(stated[1])!r} and 0 for {_plain(stated[0])!r} (classes "
+                f"{[_plain(c) for c in stated]!r}), but classes={list(self.classes)!r}; pass classes=None to use "
+                "the reports' label set."
+            )
+        if declared is not None:
+            return declared
+        return stated if stated is not None else np.array([0, 1])
+
     def fit_reports(self, reports):
         """Fit from privatized reports alone.
 
         Parameters
         ----------
         reports : Reports, or the path of an ``.npz`` written by ``dpglass ldp randomize`` or
-            :func:`dpglass.local.save_reports` (read in blocks).
+            :func:`dpglass.local.save_reports` (read in blocks).  A file's metadata may name the
+            features (``predict`` then reads a DataFrame's columns by name) and the label set.
         """
-        self._validate()
+        self._validate_params()
         if isinstance(reports, Reports):
             meta, blocks = reports.metadata(), [(np.asarray(reports.values), np.asarray(reports.half))]
         else:
@@ -310,6 +410,7 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
 
             meta, blocks = read_metadata(reports), iter_report_blocks(reports)
         grid, name = self._check_metadata(meta)
+        classes = self._report_classes(meta)
         expected = 2 * grid.n_fine if name == "oue" else grid.n_cubes
         stats = _Stats(expected)
         for values, half in blocks:
@@ -319,7 +420,8 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
             del self.feature_names_in_
         names = meta.get("feature_names")
         if names is not None and len(names) == grid.d:
-            self.feature_names_in_ = np.asarray(names, dtype=object)
+            self.feature_names_in_ = np.asarray([str(c) for c in names], dtype=object)
+        self.classes_ = classes
         self._finish(grid, grid.d, stats.sums, stats.counts)
         return self
 
@@ -327,64 +429,131 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
         self.grid_ = grid
         self.bandwidth_ = grid.h
         self.n_features_in_ = int(d)
-        self.classes_ = np.array([0, 1])
         self.report_sums_ = sums
         self.report_counts_ = counts
         self.statistic_ = _statistic(self.randomizer, grid, float(self.alpha), sums, counts)
 
-    # ----------------------------------------------------------------- JSON
-    def to_dict(self) -> dict:
-        """The model as JSON: public metadata and integer sums of the reports (T is recomputed on load)."""
+    # ------------------------------------------------------------- printing
+    def guarantee_text(self) -> str:
+        """The model's guarantee in one line (what ``dpglass inspect`` and ``dpglass ldp fit`` print)."""
         check_is_fitted(self)
-        params = self.get_params(deep=False)
-        params["random_state"] = None
-        params["bounds"] = [self.grid_.lower.tolist(), self.grid_.upper.tolist()]
+        return (f"guarantee: each of the {int(self.report_counts_.sum())} reports is {float(self.alpha):g}-LDP "
+                f"({self.randomizer} randomizer); the classifier is a post-processing of the reports "
+                "(no central-DP ledger)")
+
+    @classmethod
+    def _privacy_summary(cls, data: dict) -> str:
+        """The privacy line ``dpglass inspect`` should print for a verified file of this model, which has no
+        central-DP ledger (``format_model_report`` prints "privacy: none (non-private model, no ledger)" for
+        every file without one, until it asks the class for this line)."""
+        return (f"privacy: {data['guarantee']}: each of the {int(data['n_reports'])} reports is "
+                f"{float(data['alpha_per_report']):g}-LDP ({data['params']['randomizer']} randomizer); "
+                "no central-DP ledger")
+
+    def to_text(self) -> str:
+        return super().to_text() + "\n" + self.guarantee_text()
+
+    # ----------------------------------------------------------------- JSON
+    def _state_to_dict(self) -> dict:
+        """What the file holds beside the common fields: public metadata and integer sums of the reports."""
         return {
-            "model": type(self).__name__,
-            "params": params,
             "guarantee": GUARANTEE,
             "alpha_per_report": float(self.alpha),
             "n_reports": int(self.report_counts_.sum()),
-            "classes": [0, 1],
-            "n_features_in": int(self.n_features_in_),
-            "feature_names": self.feature_names(),
-            "has_feature_names": hasattr(self, "feature_names_in_"),
             "grid": self.grid_.to_dict(),
             "report_sums": self.report_sums_.tolist(),
             "report_counts": self.report_counts_.tolist(),
         }
 
+    def _state_from_dict(self, data: dict) -> None:
+        """Restore (and check) what :meth:`_state_to_dict` wrote on an instance built from the file's params.
+
+        ``T`` is recomputed from the sums; anything inconsistent raises ModelFileError.
+        """
+        if data["guarantee"] != GUARANTEE:
+            raise ModelFileError(f"'guarantee' is {data['guarantee']!r}; an {type(self).__name__} file states "
+                                 f"{GUARANTEE!r}.")
+        if self.random_state is not None:
+            raise ModelFileError(f"'params.random_state' is {self.random_state!r}; a model file never holds the "
+                                 "seed of its noise (null).")
+        if float(data["alpha_per_report"]) != float(self.alpha):
+            raise ModelFileError("'alpha_per_report' does not match the model's alpha.")
+        if self.bounds is None:
+            raise ModelFileError("'params.bounds' is null; the file states the grid's box.")
+        lower, upper = check_bounds(tuple(self.bounds))
+        g = data["grid"]
+        grid = Grid(*check_bounds((g["lower"], g["upper"])), check_bandwidth(float(g["bandwidth"])))
+        if (grid.K != int(g["K"]) or not np.array_equal(grid.lower, lower) or not np.array_equal(grid.upper, upper)
+                or (self.bandwidth != "auto" and float(self.bandwidth) != grid.h)):
+            raise ModelFileError("The grid does not match the model's bounds and bandwidth.")
+        if grid.d != int(data["n_features_in"]):
+            raise ModelFileError(f"'n_features_in' is {data['n_features_in']}; the grid has {grid.d} features.")
+        sums = np.asarray(data["report_sums"])
+        counts = np.asarray(data["report_counts"])
+        if sums.dtype.kind not in "iu" or counts.dtype.kind not in "iu":
+            raise ModelFileError("The report sums and counts are integers.")
+        sums, counts = sums.astype(np.int64), counts.astype(np.int64)
+        expected = 2 * grid.n_fine if self.randomizer == "oue" else grid.n_cubes
+        if (sums.shape != (2, expected) or counts.shape != (2,) or (counts < 0).any()
+                or int(counts.sum()) != int(data["n_reports"])):
+            raise ModelFileError("The report sums do not match the grid (or the counts the number of reports).")
+        if self.randomizer == "oue" and (counts[1] != 0 or sums[1].any() or (sums[0] < 0).any()
+                                         or (sums[0] > counts[0]).any()):
+            raise ModelFileError("'oue' reports are bits with no second half: each sum lies in [0, n_reports].")
+        declared = _declared_classes(self.classes)
+        if declared is not None and [_plain(c) for c in declared] != [_plain(c) for c in self.classes_]:
+            raise ModelFileError(f"'classes' is {[_plain(c) for c in self.classes_]!r} but params.classes is "
+                                 f"{list(self.classes)!r}.")
+        self._finish(grid, grid.d, sums, counts)
+
+    @classmethod
+    def _params_from_dict(cls, params: dict) -> dict:
+        """The file's params as constructor arguments (the box as a pair)."""
+        params = dict(params)
+        if isinstance(params.get("bounds"), list):
+            params["bounds"] = tuple(params["bounds"])
+        return params
+
+    def to_dict(self) -> dict:
+        """The model as JSON: the common fields of every dpglass model file, the public metadata and the
+        integer sums of the reports (``T`` is recomputed on load).  The seed is never written."""
+        check_is_fitted(self)
+        params = self.get_params(deep=False)
+        params["random_state"] = None
+        params["bounds"] = [self.grid_.lower.tolist(), self.grid_.upper.tolist()]
+        if params["classes"] is not None:
+            params["classes"] = [_plain(c) for c in params["classes"]]
+        return {
+            "model": type(self).__name__,
+            "params": params,
+            "classes": [_plain(c) for c in self.classes_],
+            "n_features_in": int(self.n_features_in_),
+            "feature_names": self.feature_names(),
+            "has_feature_names": hasattr(self, "feature_names_in_"),
+            **self._state_to_dict(),
+        }
+
     @classmethod
     def from_dict(cls, data: dict):
-        """Rebuild a model written by :meth:`to_dict`; an inconsistent file raises ModelFileError."""
+        """Rebuild a model written by :meth:`to_dict`, verified first as every dpglass model file is
+        (``dpglass.models._verify``): an incomplete, inconsistent or edited file raises ModelFileError."""
+        from dpglass.models._verify import verify_model_dict
+
+        verify_model_dict(data, cls)
         try:
-            if data["model"] != cls.__name__ or data["guarantee"] != GUARANTEE:
-                raise ModelFileError(f"Not an {cls.__name__} file (or its guarantee was edited).")
-            params = dict(data["params"])
-            params["bounds"] = tuple(params["bounds"])
-            model = cls(**params)
-            model._validate()
-            if float(data["alpha_per_report"]) != float(model.alpha):
-                raise ModelFileError("alpha_per_report does not match the model's alpha.")
-            g = data["grid"]
-            grid = Grid(*check_bounds((g["lower"], g["upper"])), check_bandwidth(float(g["bandwidth"])))
-            if grid.K != int(g["K"]) or list(grid.lower) != list(check_bounds(params["bounds"])[0]):
-                raise ModelFileError("The grid does not match the model's bounds and bandwidth.")
-            sums = np.asarray(data["report_sums"], dtype=np.int64)
-            counts = np.asarray(data["report_counts"], dtype=np.int64)
-            expected = 2 * grid.n_fine if model.randomizer == "oue" else grid.n_cubes
-            if sums.shape != (2, expected) or counts.shape != (2,) or int(counts.sum()) != int(data["n_reports"]):
-                raise ModelFileError("The report sums do not match the grid.")
+            model = cls(**cls._params_from_dict(data["params"]))
+            model.classes_ = np.array(data["classes"])
+            model._state_from_dict(data)
         except ModelFileError:
             raise
         except (KeyError, TypeError, ValueError, InvalidParameterError) as exc:
             raise ModelFileError(f"Incomplete or inconsistent {cls.__name__} file: {exc}") from None
-        model._finish(grid, grid.d, sums, counts)
         if data.get("has_feature_names"):
             model.feature_names_in_ = np.asarray(data["feature_names"], dtype=object)
         return model
 
     def save(self, path) -> None:
+        """Write the model as JSON (``dpglass.models.load_model`` and ``dpglass inspect`` read it)."""
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(self.to_dict(), fh, indent=2)
 
@@ -392,17 +561,17 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
 class HistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimator):
     """The non-private reference: the same plug-in rule with exact indicators (no noise, no halves).
 
-    ``T(x_j) = (1/n) sum_i 1{X_i in cube_j} (Y_i - 1/2)``.  Not private.
+    ``T(x_j) = (1/n) sum_i 1{X_i in cube_j} (Y_i - 1/2)``, ``Y_i = 1`` for ``classes_[1]``.  Not private.
     """
 
-    def __init__(self, *, bandwidth=0.1, bounds=None):
+    def __init__(self, *, bandwidth=0.1, bounds=None, classes=None):
         self.bandwidth = bandwidth
         self.bounds = bounds
+        self.classes = classes
 
     def fit(self, X, y):
-        self._set_features(X)
-        X = check_features(X)
-        y = check_labels(y, X.shape[0])
+        X = self._check_X(X, reset=True)
+        y = self._set_classes(y, X.shape[0])
         lower, upper = check_bounds(self.bounds, X.shape[1])
         grid = Grid(lower, upper, check_bandwidth(self.bandwidth))
         flat, valid = grid.cube_members(grid.unit(X))
@@ -410,5 +579,4 @@ class HistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimator):
         self.statistic_ = np.bincount(flat[valid], weights=w[valid], minlength=grid.n_cubes) / X.shape[0]
         self.grid_ = grid
         self.n_features_in_ = X.shape[1]
-        self.classes_ = np.array([0, 1])
         return self

@@ -5,7 +5,9 @@ Layout (a standard ``numpy.savez`` archive, readable with ``numpy.load``):
 * ``values.npy``: ``(n, length)`` int32 (``"laplace"``) or uint8 bits (``"oue"``);
 * ``half.npy``: ``(n,)`` int8, the public coin of each report;
 * ``meta.npy``: a JSON string: randomizer, alpha, bandwidth, lower, upper,
-  feature names, report length, and the guarantee.
+  feature names, the label set (``classes``: the label reported as 0, then
+  the one reported as 1; absent when the labels were 0/1), report length, and
+  the guarantee.
 
 :class:`ReportWriter` streams blocks to a temporary file and copies it into the
 archive at the end, so a large file never sits in memory at once;
@@ -79,10 +81,18 @@ class ReportWriter:
         self._tmp.cleanup()
 
 
-def save_reports(reports: Reports, path, feature_names=None) -> None:
-    """Write a :class:`~dpglass.local.randomizers.Reports` to ``path`` (``.npz``)."""
-    meta = {**reports.metadata(), "feature_names": feature_names,
+def save_reports(reports: Reports, path, feature_names=None, classes=None) -> None:
+    """Write a :class:`~dpglass.local.randomizers.Reports` to ``path`` (``.npz``).
+
+    ``feature_names``: the features' names, in the order the devices used; ``classes``: the public
+    label set, the label reported as 0 first (the classifier's ``classes_``).
+    """
+    meta = {**reports.metadata(), "feature_names": None if feature_names is None else [str(c) for c in feature_names],
             "guarantee": f"each report is {reports.alpha:g}-LDP"}
+    if classes is not None:
+        from dpglass.local.classifier import _declared_classes, _plain
+
+        meta["classes"] = [_plain(c) for c in _declared_classes(classes)]
     w = ReportWriter(path, meta, reports.values.shape[1], reports.values.dtype)
     w.write(reports.values, reports.half)
     w.close()

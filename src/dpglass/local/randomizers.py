@@ -154,8 +154,20 @@ def check_labels(y, n: int) -> np.ndarray:
     return f.astype(np.int8)
 
 
-def check_features(X, d: int | None = None) -> np.ndarray:
-    """A finite 2-d float array."""
+def check_features(X, d: int | None = None, names=None) -> np.ndarray:
+    """A finite 2-d float array; an error names the column at fault.
+
+    ``names``: the columns' names for the messages (a DataFrame's own columns
+    are used when None; otherwise columns are named by their position).
+    """
+    from dpglass._validation import _first_text_column
+
+    if names is None and hasattr(X, "columns"):
+        names = [str(c) for c in X.columns]
+    text = _first_text_column(X)
+    if text is not None:
+        raise DataValidationError(f"Column {str(text[0])!r} of X holds text (e.g. {text[1]!r}); the features "
+                                  "are numbers in a public box (one column per feature).")
     try:
         arr = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError):
@@ -166,8 +178,14 @@ def check_features(X, d: int | None = None) -> np.ndarray:
         raise DataValidationError(f"X must be a 2-d array (records x features); got shape {arr.shape}.")
     if d is not None and arr.shape[1] != d:
         raise DataValidationError(f"X has {arr.shape[1]} features; the bounds describe {d}.")
-    if not np.isfinite(arr).all():
-        raise DataValidationError("X has missing or infinite values; impute them before randomizing.")
+    finite = np.isfinite(arr).all(axis=0)
+    if not finite.all():
+        j = int(np.flatnonzero(~finite)[0])
+        where = f"column {names[j]!r}" if names is not None and len(names) == arr.shape[1] else f"column {j}"
+        raise DataValidationError(  # no count of records: an error may be pasted where the data may not
+            f"X has missing or infinite values in {where}; impute or drop those records first (a device reports "
+            "a number in the public box for every feature)."
+        )
     return arr
 
 
