@@ -126,6 +126,45 @@ def test_missing_value_error_names_the_column():
         clf.predict(text)
 
 
+# ------------------------------------------------------------------------- the CLI
+def test_cli_columns_by_name_and_labels_of_the_file(tmp_path, capsys):
+    X, y = _table(6000)
+    data = tmp_path / "people.csv"
+    X.assign(income=np.where(y == "Adelie", ">50K", "<=50K")).to_csv(data, index=False)
+    new = tmp_path / "new.csv"
+    X[["bill", "flipper"]].iloc[:300].to_csv(new, index=False)
+    reports, model, preds = tmp_path / "r.npz", tmp_path / "m.json", tmp_path / "p.csv"
+    assert main(["ldp", "randomize", "--data", str(data), "--target", "income", "--classes", "<=50K,>50K",
+                 "--bounds", "flipper=-1.5:2.5", "--bounds", "bill=-1:1.5", "--alpha", "4", "--randomizer", "oue",
+                 "--seed", "0", "--out", str(reports)]) == 0
+    assert main(["ldp", "fit", "--reports", str(reports), "--out", str(model)]) == 0
+    out = capsys.readouterr().out
+    assert "predict >50K where T >= 0, else <=50K" in out and "-LDP" in out
+    assert main(["predict", "--model", str(model), "--data", str(new), "--proba", "--out", str(preds)]) == 0
+    got = pd.read_csv(preds)
+    assert list(got.columns) == ["prediction", "p(<=50K)", "p(>50K)"]
+    truth = np.where(y[:300] == "Adelie", ">50K", "<=50K")
+    assert (got["prediction"].to_numpy() == truth).mean() > 0.8
+    bad = tmp_path / "bad.csv"
+    frame = X.assign(income=np.where(y == "Adelie", ">50K", "<=50K")).astype({"bill": object})
+    frame.loc[7, "bill"] = None
+    frame.to_csv(bad, index=False)
+    assert main(["ldp", "randomize", "--data", str(bad), "--target", "income", "--classes", "<=50K,>50K",
+                 "--bounds", "flipper=-1.5:2.5", "--bounds", "bill=-1:1.5", "--alpha", "4",
+                 "--out", str(tmp_path / "x.npz")]) == 2
+    assert "'bill'" in capsys.readouterr().err
+    frame.loc[7, "bill"] = "?"
+    frame.to_csv(bad, index=False)
+    assert main(["ldp", "randomize", "--data", str(bad), "--target", "income", "--classes", "<=50K,>50K",
+                 "--bounds", "flipper=-1.5:2.5", "--bounds", "bill=-1:1.5", "--alpha", "4",
+                 "--out", str(tmp_path / "x.npz")]) == 2
+    assert "'bill'" in capsys.readouterr().err
+    assert main(["ldp", "randomize", "--data", str(data), "--target", "income", "--classes", "no,yes",
+                 "--bounds", "flipper=-1.5:2.5", "--bounds", "bill=-1:1.5", "--alpha", "4",
+                 "--out", str(tmp_path / "x.npz")]) == 2
+    assert "outside the declared classes" in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------- dpglass inspect
 def test_inspect_reads_an_ldp_model_file(tmp_path, capsys):
     clf, _, _ = _fitted()

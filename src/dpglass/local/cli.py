@@ -2,9 +2,11 @@
 
 ``randomize`` is what every device would send: it reads the CSV in row blocks
 (``pandas.read_csv(chunksize=...)``), privatizes each record on its own and
-streams the reports into an ``.npz`` with their public metadata.  ``fit``
-learns the classifier from a report file alone; ``dpglass predict --model``
-then uses it like any dpglass model.
+streams the reports into an ``.npz`` with their public metadata (the feature
+columns by name, and the public label set: ``--classes NEG,POS``, or
+``--positive POS`` for "POS or other").  ``fit`` learns the classifier from a
+report file alone; ``dpglass predict --model`` then uses it like any dpglass
+model: columns by name, predictions in the file's labels.
 """
 
 from __future__ import annotations
@@ -45,8 +47,12 @@ def add_parser(subparsers) -> None:
     sub.required = True
     r = sub.add_parser("randomize", help="privatize every record of a CSV (what each device would send)")
     r.add_argument("--data", required=True, help="CSV file, read in row blocks")
-    r.add_argument("--target", required=True, help="label column (0/1, or use --positive)")
-    r.add_argument("--positive", default=None, help="the label value that means 1 (others mean 0)")
+    r.add_argument("--target", required=True, help="label column (0/1, or declare its labels with --classes)")
+    r.add_argument("--classes", default=None, metavar="NEG,POS",
+                   help="the two class labels, negative first (e.g. '<=50K,>50K'): the public label set; "
+                        "a label outside it is refused")
+    r.add_argument("--positive", default=None,
+                   help="the label value that means 1; every other label is the class 'other'")
     r.add_argument("--bounds", action="append", default=[], metavar="NAME=LO:HI",
                    help="a feature column and its public bounds (repeat, in order); values outside are clipped")
     r.add_argument("--alpha", type=float, required=True, help="local privacy level of each report")
@@ -65,12 +71,48 @@ def add_parser(subparsers) -> None:
     f.set_defaults(handler=_cmd_fit)
 
 
-def _labels(series, positive) -> np.ndarray:
-    if positive is not None:
-        return (series.astype(str).str.strip() == str(positive)).to_numpy(np.int8)
+#: The negative class's name with ``--positive`` (every label but the positive one).
+OTHER = "other"
+
+
+def _label_set(args) -> list | None:
+    """The public label set from ``--classes`` or ``--positive`` (None: the labels are 0/1)."""
+    if args.classes is not None and args.positive is not None:
+        raise InvalidParameterError("Pass --classes NEG,POS or --positive POS, not both.")
+    if args.classes is not None:
+        from dpglass.cli import _parse_value
+
+        from dpglass.local.classifier import _declared_classes
+
+        labels = [_parse_value(v) for v in args.classes.split(",")]
+        try:
+            _declared_classes(labels)
+        except InvalidParameterError:
+            raise InvalidParameterError(f"--classes takes two distinct labels (strings or numbers) separated by a "
+                                        f"comma; got {args.classes!r}.") from None
+        return labels
+    if args.positive is not None:
+        return [OTHER if str(args.positive) != OTHER else f"not {OTHER}", str(args.positive)]
+    return None
+
+
+def _labels(series, args, classes) -> np.ndarray:
+    """The labels of one block as 0/1 (1: ``classes[1]``); a missing label is refused."""
+    from dpglass._validation import check_binary_y
     from dpglass.local.randomizers import check_labels
 
-    return check_labels(series.to_numpy(), len(series))
+    if series.isna().any():
+        raise DataValidationError(f"The target column {args.target!r} has missing labels; drop or label those "
+                                  "records first.")
+    if args.positive is not None:
+        return (series.astype(str).str.strip() == str(args.positive)).to_numpy(np.int8)
+    if classes is not None:
+        return check_binary_y(series.to_numpy(), classes=classes)[0].astype(np.int8)
+    try:
+        return check_labels(series.to_numpy(), len(series))
+    except DataValidationError as exc:
+        raise DataValidationError(f"{exc} Or declare the two labels of {args.target!r}: --classes NEG,POS "
+                                  "(negative first), or --positive POS.") from None
 
 
 def _cmd_randomize(args) -> int:
@@ -78,10 +120,11 @@ def _cmd_randomize(args) -> int:
 
     from dpglass.local.classifier import auto_bandwidth
     from dpglass.local.io import ReportWriter
-    from dpglass.local.randomizers import DEFAULT_MAX_CELLS, make_randomizer
+    from dpglass.local.randomizers import DEFAULT_MAX_CELLS, check_features, make_randomizer
     from dpglass.privacy.rng import check_random_state, spawn
 
     names, lo, hi = _parse_bounds(args.bounds)
+    classes = _label_set(args)
     if args.block_rows < 1:
         raise InvalidParameterError(f"--block-rows must be at least 1; got {args.block_rows}.")
     try:
@@ -91,6 +134,8 @@ def _cmd_randomize(args) -> int:
     missing = [c for c in [*names, args.target] if c not in header]
     if missing:
         raise DataValidationError(f"{args.data} has no column(s) {missing!r}.")
+    if len(set(names)) != len(names) or args.target in names:
+        raise InvalidParameterError("--bounds names each feature column once, and not the --target column.")
     if args.bandwidth == "auto":
         n = sum(len(b) for b in pd.read_csv(args.data, usecols=[args.target], chunksize=args.block_rows))
         h = auto_bandwidth(n, args.alpha, len(names), args.randomizer)
@@ -105,10 +150,12 @@ def _cmd_randomize(args) -> int:
                           max_cells=args.max_cells or DEFAULT_MAX_CELLS, random_state=noise_rng)
     meta = {"randomizer": rnd.name, "alpha": rnd.alpha, "bandwidth": rnd.bandwidth, "lower": lo, "upper": hi,
             "feature_names": names, "guarantee": f"each report is {rnd.alpha:g}-LDP"}
+    if classes is not None:
+        meta["classes"] = classes
     writer = ReportWriter(args.out, meta, rnd.report_length, rnd.dtype)
     for block in pd.read_csv(args.data, usecols=[*names, args.target], chunksize=args.block_rows):
-        X = block[names].to_numpy(dtype=np.float64)
-        y = _labels(block[args.target], args.positive)
+        X = check_features(block[names])  # by name; a missing or text value is refused with its column
+        y = _labels(block[args.target], args, classes)
         half = rnd.draw_halves(len(block), coin_rng)
         rep = rnd.randomize(X, y, half=half, rng=noise_rng)
         writer.write(rep.values, rep.half)
@@ -125,9 +172,7 @@ def _cmd_fit(args) -> int:
     meta = read_metadata(args.reports)
     model = LDPHistogramClassifier(alpha=meta["alpha"], bandwidth="auto", randomizer=meta["randomizer"])
     model.fit_reports(args.reports)
-    print(model)
-    print(f"\nguarantee: each of the {int(model.report_counts_.sum())} reports is {model.alpha:g}-LDP; "
-          "the classifier is a post-processing of the reports")
+    print(model)  # ends with the guarantee: each report is alpha-LDP, the classifier a post-processing
     if args.out:
         model.save(args.out)
         print(f"model written to {args.out}")
