@@ -175,6 +175,8 @@ def test_inspect_reads_an_ldp_model_file(tmp_path, capsys):
     assert "model: LDPHistogramClassifier" in out and "classes: Adelie, other" in out
     assert "verified: yes" in out
     assert "each of the 4000 reports is 4-LDP" in out
+    # the line format_model_report should print instead of "privacy: none (non-private model, no ledger)"
+    assert "4-LDP" in LDPHistogramClassifier._privacy_summary(json.loads(path.read_text()))
 
 
 _TAMPERINGS = {
