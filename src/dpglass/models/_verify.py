@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpglass.exceptions import InvalidParameterError, ModelFileError
+from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
 from dpglass.privacy.ledger import GUARANTEES, RELATIVE_TOLERANCE, PrivacyLedger, _within
 
 __all__ = [
@@ -511,6 +511,7 @@ def _check_rule_list(data: dict, ctx: _Context) -> None:
     for i, rule in enumerate(rules):
         _check_rule(rule, f"rules[{i}]", ctx, noisy, is_default=False)
     _check_rule(default, "default_rule", ctx, noisy, is_default=True)
+    _check_rule_candidates(rules, ctx)
     if ctx.ledger is not None:
         errors_pf = ctx.params.get("mechanism") == "errors-pf"
         (_check_errors_list_ledger if errors_pf else _check_rule_list_ledger)(data, ctx)
@@ -530,6 +531,8 @@ def _check_rule(rule, field: str, ctx: _Context, noisy: bool, is_default: bool) 
     counts = _need(rule, "counts", f"{field}.counts", list, "two class counts")
     if len(counts) != 2 or not all(_is_num(c) and float(c).is_integer() for c in counts):
         _fail(f"{field}.counts", f"is {counts!r}", "two integers (released counts are integers)")
+    if not noisy and min(counts) < 0:
+        _fail(f"{field}.counts", f"is {counts!r}", "two counts of records (>= 0; a non-private list has no noise)")
     if _need(rule, "noisy", f"{field}.noisy", bool, "true or false") != noisy:
         _fail(f"{field}.noisy", f"is {rule['noisy']!r}", f"{noisy} for a {ctx.cls.__name__}")
     pred = _need(rule, "prediction", f"{field}.prediction", numbers.Integral, "0 or 1")
@@ -537,6 +540,24 @@ def _check_rule(rule, field: str, ctx: _Context, noisy: bool, is_default: bool) 
     want = int(c1 >= c0) if noisy else int(c1 > c0)
     if pred != want:
         _fail(f"{field}.prediction", f"is {pred!r}", f"{want}, the majority of its counts {counts}")
+
+
+def _check_rule_candidates(rules: list, ctx: _Context) -> None:
+    """Each rule is one of the public candidates the fit selects from (issue 26): the conjunctions of
+    ``max_card`` literals (``x = 0`` only with ``allow_negations``), or the user's ``candidates``, built by the
+    fit's own ``_candidate_set``."""
+    model = ctx.cls(**ctx.params)  # as written: _resolve_rules reads JSON's lists (and "not name" strings)
+    try:
+        literals = model._candidate_set(ctx.d, list(ctx.names)).literals
+    except (DataValidationError, TypeError, ValueError) as exc:
+        _fail("params.candidates", f"give no candidate rules ({exc})", "the parameters of a fit that ran")
+    public = np.sort(literals, axis=1)  # literal ids 2j (x_j = 1) and 2j + 1 (x_j = 0), -1 padding first
+    for i, rule in enumerate(rules):
+        ids = sorted(2 * c["feature"] + (0 if c["value"] else 1) for c in rule["conditions"])
+        key = [-1] * (public.shape[1] - len(ids)) + ids
+        if len(key) != public.shape[1] or not (public == np.array(key)).all(axis=1).any():
+            _fail(f"rules[{i}].conditions", f"are {[(c['name'], c['value']) for c in rule['conditions']]!r}",
+                  "one of the public candidate rules (params max_card, allow_negations, candidates)")
 
 
 def _check_condition(cond, field: str, ctx: _Context) -> None:
@@ -821,6 +842,8 @@ def _check_tree(t, field: str, d: int, n_internal: int) -> None:
                   "value +1 or -1 and children -1")
         if feature[k] >= 0 and not (0 <= left[k] < m and 0 <= right[k] < m):
             _fail(f"{field}[{k}]", f"has children {left[k]}, {right[k]}", f"node indices in [0, {m})")
+        if feature[k] >= 0 and value[k] != 0:  # the learners write 0: any other integer would carry data
+            _fail(f"{field}.value[{k}]", f"is {value[k]} at a split node", "0 (only leaves hold a label)")
     seen, stack = [False] * m, [0]
     seen[0] = True
     while stack:
