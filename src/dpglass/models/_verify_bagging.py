@@ -1,7 +1,8 @@
 """Verification of saved teacher-student models: DP-Bag and subsample-and-aggregate.
 
-The student (coefficients, intercept) must fit the features; the ledger must be
-the one release the learner makes for the file's parameters:
+The student (coefficients, intercept) must fit the features and lie in its
+public range (:func:`_check_student_range`); the ledger must be the one
+release the learner makes for the file's parameters:
 
 * DP-Bag: one ``paper-claim`` entry spending the whole ``(epsilon, delta)``
   (its number of labels is data-dependent and is not saved);
@@ -13,6 +14,7 @@ the one release the learner makes for the file's parameters:
 
 from __future__ import annotations
 
+import math
 import numbers
 
 __all__ = ["check_dpbag", "check_saa"]
@@ -29,6 +31,29 @@ def _check_student(data, ctx, fail, is_num, need) -> None:
         fail("n_public", f"is {n_public!r}", "an int >= 1")
     if not isinstance(data.get("public_given", True), bool):  # absent in files written before the flag
         fail("public_given", f"is {data['public_given']!r}", "true or false")
+    if data.get("public_given") is False and n_public != ctx.params["n_public"]:
+        fail("n_public", f"is {n_public!r}", f"params.n_public = {ctx.params['n_public']!r} (the uniform random rows "
+             "drawn without a public part)")
+    cap = n_public if ctx.params["max_queries"] is None else min(n_public, int(ctx.params["max_queries"]))
+    _check_student_range(data, ctx, cap, fail)  # labels: at most the cap on queries (DP-Bag's number is not saved)
+
+
+def _check_student_range(data, ctx, n_labels: int, fail) -> None:
+    """The student's (coefficients, intercept) lie in the ball its fit can reach (issue 26).
+
+    ``bagging._logistic`` descends from 0 on ``sum_i log(1 + exp(-y_i b.a_i)) + (alpha/2)||b||^2``
+    over the ``Q`` labelled public records: every accepted step lowers the objective, so the released
+    ``b`` has ``(alpha/2)||b||^2 <= Q log 2`` (the objective at 0), whatever the labels and records.
+    The values themselves are a float optimum of records and labels the file does not hold: only this
+    range is checked (``Q = 0``: the student is 0).
+    """
+    beta = [*data["coef"], data["intercept"]]
+    top = math.sqrt(2.0 * n_labels * math.log(2.0) / float(ctx.params["alpha"]))
+    norm = math.sqrt(math.fsum(float(v) ** 2 for v in beta))
+    if norm > top * (1 + 1e-9):
+        field = "intercept" if abs(float(data["intercept"])) > top else "coef"
+        fail(field, f"makes the student's norm {norm!r}", f"at most sqrt(2 Q log 2 / alpha) = {top!r} for Q = "
+             f"{n_labels} labelled public records (the student's objective at 0)")
 
 
 def _one_entry(ctx, fail) -> dict:
@@ -107,5 +132,6 @@ def check_saa(data, ctx, h) -> None:
     n = h.need(data, "n_labelled", "n_labelled", numbers.Integral, "the number of labelled public records")
     if n != q:
         h.fail("n_labelled", f"is {n!r}", f"{q}, what these parameters allow on {data['n_public']} public records")
+    _check_student_range(data, ctx, q, h.fail)  # tighter than the cap's
     if h.need(data, "composition", "composition", str, "the accountant used") != acct:
         h.fail("composition", f"is {data['composition']!r}", repr(acct))
