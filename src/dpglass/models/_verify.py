@@ -1049,6 +1049,12 @@ def _check_gbdt(data, ctx, fail, is_num):
     check_gbdt(data, ctx, fail, is_num)
 
 
+def _check_ldp(data, ctx):
+    from dpglass.models._verify_ldp import check_ldp
+
+    check_ldp(data, ctx, _fail, _is_count)
+
+
 def _check_bagging(kind: str):
     """The check of DP-Bag (``"dpbag"``) or subsample-and-aggregate (``"saa"``): ``dpglass.models._verify_bagging``."""
 
@@ -1066,6 +1072,7 @@ def _check_bagging(kind: str):
 
 #: Model-specific checks by class name: state (and, given the model's own
 #: ledger, the ledger's consistency with the parameters).  A new model adds one.
+#: LDPHistogramClassifier is outside the registry (no central ledger: its reports' sums).
 MODEL_CHECKS = {
     "GreedyRuleListClassifier": _check_rule_list,
     "DPRuleListClassifier": _check_rule_list,
@@ -1074,6 +1081,7 @@ MODEL_CHECKS = {
     "DPGradientBoostingClassifier": lambda data, ctx: _check_gbdt(data, ctx, _fail, _is_num),
     "DPBaggingClassifier": _check_bagging("dpbag"),
     "SubsampleAggregateClassifier": _check_bagging("saa"),
+    "LDPHistogramClassifier": _check_ldp,
 }
 
 
@@ -1141,8 +1149,9 @@ def format_model_report(data: dict, cls, registry_names=()) -> str:
     lines = [f"model: {cls.__name__}{names}",
              f"features: {data['n_features_in']}; classes: {', '.join(map(str, data['classes']))}"]
     raw = data.get("privacy_ledger")
-    if raw is None:
-        lines.append("privacy: none (non-private model, no ledger)")
+    if raw is None:  # a local-DP model states its own guarantee (no central ledger)
+        summary = getattr(cls, "_privacy_summary", None)
+        lines.append(summary(data) if summary else "privacy: none (non-private model, no ledger)")
         return "\n".join(lines)
     ledger = PrivacyLedger.from_dict(raw)
     lines += [f"guarantee: {ledger.guarantee}",

@@ -1,0 +1,38 @@
+"""Verification of a saved :class:`~dpglass.local.LDPHistogramClassifier`: its released values.
+
+Hooked into :data:`dpglass.models._verify.MODEL_CHECKS`.  The file holds the
+integer sums of alpha-LDP reports and how many reports each half has
+(``dpglass.local.classifier``); every one of them lies in a public domain
+(issue 26): the counts are integers >= 0 adding up to ``n_reports``; the sums
+of ``"laplace"`` reports (0/1 indicators plus discrete Laplace noise) are
+integers; the sums of ``"oue"`` reports (bits, one half only) are integers in
+``[0, report_counts[0]]`` with an empty second half.  A float there (JSON
+``3.5`` read as the int64 3) was truncated on load instead of refused.  The
+grid's consistency with the parameters is checked when the state is restored
+(``_state_from_dict``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["check_ldp"]
+
+
+def check_ldp(data: dict, ctx, fail, is_count) -> None:
+    """Refuse report sums and counts outside their domain (helpers come from ``_verify``: no import cycle)."""
+    counts, sums, n = data.get("report_counts"), data.get("report_sums"), data.get("n_reports")
+    if not (isinstance(counts, list) and len(counts) == 2 and all(is_count(c) and c >= 0 for c in counts)):
+        fail("report_counts", f"is {counts!r}", "two numbers of reports (integers >= 0), one per half")
+    if not (is_count(n) and n == sum(counts)):
+        fail("n_reports", f"is {n!r}", f"the number of reports, report_counts[0] + report_counts[1] = {sum(counts)}")
+    if not (isinstance(sums, list) and len(sums) == 2 and all(isinstance(half, list) for half in sums)):
+        fail("report_sums", "is not two lists", "the sums of the reports of each half")
+    bad = [v for half in sums for v in half if not is_count(v)]
+    if bad:
+        fail("report_sums", f"hold {bad[0]!r}", "integers (sums of integer reports)")
+    if ctx.params["randomizer"] == "oue":
+        if counts[1] != 0 or any(sums[1]):
+            fail("report_sums", f"has a second half of {counts[1]} reports summing to {sum(sums[1])}",
+                 "none ('oue' reports have no halves)")
+        outside = [v for v in sums[0] if not 0 <= v <= counts[0]]
+        if outside:
+            fail("report_sums", f"hold {outside[0]!r}", f"sums of bits of {counts[0]} reports, in [0, {counts[0]}]")
