@@ -116,8 +116,7 @@ def _check_encoder_releases(data: dict, encoding, params: dict, close, fail) -> 
     released would claim less than it spent.)
     """
     from dpglass.models.pipeline import encoder_epsilons
-    from dpglass.privacy.quantile import GRID_CELLS, _grid
-    from dpglass.schema.encoding import CLIP_RELEASE, _nice, grid_cut_points, quantile_release
+    from dpglass.schema.encoding import CLIP_RELEASE, grid_cut_points, quantile_cut_points, quantile_release
 
     feats = encoding.schema.features
     eps = float(params["epsilon"])
@@ -153,9 +152,8 @@ def _check_encoder_releases(data: dict, encoding, params: dict, close, fail) -> 
             if tuple(cuts) != grid_cut_points(col):
                 fail(field, f"is {list(cuts)!r}", f"the public grid {list(grid_cut_points(col))!r}")
         elif col.thresholds == "dp-quantiles":
-            lo, hi = col.bounds
-            points = {_nice(float(t)) for t in _grid(lo, hi, GRID_CELLS)}
-            if len(cuts) > col.n_thresholds or any(c not in points or not lo < c < hi for c in cuts):
+            points = set(quantile_cut_points(col))  # strictly inside the bounds
+            if len(cuts) > col.n_thresholds or any(c not in points for c in cuts):
                 fail(field, f"is {list(cuts)!r}", f"at most {col.n_thresholds} points of the DP quantile grid "
                      "strictly inside the bounds")
         elif tuple(cuts) != tuple(sorted(col.thresholds)):

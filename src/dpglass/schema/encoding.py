@@ -32,23 +32,17 @@ import pandas as pd
 from dpglass.exceptions import DataValidationError
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 from dpglass.privacy.quantile import dp_quantile_from_counts, grid_counts
-from dpglass.schema.columns import Schema, category_key
+from dpglass.schema.columns import (
+    Schema, _cut_name, category_key, grid_cut_points, quantile_cut_point, quantile_cut_points,
+)
 
 __all__ = ["ClippingWarning", "Encoding", "check_columns", "encoding_from_statistics", "encoding_statistics",
-           "category_key", "category_keys", "fit_encoding", "merge_statistics", "needs_statistics",
-           "validate_table"]
+           "category_key", "category_keys", "fit_encoding", "grid_cut_points", "merge_statistics", "needs_statistics",
+           "quantile_cut_points", "validate_table"]
 
 
 class ClippingWarning(UserWarning):
     """Some values fell outside the schema's bounds (reported by a DP count only)."""
-
-
-def _nice(t: float, digits: int = 6) -> float:
-    return float(f"{t:.{digits}g}")
-
-
-def _name(t: float) -> str:
-    return str(int(t)) if float(t).is_integer() and abs(t) < 1e15 else f"{t:.6g}"
 
 
 @dataclass(frozen=True)
@@ -62,7 +56,7 @@ class Encoding:
         names = []
         for col, cuts in zip(self.schema.features, self.cuts):
             if col.kind == "numeric":
-                names += [f"{col.name}>{_name(t)}" for t in cuts]
+                names += [f"{col.name}>{_cut_name(t)}" for t in cuts]  # exact: distinct cuts, distinct names
             elif col.kind == "categorical":
                 names += [f"{col.name}={v}" for v in col.categories]
             else:
@@ -138,6 +132,8 @@ def _checked_values(s: pd.Series, col) -> np.ndarray:
     if col.kind == "numeric":
         values = _numeric(s, col.name)
         _check_missing(s, col)
+        if col.integer:
+            _check_whole(s, values, col.name)
         return values
     if col.kind == "categorical":
         keys = category_keys(s)
@@ -145,6 +141,17 @@ def _checked_values(s: pd.Series, col) -> np.ndarray:
         return keys
     _check_missing(s, col)
     return _binary(s, col.name)
+
+
+def _check_whole(s: pd.Series, values: np.ndarray, name: str) -> None:
+    """A column declared ``integer`` holds whole numbers (its cut points lie half-way between them)."""
+    with np.errstate(invalid="ignore"):
+        bad = np.isfinite(values) & (values != np.floor(values))
+    if bad.any():
+        raise DataValidationError(  # an example value, no count
+            f"Column {name!r} is declared integer in the schema but holds a value that is not a whole number "
+            f"(e.g. {s.to_numpy(dtype=object)[bad][0]!r}). Fix the data or remove \"integer\": true from the column."
+        )
 
 
 def _check_missing(s: pd.Series, col) -> None:
@@ -339,14 +346,6 @@ def quantile_release(name: str, j: int, k: int) -> str:
     return f"encoder: {name} quantile {j}/{k + 1}"
 
 
-def grid_cut_points(col) -> tuple:
-    """A ``"grid"`` column's cut points: ``n_thresholds`` equally spaced inside the bounds, 4 significant digits
-    (so names stay readable)."""
-    lo, hi = col.bounds
-    k = col.n_thresholds
-    return tuple(sorted({_nice(lo + (hi - lo) * j / (k + 1), 4) for j in range(1, k + 1)}))
-
-
 def _dp_cuts(counts, col, eps_each, rng, entries) -> tuple:
     below, n = counts
     lo, hi = col.bounds
@@ -357,5 +356,6 @@ def _dp_cuts(counts, col, eps_each, rng, entries) -> tuple:
         entries.append(dict(release=quantile_release(col.name, j, k), mechanism="exponential-quantile",
                             epsilon=eps_each, sensitivity=1.0,
                             note="exponential mechanism over a public grid of the bounds (Smith 2011)"))
-    # cut points strictly inside the bounds; ties and end points carry no split
-    return tuple(sorted({_nice(t) for t in released if lo < _nice(t) < hi}))
+    # cut points strictly inside the bounds (columns.quantile_cut_point); ties and end points carry no split
+    cuts = {quantile_cut_point(col, t) for t in released}
+    return tuple(sorted(c for c in cuts if c is not None))
