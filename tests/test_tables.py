@@ -369,15 +369,18 @@ def test_cli_warnings_are_the_commands_lines_and_grid_search_refuses_a_pipeline(
     from dpglass.models import PrivateGridSearch
 
     frame = _raw(300)
-    frame.loc[:249, "age"] = 500  # 250 records outside the bounds: the noisy count (sd about 71) is positive
+    frame.loc[:249, "age"] = 500  # 250 records outside the bounds, about 175 of them in the training part
     path, schema = tmp_path / "d.csv", tmp_path / "s.json"
     frame.to_csv(path, index=False)
     schema.write_text(json.dumps(SCHEMA))
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         shown = warnings.formatwarning
-        assert main(["fit", "--data", str(path), "--target", "income", "--schema", str(schema), "--seed", "3"]) == 0
+        # epsilon 10: the count's 0.2 makes it warn from 32 on (issue 26: only when clearly above its noise)
+        assert main(["fit", "--data", str(path), "--target", "income", "--schema", str(schema), "--seed", "3",
+                     "--epsilon", "10"]) == 0
         assert warnings.formatwarning is shown  # restored after the command
+    assert any(w.category.__name__ == "ClippingWarning" and str(w.message).startswith("About ") for w in caught)
     from dpglass.cli import _format_warning
     from dpglass.schema import ClippingWarning
 

@@ -16,7 +16,7 @@ __all__ = ["verify_pipeline_dict"]
 _PARAMS = {"epsilon", "delta", "quantile_share", "clip_share", "random_state"}
 _KEYS = {"model", "params", "classes", "n_features_in", "feature_names", "encoding", "clipped_records_noisy",
          "inner_model", "privacy_ledger"}
-_ENCODER_MECHANISMS = ("exponential-quantile", "discrete laplace")
+_ENCODER_MECHANISMS = ("exponential-quantile", "discrete laplace", "none")  # none: clip_share=0's entry
 
 
 def verify_pipeline_dict(data: dict, cls, check_top_level, check_ledger_shape, check_ledger_totals, close, fail):
@@ -97,6 +97,10 @@ def _check_encoder_noise(e: dict, field: str, close, fail) -> None:
     """An encoder entry states sensitivity 1, and the count the scale of its discrete Laplace at its epsilon."""
     from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 
+    if e["mechanism"] == "none":  # clip_share=0: the entry saying no count was released
+        if e["epsilon"] != 0 or any(e.get(k) is not None for k in ("sensitivity", "scale", "curve")):
+            fail(field, "spends or states noise", "epsilon 0 and no noise (nothing was released)")
+        return
     if e.get("sensitivity") != 1.0 or e.get("curve") is not None:
         fail(f"{field}.sensitivity", f"is {e.get('sensitivity')!r}", "1 (a record moves a count or a rank by 1)")
     want = DiscreteLaplaceMechanism(float(e["epsilon"])).scale if e["mechanism"] == "discrete laplace" else None
@@ -116,7 +120,9 @@ def _check_encoder_releases(data: dict, encoding, params: dict, close, fail) -> 
     released would claim less than it spent.)
     """
     from dpglass.models.pipeline import encoder_epsilons
-    from dpglass.schema.encoding import CLIP_RELEASE, grid_cut_points, quantile_cut_points, quantile_release
+    from dpglass.schema.encoding import (
+        CLIP_OFF_RELEASE, CLIP_RELEASE, grid_cut_points, quantile_cut_points, quantile_release,
+    )
 
     feats = encoding.schema.features
     eps = float(params["epsilon"])
@@ -129,9 +135,11 @@ def _check_encoder_releases(data: dict, encoding, params: dict, close, fail) -> 
     n_q = sum(c.n_thresholds for c in q_cols)
     want = [(quantile_release(c.name, j, c.n_thresholds), eps_q / n_q) for c in q_cols
             for j in range(1, c.n_thresholds + 1)]
+    have = [e for e in data["privacy_ledger"]["entries"] if e["release"].startswith("encoder: ")]
     if eps_clip > 0:
         want.append((CLIP_RELEASE, eps_clip))
-    have = [e for e in data["privacy_ledger"]["entries"] if e["release"].startswith("encoder: ")]
+    elif any(e["release"] == CLIP_OFF_RELEASE for e in have):  # clip_share=0 (files written before issue 26 lack it)
+        want.append((CLIP_OFF_RELEASE, 0.0))
     if [e["release"] for e in have] != [w[0] for w in want]:
         fail("privacy_ledger.entries", f"hold the encoder releases {[e['release'] for e in have]!r}",
              f"{[w[0] for w in want]!r} (the schema's DP quantiles and clipped count)")

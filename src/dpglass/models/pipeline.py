@@ -28,10 +28,15 @@ from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryCla
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
 from dpglass.schema import Encoding, Schema, fit_encoding, load_schema
+from dpglass.schema.encoding import CLIP_OFF_RELEASE
 
 __all__ = ["DPPipeline"]
 
 _SHARE = [Interval(numbers.Real, 0, 1, closed="left")]
+#: The ledger's entry when ``clip_share=0`` and the schema has numeric columns: no count, no cost.
+CLIP_OFF_ENTRY = dict(release=CLIP_OFF_RELEASE, mechanism="none", epsilon=0.0,
+                      note="clip_share=0: values outside the bounds are clipped to them, and no count of those "
+                           "records is made, released or warned about; the encoder's share goes to the model")
 
 
 class DPPipeline(BinaryClassifierBase):
@@ -57,8 +62,11 @@ class DPPipeline(BinaryClassifierBase):
         for ``"dp-quantiles"`` thresholds.
     clip_share : float in [0, 1), default=0.02
         Share of epsilon for one noisy count of the records with values
-        outside the bounds (spent only if the schema has numeric columns; 0
-        turns the count and its warning off).
+        outside the bounds (spent only if the schema has numeric columns),
+        and a :class:`~dpglass.schema.ClippingWarning` when that count is
+        clearly above its noise (false alarm at most 1/1000).  0: no count is
+        made or released, nothing is warned, and that share goes to the model;
+        the ledger says so in a zero-epsilon entry.
     random_state : None, int, SeedSequence or Generator
 
     Attributes
@@ -70,7 +78,8 @@ class DPPipeline(BinaryClassifierBase):
     privacy_ledger_ : PrivacyLedger
         The encoder's releases followed by the model's (``model: ...``).
     clipped_records_noisy_ : int or None
-        The released noisy count of records with clipped values.
+        The released noisy count of records with clipped values (None with
+        ``clip_share=0`` or without numeric columns).
     """
 
     _private = True
@@ -109,6 +118,12 @@ class DPPipeline(BinaryClassifierBase):
     def _budget(self, schema: Schema) -> tuple[float, float, float]:
         eps = float(self.epsilon)
         eps_q, eps_clip = encoder_epsilons(schema, eps, self.quantile_share, self.clip_share)
+        asking = [c.name for c in schema.features if c.kind == "numeric" and c.thresholds == "dp-quantiles"]
+        if asking and eps_q <= 0:
+            raise InvalidParameterError(
+                f"quantile_share=0 leaves nothing for the DP quantiles the schema asks for (column {asking[0]!r}); "
+                "give them a share > 0, or cut the column at \"grid\" or listed cut points."
+            )
         if eps_q + eps_clip >= eps:
             raise InvalidParameterError(
                 f"quantile_share + clip_share = {self.quantile_share + self.clip_share:g} leaves no budget for the "
@@ -150,6 +165,8 @@ class DPPipeline(BinaryClassifierBase):
                                replayable=is_replayable(rng))
         for e in entries:
             ledger.spend(**e)
+        if eps_clip == 0 and any(c.kind == "numeric" for c in schema.features):
+            ledger.spend(**CLIP_OFF_ENTRY)  # clip_share=0: the ledger says that nothing was counted
         for e in inner:
             d = asdict(e)
             d["release"] = f"model: {d['release']}"

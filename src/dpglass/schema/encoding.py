@@ -36,13 +36,15 @@ from dpglass.schema.columns import (
     Schema, _cut_name, category_key, grid_cut_points, quantile_cut_point, quantile_cut_points,
 )
 
-__all__ = ["ClippingWarning", "Encoding", "check_columns", "encoding_from_statistics", "encoding_statistics",
-           "category_key", "category_keys", "fit_encoding", "grid_cut_points", "merge_statistics", "needs_statistics",
+__all__ = ["CLIP_FALSE_ALARM", "CLIP_OFF_RELEASE", "CLIP_RELEASE", "ClippingWarning", "Encoding", "check_columns",
+           "clip_warning_threshold", "encoding_from_statistics", "encoding_statistics", "category_key",
+           "category_keys", "fit_encoding", "grid_cut_points", "merge_statistics", "needs_statistics",
            "quantile_cut_points", "validate_table"]
 
 
 class ClippingWarning(UserWarning):
-    """Some values fell outside the schema's bounds (reported by a DP count only)."""
+    """Many values fell outside the schema's bounds (reported by a DP count only, when it is clearly above its
+    noise: :func:`clip_warning_threshold`)."""
 
 
 @dataclass(frozen=True)
@@ -242,7 +244,10 @@ def fit_encoding(frame, schema: Schema, *, quantile_epsilon: float, clip_epsilon
     for (each is pure DP, sensitivity 1 with n private: docs/privacy.md);
     ``clip_epsilon`` (if > 0) buys one discrete-Laplace count of the records
     with a value outside the bounds (sensitivity 1), and a
-    :class:`ClippingWarning` when that noisy count is positive.
+    :class:`ClippingWarning` when that noisy count reaches
+    :func:`clip_warning_threshold` (noise alone, with no value out of bounds,
+    reaches it with probability at most :data:`CLIP_FALSE_ALARM`).
+    ``clip_epsilon=0``: nothing is counted, released or warned.
     """
     check_columns(frame, schema, fitting=True)
     stats = encoding_statistics(frame, schema, clip=clip_epsilon > 0)
@@ -311,13 +316,51 @@ def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: f
         entries.append(dict(release=CLIP_RELEASE,
                             mechanism="discrete laplace", epsilon=clip_epsilon, sensitivity=1.0, scale=mech.scale,
                             note="one record changes the count by at most 1; released only as this noisy count"))
-        if noisy > 0:
+        threshold = clip_warning_threshold(clip_epsilon)
+        if noisy >= threshold:  # a post-processing of the release: never of the data
             warnings.warn(
-                f"About {noisy} records (a differentially private count at epsilon={clip_epsilon:.3g}, give or "
-                f"take about {_discrete_laplace_sd(clip_epsilon):.0f}: noise of that size is expected even when no value is "
-                "out of bounds) had values outside the schema's bounds; they were clipped to the bounds.",
+                f"About {noisy} records had values outside the schema's bounds and were clipped to them (a "
+                f"differentially private count at epsilon={clip_epsilon:.3g}, give or take about "
+                f"{_approx(_discrete_laplace_sd(clip_epsilon))}). Warned because the noisy count is at least "
+                f"{threshold}, which its noise alone reaches with probability at most {CLIP_FALSE_ALARM:g} when no "
+                "value is out of bounds; smaller counts are not reported. Check the bounds, or turn the count off "
+                "with clip_share=0.",
                 ClippingWarning, stacklevel=4)
     return Encoding(schema, tuple(cuts)), entries, noisy
+
+
+#: The probability that the clipping warning fires when no value is out of bounds (noise alone), at most.
+CLIP_FALSE_ALARM = 1e-3
+
+
+def clip_warning_threshold(epsilon: float, false_alarm: float = CLIP_FALSE_ALARM) -> int:
+    """The smallest noisy count ``t >= 1`` that discrete Laplace noise at ``epsilon`` alone reaches with
+    probability at most ``false_alarm``: ``P(Z >= t) = q^t / (1 + q)``, ``q = e^-epsilon`` (sensitivity 1).
+
+    A function of public parameters only.  ``q`` is the sampler's own decay
+    (:func:`~dpglass.privacy.samplers.discrete_laplace_decay`, a hair above
+    ``e^-epsilon``), so the bound is exact for the noise drawn.  With no value
+    out of bounds the noisy count is ``Z``, so the warning fires with
+    probability at most ``false_alarm``; with ``c`` records clipped it fires
+    with probability ``P(Z >= t - c)`` (at least 1/2 at ``c = t``, at least
+    1 - ``false_alarm`` at ``c = 2t - 1``).
+
+    >>> [clip_warning_threshold(e) for e in (0.01, 0.02, 0.1, 1.0, 5.0)]
+    [622, 312, 63, 7, 2]
+    """
+    from dpglass.privacy.samplers import GRID, discrete_laplace_decay
+
+    q = math.exp(-discrete_laplace_decay(DiscreteLaplaceMechanism(epsilon).scale) / GRID)
+    t = max(1, math.ceil(math.log(false_alarm * (1 + q)) / math.log(q)))
+    while t > 1 and q ** (t - 1) / (1 + q) <= false_alarm:  # float rounding of the logarithms, either way
+        t -= 1
+    while q ** t / (1 + q) > false_alarm:
+        t += 1
+    return t
+
+
+def _approx(x: float) -> str:
+    return f"{x:.2g}" if x < 10 else f"{x:,.0f}"
 
 
 def _discrete_laplace_sd(epsilon: float) -> float:
@@ -339,6 +382,8 @@ def validate_table(frame, schema: Schema) -> None:
 
 #: The ledger's name for the encoder's noisy count of records with values outside the bounds.
 CLIP_RELEASE = "encoder: noisy count of records with values outside the bounds"
+#: The ledger's name for its zero-cost entry when that count is turned off (``clip_share=0``).
+CLIP_OFF_RELEASE = "encoder: no count of clipped records (clip_share=0)"
 
 
 def quantile_release(name: str, j: int, k: int) -> str:
