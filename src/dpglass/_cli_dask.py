@@ -2,18 +2,28 @@
 
 The parquet files are read as one dask DataFrame; the model is fitted on it
 through :mod:`dpglass.aggregates.dask_backend` (each partition reduces itself
-to its pattern table on the cluster, a progress bar runs meanwhile) and
-printed with its ledger like an in-memory fit.  The feature columns are 0/1;
-for ``dp-gbdt`` they may also be numeric, each named with its public
+to its pattern table on the cluster) and printed with its ledger like an
+in-memory fit.  The feature columns are 0/1; for ``dp-gbdt`` they may also be numeric, each named with its public
 ``--bounds NAME=LO:HI`` (the model's ``bounds``; unnamed columns are 0/1),
 binned on the workers (:mod:`dpglass.aggregates.binned`).  The whole table is used for
 training: a held-out split of partitioned data is not offered (fit in memory
 for the DP accuracy estimate).
+
+Nothing printed depends on how the records are split into files or
+partitions (issue 26): their number grows with the number of records, which
+is private, so no partition count, task count or fraction done is shown; on a
+terminal the only progress is the elapsed time, erased when the fit ends.  A
+data error is one line, the client's (the workers do not log it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
+import sys
+import threading
+import time
+import warnings
 
 from dpglass.exceptions import InvalidParameterError
 
@@ -31,21 +41,70 @@ def _client(scheduler: str | None):
     from distributed import Client, LocalCluster
 
     if scheduler in (None, "local"):
-        with LocalCluster(dashboard_address=None, silence_logs=40) as cluster, Client(cluster) as client:
+        # the scheduler's HTTP server on a free port: on 8787, a second fit (or any server there) got a warning
+        with LocalCluster(dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
+                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
             yield client
     elif scheduler.startswith(("tcp://", "tls://", "ucx://", "inproc://")):
-        with Client(scheduler) as client:
+        with _distributed_logs_at(logging.ERROR), Client(scheduler) as client:
             yield client
     else:
         raise InvalidParameterError(f"--scheduler takes 'local' or a scheduler address like tcp://host:8786; "
                                     f"got {scheduler!r}.")
 
 
+@contextlib.contextmanager
+def _distributed_logs_at(level: int):
+    """This process's ``distributed`` log handlers print only ``level`` and above (as LocalCluster's silence_logs).
+
+    The client's warnings can count keys or bytes of the data ("Couldn't gather 3 keys").
+    """
+    handlers = [h for h in logging.getLogger("distributed").handlers if isinstance(h, logging.StreamHandler)]
+    saved = [h.level for h in handlers]
+    for h in handlers:
+        h.setLevel(max(h.level, level))
+    try:
+        yield
+    finally:
+        for h, old in zip(handlers, saved):
+            h.setLevel(old)
+
+
+@contextlib.contextmanager
+def _elapsed(what: str, stream=None, interval: float = 1.0):
+    """On a terminal, ``what: 12 s`` rewritten every ``interval`` while the block runs, erased at its end.
+
+    The clock is the only progress shown: a count of partitions or tasks, or a
+    fraction done (1/7, 2/7, ...), would tell the number of partitions, which
+    grows with the number of records.  Nothing is written to a file or a pipe.
+    """
+    stream = sys.stderr if stream is None else stream
+    if not getattr(stream, "isatty", lambda: False)():
+        yield
+        return
+    start, stop = time.monotonic(), threading.Event()
+
+    def tick():
+        while not stop.wait(interval):
+            stream.write(f"\r{what}: {time.monotonic() - start:.0f} s")
+            stream.flush()
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        ticker.join()
+        stream.write("\r\x1b[2K")  # erase the line
+        stream.flush()
+
+
 def cmd_fit(args, *, make_params, build_model, public_part) -> int:
     """The Dask branch of ``dpglass fit`` (``make_params``, ``build_model`` and ``public_part`` come from the CLI)."""
     try:
         import dask.dataframe as dd
-        from dpglass.aggregates import dask_backend
+        import distributed  # noqa: F401 - the cluster's client
     except ImportError:  # pragma: no cover - the extra is in dev
         raise InvalidParameterError('Fitting --data *.parquet through Dask needs: pip install "dpglass[dask]"') from None
     from dpglass.privacy.rng import check_random_state, spawn
@@ -91,9 +150,12 @@ def cmd_fit(args, *, make_params, build_model, public_part) -> int:
     # the declared public part (a small CSV, read on the client): the teacher ensembles label it
     extra = {"X_public": public_part(args, X, spec)} if args.public else {}
     with _client(args.scheduler) as client:
-        print(f"Dask scheduler {getattr(client.scheduler, 'address', args.scheduler)}: reducing "
-              f"{X.npartitions} partitions")
-        with dask_backend.progress_bar():
+        # not the number of partitions: it grows with the number of records, which is private
+        print(f"Dask scheduler {getattr(client.scheduler, 'address', args.scheduler)}: fitting on the cluster",
+              flush=True)
+        with _elapsed("fitting through Dask"), warnings.catch_warnings():
+            # distributed's warning gives the graph's size, which grows with the number of partitions
+            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
             model.fit(X, y, **extra)
     # the number of records is private: it is not printed
     bounded = sum(b is not None for b in getattr(model, "bounds_", None) or [])
