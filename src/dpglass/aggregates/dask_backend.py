@@ -9,7 +9,9 @@ labels (e.g. both from one ``dd.read_parquet``) builds the
    naming the partition and the column otherwise) and reduces itself to its
    sorted distinct (row, label) keys with integer counts
    (:func:`dpglass.aggregates.numpy_backend.reduce_block`, the function the
-   in-memory backend runs on the whole array);
+   in-memory backend runs on the whole array); on a cluster a partition's
+   data error is its task's *result*, not an exception, so the worker neither
+   logs it nor retries it, and the client raises it once;
 2. the reductions are cut into :data:`N_BUCKETS` key ranges and each range is
    merged on the cluster (exact integer sums, a tree of fan-in :data:`FAN_IN`),
    so no worker ever holds the whole table;
@@ -28,11 +30,20 @@ the same reduction, so a fit that finishes returns the same model.  A fit that
 cannot finish raises :class:`DistributedFitError`; it never returns a model
 built on part of the data.
 
+What is shown: nothing here prints, and no message states the number of
+partitions or of records (both depend on n; issue 26).  A data error names
+the partition that holds the bad value and the column; the workers of a
+``distributed`` cluster do not log data errors (:func:`quiet_data_errors`),
+so the user reads the one message the client raises.
+
 Install with ``pip install "dpglass[dask]"`` (``dask[dataframe]``,
 ``distributed``, ``pyarrow``).
 """
 
 from __future__ import annotations
+
+import functools
+import logging
 
 import numpy as np
 
@@ -41,7 +52,7 @@ from dpglass.aggregates.numpy_backend import reduce_block
 from dpglass.exceptions import DataValidationError
 
 __all__ = ["DistributedFitError", "FAN_IN", "fit_table", "map_partitions_named", "partition_results", "pattern_table",
-           "reduce_partition"]
+           "quiet_data_errors", "reduce_partition"]
 
 #: Reductions merged per task in the merge tree.
 FAN_IN = 8
@@ -65,7 +76,8 @@ def _require_dask():
 
 
 def _where(index: int, n_parts: int) -> str:
-    return f"partition {index} (of {n_parts})"
+    # not "(of n_parts)": the number of partitions depends on the number of records
+    return f"partition {index}"
 
 
 def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, classes: list):
@@ -84,8 +96,8 @@ def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, cl
         raise DataValidationError(f"{where}: column {missing[0]!r} is missing (X has {len(columns)} feature "
                                   f"columns; this partition has {list(X_part.columns)!r}).")
     if len(X_part) != len(y_part):
-        raise DataValidationError(f"{where}: X has {len(X_part)} rows but y has {len(y_part)}; the "
-                                  "partitions of X and y must line up (take both from one DataFrame).")
+        raise DataValidationError(f"{where}: X and y have different numbers of rows; the partitions of X "
+                                  "and y must line up (take both from one DataFrame).")
     X = np.empty((len(X_part), len(columns)), dtype=np.uint8)
     for j, c in enumerate(columns):
         v = X_part[c].to_numpy()
@@ -115,7 +127,8 @@ def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, cl
     if not inside.all():
         bad = y[~inside][0]
         bad = bad.item() if hasattr(bad, "item") else bad
-        raise DataValidationError(f"{where}: y has the label {bad!r}, outside classes={list(classes)!r}.")
+        raise DataValidationError(f"{where}: y has the label {bad!r}, outside classes="
+                                  f"{[c.item() if hasattr(c, 'item') else c for c in classes]!r}.")
     return reduce_block(X, (y == classes[1]), len(columns))
 
 
@@ -124,6 +137,38 @@ _LABEL = "__dpglass_label__"
 
 def _reduce_joined(part, index: int, n_parts: int, columns: list, classes: list):
     return reduce_partition(part.drop(columns=[_LABEL]), part[_LABEL], index, n_parts, columns, classes)
+
+
+class _Invalid:
+    """A partition's :class:`DataValidationError`, returned by its task instead of raised.
+
+    A task that raises is logged by its worker (with a traceback) and retried;
+    a data error is expected and the same on every try, so the task returns
+    it and the client raises it, once.
+    """
+
+    def __init__(self, message: str):
+        self.message = message
+
+
+def _returning_data_errors(fn, *args):
+    """``fn(*args)``, or an :class:`_Invalid` if it raised a :class:`DataValidationError` (a task on a worker)."""
+    try:
+        return fn(*args)
+    except DataValidationError as exc:
+        return _Invalid(str(exc))
+
+
+def _data_error(result):
+    """The message of an :class:`_Invalid` result, else None (a small task: the reduction stays on its worker)."""
+    return result.message if isinstance(result, _Invalid) else None
+
+
+def _raise_first_data_error(messages) -> None:
+    """Raise the data error of the first partition (by index) that has one."""
+    for message in messages:
+        if message is not None:
+            raise DataValidationError(message)
 
 
 def _lost(exc) -> bool:
@@ -150,11 +195,81 @@ def _partition_error(index: int, n_parts: int, exc) -> Exception:
 
 
 def _client():
+    """The current ``distributed`` client (its workers then keep data errors out of their logs), or None."""
     try:
         from distributed import default_client
-        return default_client()
+        client = default_client()
     except (ImportError, ValueError):
         return None
+    quiet_data_errors(client)
+    return client
+
+
+class _DataErrorLogFilter(logging.Filter):
+    """Drops a worker's "Compute Failed" record of a task that failed on a data error.
+
+    That is a :class:`DataValidationError` (a check in a map over the
+    partitions, e.g. binning) or a ``KeyError`` in a task that reads parquet
+    (a file without one of the columns, met when the partition is read).  The
+    client raises either to the user once, naming the partition and the
+    column; the worker's copies (one per try, with a traceback) would repeat
+    it.  Any other failure is still logged.
+    """
+
+    def filter(self, record) -> bool:
+        if not str(record.msg).startswith("Compute Failed"):
+            return True
+        names = tuple(f"{cls.__name__}(" for cls in _subclasses(DataValidationError))
+        args = record.args if isinstance(record.args, tuple) else ()
+        texts = [a for a in args if isinstance(a, str)]
+        read = bool(args) and "read_parquet" in str(args[0])  # the task's key
+        return not any(t.startswith(names) or (read and t.startswith("KeyError(")) for t in texts)
+
+
+def _subclasses(cls) -> list:
+    return [cls] + [s for sub in cls.__subclasses__() for s in _subclasses(sub)]
+
+
+_DATA_ERROR_LOG_FILTER = _DataErrorLogFilter()
+_WORKER_LOGGER = "distributed.worker"
+
+
+@functools.cache
+def _quiet_plugin_class():
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class QuietDataErrors(WorkerPlugin):
+        """Installs :class:`_DataErrorLogFilter` on every worker, present and future (restarted ones too)."""
+
+        name = "dpglass-quiet-data-errors"
+        idempotent = True
+
+        # the class travels by value; the filter is looked up in the worker's own copy of this module
+        def setup(self, worker):
+            from dpglass.aggregates import dask_backend
+
+            logging.getLogger(_WORKER_LOGGER).addFilter(dask_backend._DATA_ERROR_LOG_FILTER)  # once, if twice
+
+        def teardown(self, worker):
+            from dpglass.aggregates import dask_backend
+
+            logging.getLogger(_WORKER_LOGGER).removeFilter(dask_backend._DATA_ERROR_LOG_FILTER)
+
+    return QuietDataErrors
+
+
+def quiet_data_errors(client) -> None:
+    """Keep the data errors of dpglass tasks out of the logs of ``client``'s workers (once per client).
+
+    A data error (a value other than 0/1, a label outside the classes, ...)
+    reaches the user once, raised by the fit on the client; a worker would
+    otherwise log every failed try of every partition with its traceback.
+    Registers a worker plugin that filters only those records.
+    """
+    if getattr(client, "_dpglass_quiet_data_errors", False):
+        return
+    client.register_plugin(_quiet_plugin_class()())
+    client._dpglass_quiet_data_errors = True
 
 
 def _classes(y, classes):
@@ -162,11 +277,11 @@ def _classes(y, classes):
 
     if classes is not None:
         return list(np.asarray(classes))
-    import dask
     import pandas as pd
 
-    # a second pass over the labels only; declare classes= to skip it
-    found = dask.compute(*[dask.delayed(pd.unique)(part) for part in y.to_delayed()])
+    # a second pass over the labels only; declare classes= to skip it (a file without the label column is
+    # a data error naming its partition, as in the reduction)
+    found = partition_results(y, pd.unique)
     uniq = pd.unique(np.concatenate([np.asarray(u) for u in found])) if found else np.array([])
     if uniq.size == 0:
         raise DataValidationError("y is empty: fit needs at least one labelled record.")
@@ -179,7 +294,7 @@ def _merge_tree(parts, submit):
     return parts[0]
 
 
-def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = False):
+def pattern_table(X, y, *, classes=None, retries: int = 2):
     """The :class:`~dpglass.aggregates.PatternTable` of a dask DataFrame ``X`` and dask Series ``y``.
 
     Parameters
@@ -190,8 +305,6 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
         ``[negative, positive]``; None reads the sorted distinct labels of ``y``.
     retries : int
         Retries of a task that raised (worker deaths are rerun by the scheduler).
-    progress : bool
-        Show ``distributed``'s progress bar while the partitions reduce.
 
     Uses the current ``distributed`` client if there is one, dask's default
     scheduler otherwise.  The table's ``classes`` attribute holds the labels.
@@ -199,19 +312,18 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
     _require_dask()
     import dask
 
-    progress = progress or _PROGRESS
-
     if not hasattr(X, "columns"):
         raise DataValidationError("X must be a dask DataFrame (one column per feature), not a dask "
                                   f"{type(X).__name__}.")
     if not hasattr(y, "to_delayed") or getattr(y, "ndim", 1) != 1:
         raise DataValidationError("y must be a dask Series partitioned as X (e.g. df['y'] of the same DataFrame).")
     if X.npartitions != y.npartitions:
-        raise DataValidationError(f"X has {X.npartitions} partitions but y has {y.npartitions}; take both from "
-                                  "one DataFrame so that their partitions line up.")
+        raise DataValidationError("X and y have different numbers of partitions; take both from one DataFrame so "
+                                  "that their partitions line up.")
     columns = list(X.columns)
     if _LABEL in columns:
         raise DataValidationError(f"X has a column named {_LABEL!r}, which dpglass reserves; rename it.")
+    client = _client()  # first: the label pass of _classes runs on it too
     classes = _classes(y, classes)
     # one collection, so that the optimiser partitions features and labels alike
     try:
@@ -219,11 +331,11 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
     except Exception as exc:
         raise DataValidationError(f"X and y are not aligned ({exc}); take both from one DataFrame.") from exc
     n = both.npartitions
-    reduce = dask.delayed(_reduce_joined, pure=True)
-    parts = [reduce(part, i, n, columns, classes) for i, part in enumerate(both.to_delayed())]
-    client = _client()
+    delayed = both.to_delayed()
     try:
         if client is None:
+            reduce = dask.delayed(_reduce_joined, pure=True)
+            parts = [reduce(part, i, n, columns, classes) for i, part in enumerate(delayed)]
             try:
                 keys, counts = dask.compute(_merge_tree(parts, _delayed_submit))[0]
             except (DataValidationError, MemoryError):
@@ -238,23 +350,22 @@ def pattern_table(X, y, *, classes=None, retries: int = 2, progress: bool = Fals
         else:
             from distributed import wait
 
+            reduce = dask.delayed(_returning_data_errors, pure=True)
+            parts = [reduce(_reduce_joined, part, i, n, columns, classes) for i, part in enumerate(delayed)]
             futures = client.compute(parts, retries=retries)
-            if progress:
-                from distributed import progress as show_progress
-
-                show_progress(futures)
             wait(futures)
             for i, f in enumerate(futures):
                 if f.status == "error":
                     exc = f.exception()
                     raise _partition_error(i, n, exc) from exc
+            _raise_first_data_error(client.gather(client.map(_data_error, futures, pure=True, retries=retries)))
             keys, counts = _merge_by_buckets(client, futures, retries)
     except DataValidationError:
         raise
     except Exception as exc:
         if _lost(exc):
             raise DistributedFitError(
-                f"The Dask cluster could not reduce the {n} partitions ({type(exc).__name__}: {exc}). No model "
+                f"The Dask cluster could not reduce the partitions ({type(exc).__name__}: {exc}). No model "
                 "was fitted: rerun the fit (the result will be the same), or raise distributed's "
                 "allowed-failures / retries if workers are being lost."
             ) from exc
@@ -293,25 +404,40 @@ def partition_results(frame, fn, *args, retries: int = 2) -> list:
     import dask
 
     n = frame.npartitions
-    parts = [dask.delayed(_on_partition, pure=True)(part, i, n, fn, args) for i, part in enumerate(frame.to_delayed())]
     client = _client()
     try:
         if client is None:
-            return list(dask.compute(*parts))
+            parts = [dask.delayed(_on_partition, pure=True)(part, i, n, fn, args)
+                     for i, part in enumerate(frame.to_delayed())]
+            try:
+                return list(dask.compute(*parts))
+            except (DataValidationError, MemoryError):
+                raise
+            except Exception:  # find the partition that fails (error path only)
+                for i, part in enumerate(parts):
+                    try:
+                        part.compute()
+                    except Exception as inner:
+                        raise _partition_error(i, n, inner) from inner
+                raise
         from distributed import wait
 
-        futures = client.compute(parts, retries=retries)
+        on_partition = dask.delayed(_returning_data_errors, pure=True)
+        futures = client.compute([on_partition(_on_partition, part, i, n, fn, args)
+                                  for i, part in enumerate(frame.to_delayed())], retries=retries)
         wait(futures)
         for i, f in enumerate(futures):
             if f.status == "error":
                 exc = f.exception()
                 raise _partition_error(i, n, exc) from exc
-        return client.gather(futures)
+        results = client.gather(futures)
+        _raise_first_data_error([_data_error(r) for r in results])
+        return results
     except DataValidationError:
         raise
     except Exception as exc:
         if _lost(exc):
-            raise DistributedFitError(f"The Dask cluster could not read the {n} partitions ({type(exc).__name__}: "
+            raise DistributedFitError(f"The Dask cluster could not read the partitions ({type(exc).__name__}: "
                                       f"{exc}). No model was fitted: rerun the fit.") from exc
         raise
 
@@ -386,19 +512,3 @@ def fit_table(estimator, X, y, *, classes=None, **kwargs):
         raise DataValidationError("X and y must both be dask collections (or both in memory).")
     return adopt_table(estimator, pattern_table(X, y, classes=classes, **kwargs))
 
-
-#: Show a progress bar while the partitions reduce (the CLI sets it through :func:`progress_bar`).
-_PROGRESS = False
-
-
-class progress_bar:
-    """Context manager: fits started inside show distributed's progress bar while the partitions reduce."""
-
-    def __enter__(self):
-        global _PROGRESS
-        self._saved, _PROGRESS = _PROGRESS, True
-        return self
-
-    def __exit__(self, *exc):
-        global _PROGRESS
-        _PROGRESS = self._saved
