@@ -44,6 +44,7 @@ from dpglass.models._gbdt_releases import (
 )
 from dpglass.models._gbdt_trees import BinnedTree, leaf_index, random_structure
 from dpglass.privacy.mechanisms import ExponentialMechanism
+from dpglass.privacy.splits import coin_counts
 
 __all__ = ["Binned", "FitResult", "fit_dpboost", "fit_newton"]
 
@@ -212,7 +213,7 @@ def _select_counts(unused: np.ndarray, g: np.ndarray, k: int, K: int, mode: str,
     if k == K - 1:
         return unused.copy()
     p = np.full(unused.shape, 1.0 / (K - k)) if mode == "random" else np.minimum(1.0, 2.0 * np.abs(g) / (K - k))
-    return rng.binomial(unused, p).astype(np.int64)
+    return coin_counts(unused, p, rng)
 
 
 def fit_dpboost(binned: Binned, *, ensemble_eps, n_trees, trees_per_ensemble, depth, learning_rate,

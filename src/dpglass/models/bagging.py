@@ -55,6 +55,7 @@ from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, compose
 from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism, ReportNoisyMax
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
+from dpglass.privacy.splits import uniform_parts
 
 __all__ = [
     "DPBaggingClassifier",
@@ -146,7 +147,7 @@ def assign_records(table, n_teachers: int, n_partitions: int, rng) -> np.ndarray
     Multinomial(c, uniform) split of them, the law of per-record draws in any
     order (docs/privacy.md, teacher ensembles).  Record order does not matter.
     """
-    return rng.integers(0, n_teachers, size=(n_partitions, table.n_records))
+    return uniform_parts(table.n_records, n_teachers, n_partitions, rng)
 
 
 def teacher_parts(table, assignment: np.ndarray, n_teachers: int) -> sp.csr_matrix:

@@ -56,6 +56,7 @@ from dpglass.models._selection_rdp import calibrate_runs, candidate_budget
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE, PrivacyLedger
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
+from dpglass.privacy.splits import coin_counts
 
 __all__ = [
     "PrivateGridSearch",
@@ -461,7 +462,7 @@ class PrivateGridSearch(BinaryClassifierBase):
         split_rng, count_rng, runs_rng = spawn(rng, 3)
         # each record independently goes to validation with probability f, drawn entry by entry: the c records
         # of an entry (same row, same label) send Binomial(c, f) of theirs, the same law (docs/privacy.md)
-        to_val = split_rng.binomial(table.counts, f)
+        to_val = coin_counts(table.counts, f, split_rng)
         train, validation = table.with_counts(table.counts - to_val), table.with_counts(to_val)
         k = sample_repetitions(eta, gamma, count_rng)
         scorer = DiscreteLaplaceMechanism(eps_run)
