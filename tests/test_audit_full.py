@@ -114,3 +114,21 @@ def test_zoo(name):
     _row("zoo", name, "broken", res, expect)
     if name in QUICK_FLAGGED:
         assert res.violation, res.summary()
+
+
+@pytest.mark.parametrize("split", ["coins", "fixed-size"])
+def test_the_whole_cli_run(split, monkeypatch):
+    """``dpglass fit`` as a black box (issue 26, item 1): 3,000 runs a side of the real command on the review's
+    pair, events fixed in advance.  The coins pass at the claim; the fixed-size split it replaced must fail
+    (power)."""
+    import dpglass.privacy.splits as splits
+    from dpglass.audit.cli_run import cli_split_audit
+    from test_audit_cli import fixed_size_split
+
+    if split == "fixed-size":
+        monkeypatch.setattr(splits, "split_rows", fixed_size_split)
+    res = cli_split_audit(3000, epsilon=2.0, rng=2026)
+    expect = "PASS" if split == "coins" else "VIOLATION"
+    _row("CLI run", f"dpglass fit, {split} held-out split", "proven" if split == "coins" else "(the old split)",
+         res, expect)
+    assert res.verdict == expect, res.summary()

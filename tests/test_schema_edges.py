@@ -247,7 +247,6 @@ def test_quantile_share_zero_with_dp_quantiles_is_refused_in_the_users_terms():
         DPPipeline(schema=schema, model=DPRuleListClassifier(), quantile_share=0).fit(X, y)
 
 
-@pytest.mark.xfail(reason="needs cli.py change", strict=False)
 def test_cli_takes_clip_share_zero(tmp_path, capsys):
     X, y = _clipped_table()
     X.assign(y=y).to_csv(tmp_path / "f.csv", index=False)

@@ -133,8 +133,12 @@ def validate_params(params: dict, constraints: dict, owner: str) -> None:
         raise InvalidParameterError(f"The {name!r} parameter of {owner} must be {what}. Got {value!r} instead.")
 
 
-def check_binary_X(estimator, X, *, reset: bool):
+def check_binary_X(estimator, X, *, reset: bool, allow_empty: bool = False):
     """Validate a 0/1 feature matrix with scikit-learn's ``validate_data``.
+
+    ``allow_empty``: zero rows are accepted (a private fit with a declared
+    label set: n is private, so fitting must not fail on n = 0; docs/privacy.md,
+    "Errors and warnings").
 
     Sets ``n_features_in_`` (and ``feature_names_in_`` for DataFrames with
     string column names) when ``reset`` is true; checks them otherwise.
@@ -159,7 +163,7 @@ def check_binary_X(estimator, X, *, reset: bool):
             "template; then `dpglass fit --schema`, or dpglass.models.DPPipeline in Python), or binarize it first."
         )
     try:
-        X = validate_data(estimator, X, reset=reset, dtype="numeric", ensure_min_samples=1)
+        X = validate_data(estimator, X, reset=reset, dtype="numeric", ensure_min_samples=0 if allow_empty else 1)
     except DataValidationError:
         raise
     except ValueError as exc:  # a DataValidationError is a ValueError: sklearn's checks still match
@@ -231,7 +235,13 @@ def check_binary_y(y, classes=None):
     if y.ndim != 1:
         raise DataValidationError(f"y should be a 1d array; got shape {y.shape}.")
     if y.size == 0:
-        raise DataValidationError("y is empty: fit needs at least one labelled record.")
+        if classes is None:
+            raise DataValidationError("y is empty: fit needs at least one labelled record, or the declared "
+                                      "classes (classes=[negative, positive], --classes NEG,POS).")
+        labels = np.asarray(classes)
+        if labels.size != 2:
+            raise DataValidationError(f"classes must hold two labels; got {labels.size}.")
+        return np.zeros(0, dtype=np.uint8), labels  # a private fit on no records (n is private): no failure
     if (y.dtype.kind == "f" and np.isnan(y).any()) or (y.dtype == object and _any_missing(y)):
         raise DataValidationError("y has missing labels (NaN or None); drop or label those records first.")
     try:

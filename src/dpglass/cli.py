@@ -147,6 +147,10 @@ def _cmd_models(args) -> int:
     return 0
 
 
+#: DPPipeline's own parameters, given with --param when the table is read through a schema.
+PIPELINE_PARAMS = ("quantile_share", "clip_share")
+
+
 def _model_params(spec, args) -> dict:
     params = {}
     for name, value in (("epsilon", args.epsilon), ("delta", args.delta), ("mechanism", args.mechanism),
@@ -158,8 +162,10 @@ def _model_params(spec, args) -> dict:
         if not sep:
             raise InvalidParameterError(f"--param takes NAME=VALUE; got {item!r}.")
         params[name.replace("-", "_")] = _parse_value(value)
-    accepted = spec.cls().get_params()
-    unknown = sorted(set(params) - set(accepted))
+    accepted = set(spec.cls().get_params())
+    if args.schema or args.bounds or args.categorical or args.binary or args.drop or args.dp_quantiles:
+        accepted |= set(PIPELINE_PARAMS)  # a raw table goes through DPPipeline, which takes its encoder's shares
+    unknown = sorted(set(params) - accepted)
     if unknown:
         raise InvalidParameterError(
             f"Model {spec.name!r} has no parameter {', '.join(unknown)}; its parameters are: {', '.join(sorted(accepted))}."
@@ -216,6 +222,7 @@ def _load_fit_data(args):
 def _cmd_fit(args) -> int:
     from dpglass._cli_tables import check_out_path
     from dpglass.privacy.rng import check_random_state, spawn
+    from dpglass.privacy.splits import split_rows
     from dpglass.registry import get_spec
 
     check_out_path(args.out)  # before any training
@@ -228,16 +235,19 @@ def _cmd_fit(args) -> int:
     X, y, source, schema = _load_fit_data(args)
     spec = get_spec(args.model)
     params = _model_params(spec, args)  # --classes included
+    labels = np.unique(np.asarray(y))
+    if "classes" not in params and "classes" in spec.cls().get_params() and labels.size == 2:
+        # the file's label set, read as public (docs/privacy.md, "The label set"), is the model's: the coin split
+        # must not make the fit fail when its training part holds one class or none
+        params["classes"] = [v.item() if hasattr(v, "item") else v for v in labels]
     if not 0 <= args.test_size < 1:
         raise InvalidParameterError(f"--test-size must be in [0, 1); got {args.test_size}.")
     # one generator for the run; the split and the model get independent children
     split_rng, model_rng = spawn(check_random_state(args.seed), 2)
     model = _build_model(spec, params, schema, model_rng)
     _check_all_records(model, X, y, schema)  # held-out records too: nothing is printed before every record is valid
-    if args.test_size > 0:
-        order = split_rng.permutation(len(y))
-        cut = int(np.ceil(args.test_size * len(y)))
-        test, train = order[:cut], order[cut:]
+    if args.test_size > 0:  # each record held out by its own public coin (docs/privacy.md: never a fixed size)
+        train, test = split_rows(len(y), args.test_size, split_rng)
         X_tr, X_te, y_tr, y_te = _rows(X, train), _rows(X, test), np.asarray(y)[train], np.asarray(y)[test]
     else:
         X_tr, X_te, y_tr, y_te = X, None, y, None
@@ -326,22 +336,55 @@ def _print_accuracy(model, X_te, y_te, exact: bool, rng) -> None:
     coins), so two discrete-Laplace counts on it at epsilon/2 each keep the
     whole run within epsilon by parallel composition (docs/privacy.md, CLI).
     """
-    correct = int(np.sum(model.predict(X_te) == np.asarray(y_te)))
+    correct = int(np.sum(model.predict(X_te) == np.asarray(y_te))) if len(y_te) else 0  # the coins may hold none out
     ledger = getattr(model, "privacy_ledger_", None)
     if ledger is None:
-        print(f"\nheld-out accuracy: {correct / len(y_te):.4f} (non-private model)")
+        print(f"\nheld-out accuracy: {correct / max(len(y_te), 1):.4f} of {len(y_te)} records (non-private model)")
         return
     from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 
     eps = float(ledger.epsilon)
     mech = DiscreteLaplaceMechanism(eps / 2)
     noisy_correct, noisy_size = (int(v) for v in mech.randomise(np.array([correct, len(y_te)]), rng))
-    est = min(max(noisy_correct / noisy_size, 0.0), 1.0) if noisy_size > 0 else float("nan")
-    print(f"\nheld-out accuracy (DP estimate): {est:.3f} = {noisy_correct} / {noisy_size}, noisy counts of the "
-          f"correct predictions and of the held-out records at epsilon={eps / 2:.4g} each, on records disjoint "
-          "from the training part (parallel composition: the run stays within the budget)")
+    print("\n" + accuracy_estimate(noisy_correct, noisy_size, mech.tail_bound(HELD_OUT_ALPHA / 2)))
+    print(f"(noisy counts of the correct predictions and of the held-out records, discrete Laplace at "
+          f"epsilon={eps / 2:.4g} each, on records disjoint from the training part: parallel composition keeps the "
+          "run within the budget)")
     if exact:
         print(f"held-out accuracy (exact, NOT private, curator only): {correct / len(y_te):.4f}", file=sys.stderr)
+
+
+HELD_OUT_ALPHA = 0.05  # the interval covers both counts' noise with probability >= 95% (a union bound)
+
+
+def accuracy_estimate(noisy_correct: int, noisy_size: int, k: int) -> str:
+    """The held-out accuracy line from its two noisy counts, each within ``k`` of its true value w.p. >= 1 - alpha/2.
+
+    On that event the exact accuracy lies in ``[(c - k) / (s + k), (c + k) / (s - k)]``
+    (intersected with [0, 1]); when ``s - k < 1`` the size may be 0 and nothing
+    is estimated.  The interval covers the noise only, not the sampling of the
+    held-out records.  Post-processing of the two counts.
+
+    >>> print(accuracy_estimate(80, 100, 3))
+    held-out accuracy (DP estimate): 0.800, 95% interval 0.748 to 0.856 (noise only) = 80 / 100 (noisy counts)
+    >>> print(accuracy_estimate(103, 100, 3).split(" = ")[0])
+    held-out accuracy (DP estimate): 1.030, 95% interval 0.971 to 1.000 (noise only; the noisy ratio lies outside [0, 1])
+    >>> print(accuracy_estimate(154, 121, 3))  # doctest: +ELLIPSIS
+    held-out accuracy: no estimate: the noisy counts 154 correct of 121 are farther from any possible pair than ...
+    >>> print(accuracy_estimate(5, 2, 3))
+    held-out accuracy: too few held-out records to estimate (noisy counts 5 correct of 2, each give or take 3 at 95%)
+    """
+    c, s = int(noisy_correct), int(noisy_size)
+    if s - k < 1:
+        return (f"held-out accuracy: too few held-out records to estimate (noisy counts {c} correct of {s}, each "
+                f"give or take {k} at {1 - HELD_OUT_ALPHA:.0%})")
+    ratio, lo, hi = c / s, (c - k) / (s + k), (c + k) / (s - k)
+    if hi < 0.0 or lo > 1.0:
+        return (f"held-out accuracy: no estimate: the noisy counts {c} correct of {s} are farther from any possible "
+                f"pair than their noise's {1 - HELD_OUT_ALPHA:.0%} bound ({k} each); a rare draw, or a tiny held-out part")
+    note = "noise only" if 0.0 <= ratio <= 1.0 else "noise only; the noisy ratio lies outside [0, 1]"
+    return (f"held-out accuracy (DP estimate): {ratio:.3f}, {1 - HELD_OUT_ALPHA:.0%} interval {max(lo, 0.0):.3f} to "
+            f"{min(hi, 1.0):.3f} ({note}) = {c} / {s} (noisy counts)")
 
 
 def _build_model(spec, params, schema, rng):
@@ -359,7 +402,7 @@ def _build_model(spec, params, schema, rng):
         )
     from dpglass.models import DPPipeline
 
-    outer = {k: params.pop(k) for k in ("epsilon", "delta") if k in params}
+    outer = {k: params.pop(k) for k in ("epsilon", "delta", *PIPELINE_PARAMS) if k in params}
     outer["random_state"] = params.pop("random_state", rng)
     return DPPipeline(schema=schema, model=spec.make(**params), **outer)
 

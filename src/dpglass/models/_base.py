@@ -110,7 +110,8 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
             from dpglass.aggregates.dask_backend import fit_table
 
             return fit_table(self, X, y, classes=declared), None
-        X01 = check_binary_X(self, X, reset=True)
+        # with a public label set a private fit takes zero records: whether fit succeeds must not depend on n
+        X01 = check_binary_X(self, X, reset=True, allow_empty=declared is not None)
         y01, classes = check_binary_y(y, classes=declared)
         if y01.shape[0] != X01.shape[0]:
             from dpglass.exceptions import DataValidationError

@@ -226,7 +226,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
                 f"per feature, or None. Got {self.bounds!r} instead.")
 
     # ------------------------------------------------------------------ data
-    def _check_X(self, X, reset: bool) -> np.ndarray:
+    def _check_X(self, X, reset: bool, allow_empty: bool = False) -> np.ndarray:
         import scipy.sparse
 
         if scipy.sparse.issparse(X):
@@ -234,7 +234,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         try:
             # numeric dtypes are kept (no float copy of a uint8 or int array): binning converts a chunk at a time
             X = validate_data(self, X, reset=reset, dtype="numeric", ensure_all_finite="allow-nan",
-                              ensure_min_samples=1)
+                              ensure_min_samples=0 if allow_empty else 1)
         except DataValidationError:
             raise
         except ValueError as exc:
@@ -242,12 +242,13 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         return X
 
     def _check_fit(self, X, y):
-        Xf = self._check_X(X, reset=True)
         from dpglass._validation import check_binary_y
 
         declared = self.__dict__.get("_schema_classes")
         if declared is None:
             declared = self.classes
+        # with a public label set a private fit takes zero records: whether fit succeeds must not depend on n
+        Xf = self._check_X(X, reset=True, allow_empty=declared is not None)
         y01, classes = check_binary_y(y, classes=declared)
         if y01.shape[0] != Xf.shape[0]:
             raise DataValidationError(f"X has {Xf.shape[0]} rows but y has {y01.shape[0]} labels; they must match.")

@@ -36,7 +36,7 @@ from dpglass.exceptions import InvalidParameterError
 from dpglass.privacy.mechanisms._common import (
     _POSITIVE, _RNG, _SIZE, _Mechanism, _as_output, _check_integers, _check_rng, _check_values,
 )
-from dpglass.privacy.samplers import discrete_laplace
+from dpglass.privacy.samplers import GRID, discrete_laplace, discrete_laplace_decay
 
 __all__ = ["DiscreteLaplaceMechanism", "LaplaceMechanism", "sample_laplace"]
 
@@ -115,6 +115,27 @@ class DiscreteLaplaceMechanism(_Mechanism):
         """
         return {"kind": "discrete-laplace", "parameter": self.epsilon / self.sensitivity,
                 "sensitivity": self.sensitivity}
+
+    def tail_bound(self, alpha: float) -> int:
+        """The least integer ``k`` with ``P[|Z| > k] <= alpha`` for this mechanism's noise, as drawn.
+
+        ``P[|Z| > k] = 2 e^{-g(k+1)} / (1 + e^{-g})`` with the sampler's decay
+        ``g <= 1/scale`` (:func:`~dpglass.privacy.samplers.discrete_laplace`), so
+        ``k`` is computed from ``g``: a public function of the parameters, for
+        intervals and for "clearly above its noise" tests (docs/privacy.md, CLI).
+
+        Examples
+        --------
+        >>> m = DiscreteLaplaceMechanism(1.0)
+        >>> k = m.tail_bound(0.05)
+        >>> k
+        3
+        """
+        if not 0 < alpha < 1:
+            raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}.")
+        g = discrete_laplace_decay(self.scale) / GRID
+        k = math.ceil(math.log(2.0 / (alpha * (1.0 + math.exp(-g)))) / g) - 1
+        return max(k, 0)
 
     def randomise(self, value, rng):
         """``value + Z`` (int64, same shape); ``value`` must be integer-valued."""
