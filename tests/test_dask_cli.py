@@ -192,9 +192,7 @@ def test_binned_data_error_does_not_state_the_number_of_partitions(dask_client, 
 def test_dask_cli_data_error_through_its_own_cluster_is_one_line(tmp_path):
     """The user's command, with its own LocalCluster: everything the workers write lands in its stderr."""
     glob = _write(_bad_value(_frame()), tmp_path / "data", 9)
-    run = subprocess.run([sys.executable, "-c", "import sys; from dpglass.cli import main; sys.exit(main())",
-                          "fit", "--data", glob, "--target", "y", "--classes", "0,1", "--epsilon", "1"],
-                         capture_output=True, text=True, timeout=600)
+    run = _own_cluster_fit(["--data", glob, "--target", "y", "--classes", "0,1", "--epsilon", "1"], cwd=tmp_path)
     assert run.returncode == 2, run.stderr
     assert run.stderr.splitlines() == ["dpglass fit: error: partition 0: column 'f3' has the value 7; dpglass works "
                                        "on binary features (0/1). Binarize the data first "
@@ -205,3 +203,24 @@ def test_dask_cli_data_error_through_its_own_cluster_is_one_line(tmp_path):
 def _address(out: str) -> str:
     found = re.match(r"Dask scheduler (\S+):", out)
     return found.group(1) if found else "?"
+
+
+def _own_cluster_fit(argv, cwd):
+    return subprocess.run([sys.executable, "-c", "import sys; from dpglass.cli import main; sys.exit(main())",
+                           "fit", *argv], capture_output=True, text=True, timeout=600, cwd=cwd)
+
+
+@pytest.mark.slow
+def test_dask_cli_through_its_own_cluster_prints_the_same_for_3_and_5_files(tmp_path):
+    """As the in-process test, with the command's own LocalCluster: the workers' stderr is compared too."""
+    df = _frame(numeric=True)
+    printed = {}
+    for parts in (3, 5):
+        _write(df, tmp_path / f"layout{parts}" / "data", parts)
+        run = _own_cluster_fit(["--data", "data/*.parquet", "--target", "y", *GBDT, "--param", "binning=quantile",
+                                "--epsilon", "1", "--seed", "3"], cwd=tmp_path / f"layout{parts}")
+        assert run.returncode == 0, run.stderr
+        out = run.stdout.replace(_address(run.stdout), "<scheduler>", 1)  # a free port, different each time
+        printed[parts] = out, run.stderr
+    assert printed[3] == printed[5]
+    assert printed[3][1] == ""
