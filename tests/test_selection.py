@@ -248,7 +248,8 @@ def test_reproducible_with_random_state(binary_data):
         (SmoothBoostClassifier(), {"n_rounds": [0, 3]}, {}, "Grid point .* 'n_rounds'"),
         (GreedyRuleListClassifier(), {"max_length": [2]}, {}, "'epsilon' and 'random_state'"),
         ("SmoothBoostClassifier", {}, {}, "'estimator' parameter"),
-        (DPRuleListClassifier(), {"max_length": [2]}, {}, "pure epsilon-DP .* delta=None"),
+        (DPRuleListClassifier(mechanism="certified-pf"), {"max_length": [2]}, {},
+         "needs delta > 0; .*give the search a delta > 0 or choose a pure mechanism"),
     ],
 )
 def test_bad_parameters_raise_clear_errors_before_any_fit(feature_data, estimator, grid, kwargs, match):

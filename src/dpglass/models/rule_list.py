@@ -723,6 +723,12 @@ class DPRuleListClassifier(_RuleListBase):
         self.classes = classes
         self.random_state = random_state
 
+    def _needs_delta(self) -> bool:
+        """Whether a fit with these parameters spends delta (public parameters only; PrivateGridSearch asks it
+        before any run): an (epsilon, delta) mechanism or a charged certification (:func:`delta_plan`), or
+        Gaussian class counts."""
+        return delta_plan(self.mechanism, self.confidence, self.variant).spends_delta or self.count_noise == "gaussian"
+
     def _release_plan(self) -> list:
         """The releases a full run would make (public parameters only): what private selection composes."""
         if self.mechanism == "errors-pf":  # a run is one pure epsilon-DP mechanism, however long the list

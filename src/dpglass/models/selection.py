@@ -198,9 +198,14 @@ class PrivateGridSearch(BinaryClassifierBase):
         A pure epsilon-DP dpglass classifier with ``epsilon`` and
         ``random_state`` parameters and a ``privacy_ledger_`` (e.g.
         :class:`~dpglass.models.SmoothBoostClassifier`,
-        :class:`~dpglass.models.DPLogisticRegression`).  If it has a
-        ``delta`` parameter it must be ``0``.  The search sets ``epsilon``
-        (to ``run_epsilon_``) and ``random_state`` of every candidate.
+        :class:`~dpglass.models.DPLogisticRegression`, the default
+        :class:`~dpglass.models.DPRuleListClassifier`).  The search sets
+        ``epsilon`` (to ``run_epsilon_``), ``random_state`` and ``delta`` of
+        every candidate (0, or the search's delta for candidates it composes
+        by Rényi curves), so the candidate's own ``delta`` does not matter; a
+        candidate that would spend delta under that budget (e.g.
+        ``mechanism="certified-pf"`` in a search with ``delta=0``) is refused
+        before any run.
     param_grid : dict or list of dicts
         As :class:`sklearn.model_selection.ParameterGrid`: lists of values
         to try.  May not contain ``epsilon``, ``delta`` or ``random_state``.
@@ -405,16 +410,52 @@ class PrivateGridSearch(BinaryClassifierBase):
                     cand._validate_params()
                 except InvalidParameterError as exc:
                     raise InvalidParameterError(f"Grid point {params!r} is invalid: {exc}") from None
-            cand_delta = cand.get_params(deep=False).get("delta", 0.0)
-            if cand_delta != 0 and self.delta == 0:
-                self._fail(
-                    "estimator",
-                    "a pure epsilon-DP estimator: its 'delta' must be 0 in every grid point (the selection "
-                    f"theorem is for pure epsilon-DP candidates); {type(est).__name__} has delta={cand_delta!r}. "
-                    "Pass the estimator with delta=0 (and a pure mechanism)",
-                    est,
-                )
+            self._check_candidate_delta(cand, params)
         return candidates, eta
+
+    def _check_candidate_delta(self, cand, params: dict) -> None:
+        """Refuse, before any run, a candidate that would spend delta under the budget the search gives it.
+
+        The search sets every candidate's ``delta`` itself (``candidate_budget``: the search's delta for a
+        candidate it composes by Rényi curves, else 0), so the candidate's own ``delta`` (``None`` included)
+        does not matter; what does is whether the candidate, run with that delta, needs delta > 0.  Public
+        parameters only: the model's own ``_needs_delta`` where it has one (rule lists: its delta plan), else
+        Gaussian noise parameters, else a ``delta`` constraint that refuses 0 (DP-Bag's moments accountant).
+        """
+        run = clone(cand).set_params(**candidate_budget(cand, 1.0, float(self.delta)))
+        if run.get_params(deep=False).get("delta", 0.0) != 0:
+            return  # it runs with the search's delta > 0 and is composed by its curves (_selection_rdp)
+        name = type(cand).__name__
+        point = f" at grid point {params!r}" if params else ""
+        if hasattr(run, "_needs_delta"):
+            needs = run._needs_delta()
+        else:
+            needs = any(run.get_params(deep=False).get(k) == "gaussian" for k in ("count_noise", "leaf_noise"))
+            if not needs and hasattr(run, "_validate_params"):
+                try:
+                    run._validate_params()
+                except InvalidParameterError:
+                    needs = "its 'delta' cannot be 0"  # e.g. DPBaggingClassifier's moments accountant
+        if not needs:
+            return
+        shown = {k: v for k, v in run.get_params(deep=False).items()
+                 if k in ("mechanism", "count_noise", "leaf_noise", "confidence", "variant")
+                 and v != type(cand)().get_params(deep=False).get(k)}
+        what = f"{name}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
+        if isinstance(needs, str):  # no delta makes it a candidate: not 0 (pure), and no Rényi curve for > 0
+            raise InvalidParameterError(
+                f"{name}{point} cannot be searched: {needs} (it always spends delta), and PrivateGridSearch "
+                "composes its runs either as pure epsilon-DP (delta=0) or by the Rényi curves of their release "
+                f"plans (delta > 0), which {name} does not declare. Fit it on its own budget instead.")
+        if float(self.delta) == 0:
+            raise InvalidParameterError(
+                f"{what}{point} needs delta > 0; give the search a delta > 0 or choose a pure mechanism "
+                "(PrivateGridSearch with delta=0 runs every candidate with delta=0: its selection theorem is for "
+                "pure epsilon-DP runs).")
+        raise InvalidParameterError(
+            f"{what}{point} needs delta > 0, but it declares no release plan, so PrivateGridSearch with delta > 0 "
+            "cannot compose it by its Rényi curves and runs it with delta=0 as a pure epsilon-DP candidate; "
+            "choose a pure configuration (e.g. Laplace noise) to search it.")
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -506,7 +547,7 @@ class PrivateGridSearch(BinaryClassifierBase):
         Returns the runs' parameters, their noisy scores, the guarantees of
         their ledgers, and the index and model of the best run.
         """
-        if not getattr(self.estimator, "_distributed_fit", False):
+        if not _learns_from_table(self.estimator):
             X_tr, y01_tr = train.records()
             train_data = (_frame(X_tr, train.columns), self.classes_[y01_tr])
         else:
@@ -648,6 +689,18 @@ class PrivateGridSearch(BinaryClassifierBase):
             data["selected_by"]["stopping_probability"] = float(self.stopping_probability)
             data["selected_by"]["param_grid"] = _grid_as_list(self.param_grid)
         return data
+
+
+def _learns_from_table(estimator) -> bool:
+    """Whether a candidate fits on the search's 0/1 pattern table (``BinaryClassifierBase._check_fit_data``).
+
+    Models that fit through Dask learn from that table, except DP-GBDT: it reads numeric columns and builds
+    its own binned table (:mod:`dpglass.aggregates.binned`), so it is given the training part's records (its
+    binned table of them is the same whatever their order).
+    """
+    from dpglass.models.gbdt import DPGradientBoostingClassifier
+
+    return getattr(estimator, "_distributed_fit", False) and not isinstance(estimator, DPGradientBoostingClassifier)
 
 
 def _frame(X01, columns):
