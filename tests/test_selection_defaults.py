@@ -95,3 +95,111 @@ def test_dp_gbdt_is_searched_on_its_training_records(bits, tmp_path):
     again = PrivateGridSearch(DPGradientBoostingClassifier(classes=[0, 1], delta=0), {"n_estimators": [5, 10]},
                               epsilon=1.0, random_state=0).fit(X[::-1], y[::-1])
     np.testing.assert_array_equal(again.decision_function(X), search.decision_function(X))
+
+
+# ----------------------------------------------------------------- DPPipeline
+SCHEMA = {"target": "y", "columns": [
+    {"name": "age", "kind": "numeric", "bounds": [18, 80], "thresholds": "dp-quantiles", "n_thresholds": 3},
+    {"name": "job", "kind": "categorical", "categories": ["a", "b", "c"]},
+    {"name": "owner", "kind": "binary"}]}
+
+
+@pytest.fixture(scope="module")
+def raw_table():
+    rng = np.random.default_rng(5)
+    n = 1500
+    X = pd.DataFrame({"age": rng.uniform(18, 80, n), "job": rng.choice(["a", "b", "c"], n),
+                      "owner": rng.integers(0, 2, n)})
+    y = ((X["age"].to_numpy() > 45) ^ (rng.random(n) < 0.1)).astype(int)
+    return X, y
+
+
+@pytest.fixture(scope="module", params=[0.0, 1e-6], ids=["pure", "renyi"])
+def pipeline_search(request, raw_table):
+    X, y = raw_table
+    pipe = DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(classes=[0, 1]))
+    search = PrivateGridSearch(pipe, {"model__max_length": [1, 2, 3]}, epsilon=1.0, delta=request.param,
+                               random_state=0)
+    return search.fit(X, y), request.param
+
+
+def test_a_pipeline_is_searched_with_one_encoding_inside_the_budget(pipeline_search, raw_table):
+    from dpglass.models.pipeline import encoder_epsilons
+    from dpglass.schema import Schema
+
+    search, delta = pipeline_search
+    X, y = raw_table
+    ledger = search.privacy_ledger_
+    assert _within(ledger, 1.0, delta) and ledger.total()[1] == delta
+    releases = [e.release for e in ledger]
+    # the encoder's entries exactly as DPPipeline writes them (at its shares of the search's epsilon), then the selection
+    alone = DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(classes=[0, 1]), random_state=0).fit(X, y)
+    enc = [e for e in alone.privacy_ledger_ if e.release.startswith("encoder: ")]
+    assert [(e.release, e.mechanism, e.epsilon) for e in ledger][:len(enc)] == [(e.release, e.mechanism, e.epsilon)
+                                                                                for e in enc]
+    assert releases[len(enc):] == ["model: private selection: the best run's parameters, model and noisy "
+                                   "validation score"]
+    selection = list(ledger)[-1]
+    assert "encoding was fitted once" in selection.note
+    eps_q, eps_clip = encoder_epsilons(Schema.from_dict(SCHEMA), 1.0, 0.1, 0.02)
+    assert selection.epsilon <= (1.0 - eps_q - eps_clip) * (1 + RELATIVE_TOLERANCE)
+    # best_estimator_ is a DPPipeline of that encoding and the selected model, with the same ledger
+    best = search.best_estimator_
+    assert isinstance(best, DPPipeline) and best.privacy_ledger_ is ledger
+    assert set(search.best_params_) == {"model__max_length"}
+    assert best.model.max_length == search.best_params_["model__max_length"]
+    assert best.model_.best_estimator_.max_length == search.best_params_["model__max_length"]
+    # predict on raw rows, columns in any order
+    np.testing.assert_array_equal(search.predict(X[["owner", "age", "job"]]), best.predict(X))
+    assert (search.predict(X) == y).mean() > 0.75
+    assert "PrivateGridSearch" in search.to_text() and "age>" in search.to_text()
+
+
+def test_a_searched_pipeline_round_trips_and_tampered_entries_are_refused(pipeline_search, raw_table, tmp_path):
+    search, _ = pipeline_search
+    X, _ = raw_table
+    search.save(tmp_path / "s.json")
+    search.best_estimator_.save(tmp_path / "b.json")
+    assert json.loads((tmp_path / "s.json").read_text()) == json.loads((tmp_path / "b.json").read_text())
+    loaded = load_model(tmp_path / "s.json")
+    assert isinstance(loaded, DPPipeline)
+    np.testing.assert_array_equal(loaded.predict(X), search.predict(X))
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert "selected_by" in data["inner_model"]
+
+    def halve_encoder_entry(d):
+        e = d["privacy_ledger"]["entries"][0]
+        d["privacy_ledger"]["total"]["epsilon"] -= e["epsilon"] / 2
+        e["epsilon"] /= 2
+
+    def drop_clip_entry(d):  # the total recomputed: the file claims the count cost nothing
+        d["privacy_ledger"]["total"]["epsilon"] -= d["privacy_ledger"]["entries"].pop(3)["epsilon"]
+
+    def cheaper_selection(d):  # the selection claims less, in the pipeline's ledger and in the inner model's
+        for led in (d["privacy_ledger"], d["inner_model"]["privacy_ledger"]):
+            led["entries"][-1]["epsilon"] /= 2
+            led["total"]["epsilon"] -= led["entries"][-1]["epsilon"]
+
+    def bigger_run(d):
+        d["inner_model"]["params"]["epsilon"] *= 1.5
+
+    for edit, match in ((halve_encoder_entry, r"entries\[0\]\.epsilon"), (drop_clip_entry, "encoder releases"),
+                        (cheaper_selection, "entries"), (bigger_run, "epsilon")):
+        bad = json.loads(json.dumps(data))
+        edit(bad)
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ModelFileError, match=match):
+            load_model(tmp_path / "bad.json")
+
+
+def test_a_pipeline_grid_names_the_models_parameters(raw_table):
+    X, y = raw_table
+    pipe = DPPipeline(schema=SCHEMA, model=DPRuleListClassifier())
+    for grid, match in (({"quantile_share": [0.1, 0.2]}, "'model__max_length'"),
+                        ({"model__epsilon": [0.5]}, "free of 'epsilon'"),
+                        ({"model__max_lenght": [2]}, "does not have")):
+        with pytest.raises(InvalidParameterError, match=match):
+            PrivateGridSearch(pipe, grid, epsilon=1.0).fit(X, y)
+    certified = DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(mechanism="certified-pf"))
+    with pytest.raises(InvalidParameterError, match="needs delta > 0"):
+        PrivateGridSearch(certified, {"model__max_length": [2]}, epsilon=1.0).fit(X, y)

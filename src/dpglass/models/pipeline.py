@@ -14,7 +14,8 @@ occupation=Exec-managerial then >50K").
 from __future__ import annotations
 
 import numbers
-from dataclasses import asdict
+import warnings
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpglass._validation import InstanceOf, Interval
 from dpglass.aggregates import is_distributed
-from dpglass.exceptions import DataValidationError, InvalidParameterError
+from dpglass.exceptions import DataValidationError, InvalidParameterError, WeakGuaranteeWarning
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
@@ -145,38 +146,54 @@ class DPPipeline(BinaryClassifierBase):
             raise InvalidParameterError("DPPipeline's model must be a differentially private dpglass estimator.")
         rng = check_random_state(self.random_state)
         enc_rng, model_rng = spawn(rng, 2)
-        eps_q, eps_clip, eps_model = self._budget(schema)
-        if is_distributed(X) or is_distributed(y):
-            encoding, entries, noisy, Xenc = self._encode_partitioned(X, y, schema, eps_q, eps_clip, enc_rng)
-        else:
-            y = self._check_labels(X, y, schema)
-            encoding, entries, noisy = fit_encoding(X, schema, quantile_epsilon=eps_q, clip_epsilon=eps_clip,
-                                                    rng=enc_rng)
-            Xenc = pd.DataFrame(encoding.transform(X), columns=encoding.feature_names(), index=X.index)
-        params = {"epsilon": eps_model, "random_state": model_rng}
+        encoded = self._fit_encoding(X, y, schema, enc_rng)
+        params = {"epsilon": encoded.model_epsilon, "random_state": model_rng}
         if self.delta is not None and "delta" in self.model.get_params():
             params["delta"] = self.delta  # None: the model keeps its own (a pure model stays pure)
         model = clone(self.model).set_params(**params)
-        model.fit(Xenc, y, **self._public_part(X_public, encoding))
+        self._warn_about_guarantee(float(self.epsilon))  # at the pipeline's epsilon, not the model's share of it
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", WeakGuaranteeWarning)
+            model.fit(encoded.X, encoded.y, **self._public_part(X_public, encoded.encoding))
+        self._set_fitted(schema, encoded, model, is_replayable(rng))
+        return self
+
+    def _fit_encoding(self, X, y, schema: Schema, rng) -> "_Encoded":
+        """The encoder's part of ``fit``: the budget split, the labels checked, the encoding fitted (its DP
+        releases drawn from ``rng``) and the table encoded.  :class:`~dpglass.models.PrivateGridSearch` calls
+        it too, once, before selecting the model on the encoded table."""
+        eps_q, eps_clip, eps_model = self._budget(schema)
+        if is_distributed(X) or is_distributed(y):
+            encoding, entries, noisy, Xenc = self._encode_partitioned(X, y, schema, eps_q, eps_clip, rng)
+        else:
+            y = self._check_labels(X, y, schema)
+            encoding, entries, noisy = fit_encoding(X, schema, quantile_epsilon=eps_q, clip_epsilon=eps_clip,
+                                                    rng=rng)
+            Xenc = pd.DataFrame(encoding.transform(X), columns=encoding.feature_names(), index=X.index)
+        return _Encoded(encoding, entries, noisy, Xenc, y, eps_model, eps_clip)
+
+    def _set_fitted(self, schema: Schema, encoded: "_Encoded", model, replayable: bool) -> None:
+        """The fitted state: the encoding, the fitted model and one ledger, the encoder's entries then the model's
+        (``model: ...``).  ``model`` is any fitted private estimator of the encoded table (PrivateGridSearch
+        passes its selection over the encoded table)."""
         inner = model.privacy_ledger_
         # the model's accountant composes the encoding's pure releases too: each moves every Renyi order (or the
         # PLD) by at most its epsilon, so the total stays within the encoding's epsilon plus the model's total
         ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=inner.delta, accountant=inner.accountant,
-                               replayable=is_replayable(rng))
-        for e in entries:
+                               replayable=replayable)
+        for e in encoded.entries:
             ledger.spend(**e)
-        if eps_clip == 0 and any(c.kind == "numeric" for c in schema.features):
+        if encoded.clip_epsilon == 0 and any(c.kind == "numeric" for c in schema.features):
             ledger.spend(**CLIP_OFF_ENTRY)  # clip_share=0: the ledger says that nothing was counted
         for e in inner:
             d = asdict(e)
             d["release"] = f"model: {d['release']}"
             ledger.spend(**d)
-        self.encoding_, self.model_, self.privacy_ledger_ = encoding, model, ledger
-        self.clipped_records_noisy_ = noisy
+        self.encoding_, self.model_, self.privacy_ledger_ = encoded.encoding, model, ledger
+        self.clipped_records_noisy_ = encoded.noisy
         self.classes_ = model.classes_
         self.feature_names_in_ = np.array([c.name for c in schema.features], dtype=object)
         self.n_features_in_ = len(self.feature_names_in_)
-        return self
 
     def _encode_partitioned(self, X, y, schema, eps_q, eps_clip, rng):
         """The encoding of a dask DataFrame, and the encoded dask DataFrame the model then fits on.
@@ -303,6 +320,19 @@ class DPPipeline(BinaryClassifierBase):
         model.feature_names_in_ = np.array(data["feature_names"], dtype=object)
         model.n_features_in_ = int(data["n_features_in"])
         return model
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    """What the encoder's part of a fit gives the model's part."""
+
+    encoding: Encoding
+    entries: list  # the encoder's ledger entries, in order
+    noisy: int | None  # the released noisy count of clipped records
+    X: object  # the encoded table (a DataFrame, or a dask DataFrame)
+    y: object  # the checked labels
+    model_epsilon: float  # what the encoder's shares leave for the model
+    clip_epsilon: float
 
 
 def encoder_epsilons(schema: Schema, epsilon: float, quantile_share: float, clip_share: float) -> tuple:

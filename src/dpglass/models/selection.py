@@ -338,6 +338,12 @@ class PrivateGridSearch(BinaryClassifierBase):
         self.scoring = scoring
         self.random_state = random_state
 
+    @property
+    def classes(self):
+        """The label set the estimator declares (its ``classes``), read by ``_check_fit_data``: public, so data
+        of one class fits; None: the labels are read from y."""
+        return _declared_classes(self.estimator)
+
     # ----------------------------------------------------------- validation
     def _fail(self, name, what, value):
         raise InvalidParameterError(
@@ -471,13 +477,10 @@ class PrivateGridSearch(BinaryClassifierBase):
         self
         """
         self._validate_params()
-        if type(self.estimator).__name__ == "DPPipeline":
-            raise InvalidParameterError(
-                "PrivateGridSearch searches models fitted on 0/1 columns; it cannot tune a DPPipeline over a raw "
-                "table yet (each run would also have to pay for its own encoding). Search the model on the table "
-                "encoded with public cut points (dpglass.schema: a schema without dp-quantiles reads nothing from "
-                "the data), or keep the model's defaults."
-            )
+        from dpglass.models.pipeline import DPPipeline
+
+        if isinstance(self.estimator, DPPipeline):
+            return self._fit_pipeline(X, y)
         candidates, eta = self._check_selection_params()
         rng = check_random_state(self.random_state)
         if is_distributed(X) and not getattr(self.estimator, "_distributed_fit", False):
@@ -533,6 +536,61 @@ class PrivateGridSearch(BinaryClassifierBase):
             "noisy_accuracy": noisy / expected_val,
             "selected": selected,
         }
+        return self
+
+    def _fit_pipeline(self, X, y):
+        """Search a :class:`~dpglass.models.DPPipeline`: encode once, select its model on the encoded table.
+
+        The pipeline's encoder is fitted once, with its own shares of the search's epsilon and the entries
+        DPPipeline writes (``_fit_encoding``: the same code as ``DPPipeline.fit``).  The selection then runs
+        over the pipeline's model on the encoded table with what the shares leave (a search of its own, with
+        this search's delta, method, law and split), and ``best_estimator_`` is a DPPipeline of that encoding
+        and that selection: its ledger, the encoder's entries then ``model: private selection ...``, is this
+        search's.  Encoding is a per-record map with released cut points, so every run is as private on the
+        raw records as on the encoded ones, and the whole is sequential composition of the two parts.
+        """
+        pipe = self.estimator
+        grid = self.param_grid
+        grids = [grid] if isinstance(grid, dict) else list(grid) if isinstance(grid, (list, tuple)) else None
+        if not grids or not all(isinstance(g, dict) for g in grids):
+            self._fail("param_grid", "a dict of lists of values, or a non-empty list of such dicts", grid)
+        outside = sorted({k for g in grids for k in g if not (isinstance(k, str) and k.startswith("model__"))})
+        if outside:
+            self._fail("param_grid", "names of the pipeline's model's parameters, as scikit-learn nests them "
+                       f"('model__max_length'): the search encodes once, so {outside} cannot vary", grid)
+        if not getattr(pipe.model, "_private", False):
+            self._fail("estimator", "a DPPipeline over a differentially private dpglass model", pipe)
+        base = clone(pipe).set_params(epsilon=float(self.epsilon), random_state=None)
+        schema = base._schema()
+        eps_model = base._budget(schema)[2]  # public: the shares of the schema's releases
+        inner = PrivateGridSearch(
+            pipe.model, [{k.removeprefix("model__"): v for k, v in g.items()} for g in grids],
+            epsilon=eps_model, delta=self.delta, method=self.method, stopping_probability=self.stopping_probability,
+            eta=self.eta, validation_fraction=self.validation_fraction, scoring=self.scoring)
+        inner._validate_params()
+        inner._check_selection_params()  # every grid point and candidate checked before the data is read
+        rng = check_random_state(self.random_state)
+        enc_rng, search_rng = spawn(rng, 2)
+        encoded = base._fit_encoding(X, y, schema, enc_rng)
+        inner.set_params(random_state=search_rng)
+        inner._encoded_once = True
+        inner.fit(encoded.X, encoded.y)
+        # the selected pipeline: the encoding and the selection; its model parameter is the selected point
+        selected = clone(pipe.model).set_params(**inner.best_params_)
+        run_delta = inner.best_estimator_.get_params(deep=False).get("delta")
+        best = clone(pipe).set_params(model=selected, epsilon=float(self.epsilon), random_state=None,
+                                      delta=run_delta)
+        best._set_fitted(schema, encoded, inner, is_replayable(rng))
+        self.best_params_ = {f"model__{k}": v for k, v in inner.best_params_.items()}
+        self.best_estimator_ = best
+        self.best_index_, self.best_score_ = inner.best_index_, inner.best_score_
+        self.privacy_ledger_ = best.privacy_ledger_
+        self.run_epsilon_, self.eta_, self.expected_runs_ = inner.run_epsilon_, inner.eta_, inner.expected_runs_
+        self.n_runs_ = inner.n_runs_
+        self.results_ = {**inner.results_, "params": [{f"model__{k}": v for k, v in p.items()}
+                                                       for p in inner.results_["params"]]}
+        self.classes_, self.n_features_in_ = best.classes_, best.n_features_in_
+        self.feature_names_in_ = best.feature_names_in_
         return self
 
     def _runs(self, candidates, budget, scorer, train, validation, run_rngs):
@@ -614,6 +672,9 @@ class PrivateGridSearch(BinaryClassifierBase):
                 f"validation predictions (sensitivity 1, scale {scorer.scale:.6g}); parallel composition over "
                 "the two parts. Not refit. Covers best_params_, best_estimator_, best_score_ only: n_runs_ "
                 "and results_ are curator-side and not covered."
+                + (" Every run trains on the same encoded table: the pipeline's encoding was fitted once, "
+                   "before the selection, and its releases are the encoder's entries of this ledger."
+                   if self.__dict__.get("_encoded_once") else "")
             ),
         )
         return ledger
@@ -658,6 +719,8 @@ class PrivateGridSearch(BinaryClassifierBase):
     def to_text(self) -> str:
         """The selection (released part only) followed by the selected model's printout."""
         check_is_fitted(self)
+        if hasattr(self.best_estimator_, "encoding_"):  # a DPPipeline over the selection: it prints both
+            return self.best_estimator_.to_text()
         eps, delta = self.privacy_ledger_.total()
         params = ", ".join(f"{k}={v!r}" for k, v in sorted(self.best_params_.items())) or "(no parameters)"
         lines = [
@@ -677,6 +740,8 @@ class PrivateGridSearch(BinaryClassifierBase):
         diagnostics (``n_runs_``, ``results_``, ``best_index_``) are left out.
         """
         check_is_fitted(self)
+        if hasattr(self.best_estimator_, "encoding_"):  # a DPPipeline: its file carries the selection (_fit_pipeline)
+            return self.best_estimator_.to_dict()
         data = self.best_estimator_.to_dict()
         data["privacy_ledger"] = self.privacy_ledger_.to_dict()
         data["selected_by"] = {
@@ -689,6 +754,15 @@ class PrivateGridSearch(BinaryClassifierBase):
             data["selected_by"]["stopping_probability"] = float(self.stopping_probability)
             data["selected_by"]["param_grid"] = _grid_as_list(self.param_grid)
         return data
+
+
+def _declared_classes(estimator):
+    """The label set the estimator declares (its ``classes`` parameter), or None."""
+    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
+    if "classes" not in params and hasattr(params.get("model"), "get_params"):  # a DPPipeline: its model's
+        params = params["model"].get_params(deep=False)
+    classes = params.get("classes")
+    return None if classes is None else list(classes)
 
 
 def _learns_from_table(estimator) -> bool:
