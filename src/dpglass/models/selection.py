@@ -205,10 +205,17 @@ class PrivateGridSearch(BinaryClassifierBase):
         by Rényi curves), so the candidate's own ``delta`` does not matter; a
         candidate that would spend delta under that budget (e.g.
         ``mechanism="certified-pf"`` in a search with ``delta=0``) is refused
-        before any run.
+        before any run.  A :class:`~dpglass.models.DPPipeline` is searched
+        by encoding once (its encoder's shares of ``epsilon``, its entries)
+        and selecting its model on the encoded table with the rest;
+        ``best_estimator_`` is then a DPPipeline over that selection (the
+        search sets the pipeline's ``epsilon``, ``delta`` and
+        ``random_state``).
     param_grid : dict or list of dicts
         As :class:`sklearn.model_selection.ParameterGrid`: lists of values
         to try.  May not contain ``epsilon``, ``delta`` or ``random_state``.
+        For a DPPipeline, the model's parameters as scikit-learn nests them
+        (``{"model__max_length": [2, 3]}``).
     epsilon : float
         Total budget of the selection (> 0), required.
     delta : float in [0, 1), default=0.0
