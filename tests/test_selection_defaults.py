@@ -58,6 +58,11 @@ def test_a_candidate_that_would_spend_delta_is_refused_before_any_run(bits, delt
     with pytest.raises(InvalidParameterError, match=r"count_noise='gaussian'.*needs delta > 0"):
         gauss.fit(X, y)
     assert not fits and not hasattr(search, "privacy_ledger_")
+    # DP-GBDT declares no release plan: any search runs it with delta=0, so Gaussian leaves are refused in both
+    gbdt = PrivateGridSearch(DPGradientBoostingClassifier(leaf_noise="gaussian"), {"n_estimators": [3]},
+                             epsilon=1.0, delta=delta)
+    with pytest.raises(InvalidParameterError, match=r"leaf_noise='gaussian'.*needs delta > 0.*Laplace noise"):
+        gbdt.fit(X, y)
 
 
 def test_every_registered_private_model_fits_or_is_refused_up_front(bits):
@@ -132,7 +137,8 @@ def test_a_pipeline_is_searched_with_one_encoding_inside_the_budget(pipeline_sea
     ledger = search.privacy_ledger_
     assert _within(ledger, 1.0, delta) and ledger.total()[1] == delta
     releases = [e.release for e in ledger]
-    # the encoder's entries exactly as DPPipeline writes them (at its shares of the search's epsilon), then the selection
+    # the encoder's entries exactly as DPPipeline writes them (its shares of the search's epsilon), then the
+    # selection
     alone = DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(classes=[0, 1]), random_state=0).fit(X, y)
     enc = [e for e in alone.privacy_ledger_ if e.release.startswith("encoder: ")]
     assert [(e.release, e.mechanism, e.epsilon) for e in ledger][:len(enc)] == [(e.release, e.mechanism, e.epsilon)

@@ -460,15 +460,16 @@ class PrivateGridSearch(BinaryClassifierBase):
                 f"{name}{point} cannot be searched: {needs} (it always spends delta), and PrivateGridSearch "
                 "composes its runs either as pure epsilon-DP (delta=0) or by the Rényi curves of their release "
                 f"plans (delta > 0), which {name} does not declare. Fit it on its own budget instead.")
-        if float(self.delta) == 0:
+        if float(self.delta) == 0 and hasattr(run, "_release_plan"):  # a delta > 0 search would compose it
             raise InvalidParameterError(
                 f"{what}{point} needs delta > 0; give the search a delta > 0 or choose a pure mechanism "
                 "(PrivateGridSearch with delta=0 runs every candidate with delta=0: its selection theorem is for "
                 "pure epsilon-DP runs).")
         raise InvalidParameterError(
-            f"{what}{point} needs delta > 0, but it declares no release plan, so PrivateGridSearch with delta > 0 "
-            "cannot compose it by its Rényi curves and runs it with delta=0 as a pure epsilon-DP candidate; "
-            "choose a pure configuration (e.g. Laplace noise) to search it.")
+            f"{what}{point} needs delta > 0, but it declares no release plan, so PrivateGridSearch runs it with "
+            "delta=0 as a pure epsilon-DP candidate whatever the search's delta (a delta > 0 search composes "
+            "only planned candidates by their Rényi curves); choose a pure configuration (Laplace noise) to "
+            "search it.")
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
