@@ -13,7 +13,7 @@ import numpy as np
 
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 
-__all__ = ["check_out_path", "inline_schema", "read_csv", "split_target", "prediction_frame"]
+__all__ = ["check_binary_columns", "check_out_path", "inline_schema", "read_csv", "split_target", "prediction_frame"]
 
 
 def read_csv(path, text_columns=()):
@@ -48,6 +48,28 @@ def split_target(frame, target, path):
             f"The target column {target!r} of {path} has missing labels; drop or label those records first."
         )
     return frame.drop(columns=[target]), y.to_numpy()
+
+
+def check_binary_columns(X, path, target) -> None:
+    """Without a schema a CSV must hold 0/1 feature columns: else say how to describe it on the command line.
+
+    (The library's own message names ``dpglass.datasets.Binarizer``, which a
+    command-line user cannot call.)  Names the first other column; no count.
+    """
+    import pandas as pd
+
+    for name in X.columns:
+        values = pd.to_numeric(X[name], errors="coerce")
+        if values.isin([0, 1]).all():
+            continue
+        what = "missing values" if X[name].isna().any() else "values other than 0 and 1"
+        raise DataValidationError(
+            f"Column {name!r} of {path} holds {what}, and no schema says how to read it. Describe the raw "
+            f"columns with public bounds and categories: `dpglass schema --data {path} --target {target} --out "
+            f"schema.json` writes a template to fill in, then `dpglass fit --data {path} --target {target} "
+            "--schema schema.json`; or give them inline (--bounds NAME=LO:HI, --categorical NAME=A,B,..., "
+            "--binary NAME, --drop NAME)."
+        )
 
 
 def _pairs(items, option, sep="="):

@@ -141,10 +141,24 @@ def _cmd_datasets(args) -> int:
 def _cmd_models(args) -> int:
     from dpglass.registry import list_estimators
 
+    import textwrap
+
     for spec in list_estimators():
         print(f"{spec.name:24s} {spec.guarantee}")
         print(f"{'':24s} {spec.description}")
+        defaults = spec.make().get_params(deep=False)  # the registry name's own settings included
+        shown = ", ".join(f"{k}={_shown(v)}" for k, v in sorted(defaults.items()))
+        print(textwrap.fill(f"parameters (--param NAME=VALUE): {shown}", width=120, initial_indent=" " * 25,
+                            subsequent_indent=" " * 27))
     return 0
+
+
+def _shown(value) -> str:
+    """A parameter's default as it is typed after --param NAME= (JSON where it has a JSON form)."""
+    try:
+        return json.dumps(value)
+    except TypeError:
+        return repr(value)
 
 
 #: DPPipeline's own parameters, given with --param when the table is read through a schema.
@@ -189,7 +203,7 @@ def _text_columns(args, schema) -> list:
 
 def _load_fit_data(args):
     """(X, y, source, schema or None)."""
-    from dpglass._cli_tables import inline_schema, read_csv, split_target
+    from dpglass._cli_tables import check_binary_columns, inline_schema, read_csv, split_target
 
     inline = args.bounds or args.categorical or args.binary or args.drop or args.dp_quantiles
     if args.data is None:
@@ -216,6 +230,7 @@ def _load_fit_data(args):
     if inline:
         return X, y, args.data, inline_schema(frame, args.target, bounds=args.bounds, categorical=args.categorical,
                                               binary=args.binary, drop=args.drop, quantiles=args.dp_quantiles)
+    check_binary_columns(X, args.data, args.target)
     return X, y, args.data, None
 
 
@@ -387,6 +402,15 @@ def accuracy_estimate(noisy_correct: int, noisy_size: int, k: int) -> str:
             f"{min(hi, 1.0):.3f} ({note}) = {c} / {s} (noisy counts)")
 
 
+#: How to fit a non-private baseline on a schema's encoding (tested in tests/test_cli.py).
+BASELINE_HINT = """    import pandas as pd
+    from dpglass.schema import fit_encoding, load_schema
+
+    X = pd.read_csv("FILE.csv").drop(columns=["TARGET"])
+    encoding, _, _ = fit_encoding(X, load_schema("SCHEMA.json"), quantile_epsilon=0, clip_epsilon=0, rng=None)
+    X01 = pd.DataFrame(encoding.transform(X), columns=encoding.feature_names())"""
+
+
 def _build_model(spec, params, schema, rng):
     accepted = spec.cls().get_params()
     if schema is None:
@@ -396,10 +420,8 @@ def _build_model(spec, params, schema, rng):
     if not spec.private:
         raise InvalidParameterError(
             f"--schema fits a private model through DPPipeline; {spec.name!r} is not private. For a non-private "
-            "baseline, binarize the table in Python with the same schema (dpglass.schema.fit_encoding(frame, "
-            "schema, quantile_epsilon=0, clip_epsilon=0, rng=None).transform(frame), for a schema without "
-            "dp-quantiles) and fit the model on that."
-        )
+            "baseline, binarize the table in Python with the same schema (a schema without dp-quantiles: its cut "
+            "points are public) and fit the model on that:\n" + BASELINE_HINT)
     from dpglass.models import DPPipeline
 
     outer = {k: params.pop(k) for k in ("epsilon", "delta", *PIPELINE_PARAMS) if k in params}
@@ -440,6 +462,11 @@ def _cmd_schema(args) -> int:
     frame = read_csv(args.data)
     if args.target is not None and args.target not in frame.columns:
         raise DataValidationError(f"{args.data} has no column {args.target!r}.")
+    if args.target is not None and frame[args.target].nunique() > 2:
+        # said before the user fills in the schema (curator-side, like the template itself)
+        print(f"dpglass schema: note: the target {args.target!r} has more than two labels, and every dpglass model "
+              "is binary today: recode it into two classes (e.g. one label against the others) before fitting, "
+              "and declare them with --classes NEG,POS.", file=sys.stderr)
     text = json.dumps(schema_template(frame, args.target, fill_bounds_from_data=args.fill_bounds_from_data),
                       indent=2)
     if args.out:
