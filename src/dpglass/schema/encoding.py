@@ -337,9 +337,9 @@ def clip_warning_threshold(epsilon: float, false_alarm: float = CLIP_FALSE_ALARM
     """The smallest noisy count ``t >= 1`` that discrete Laplace noise at ``epsilon`` alone reaches with
     probability at most ``false_alarm``: ``P(Z >= t) = q^t / (1 + q)``, ``q = e^-epsilon`` (sensitivity 1).
 
-    A function of public parameters only.  ``q`` is the sampler's own decay
-    (:func:`~dpglass.privacy.samplers.discrete_laplace_decay`, a hair above
-    ``e^-epsilon``), so the bound is exact for the noise drawn.  With no value
+    A function of public parameters only: the mechanism's own tail
+    (:meth:`~dpglass.privacy.mechanisms.DiscreteLaplaceMechanism.upper_threshold`),
+    exact for the noise drawn.  With no value
     out of bounds the noisy count is ``Z``, so the warning fires with
     probability at most ``false_alarm``; with ``c`` records clipped it fires
     with probability ``P(Z >= t - c)`` (at least 1/2 at ``c = t``, at least
@@ -347,16 +347,10 @@ def clip_warning_threshold(epsilon: float, false_alarm: float = CLIP_FALSE_ALARM
 
     >>> [clip_warning_threshold(e) for e in (0.01, 0.02, 0.1, 1.0, 5.0)]
     [622, 312, 63, 7, 2]
+    >>> clip_warning_threshold(1e6)
+    1
     """
-    from dpglass.privacy.samplers import GRID, discrete_laplace_decay
-
-    q = math.exp(-discrete_laplace_decay(DiscreteLaplaceMechanism(epsilon).scale) / GRID)
-    t = max(1, math.ceil(math.log(false_alarm * (1 + q)) / math.log(q)))
-    while t > 1 and q ** (t - 1) / (1 + q) <= false_alarm:  # float rounding of the logarithms, either way
-        t -= 1
-    while q ** t / (1 + q) > false_alarm:
-        t += 1
-    return t
+    return DiscreteLaplaceMechanism(epsilon).upper_threshold(false_alarm)
 
 
 def _approx(x: float) -> str:

@@ -116,26 +116,44 @@ class DiscreteLaplaceMechanism(_Mechanism):
         return {"kind": "discrete-laplace", "parameter": self.epsilon / self.sensitivity,
                 "sensitivity": self.sensitivity}
 
-    def tail_bound(self, alpha: float) -> int:
-        """The least integer ``k`` with ``P[|Z| > k] <= alpha`` for this mechanism's noise, as drawn.
+    @property
+    def decay(self) -> float:
+        """The sampler's decay ``g <= 1/scale``: ``P[Z = z] ∝ e^{-g|z|}`` for the noise as drawn
+        (:func:`~dpglass.privacy.samplers.discrete_laplace`)."""
+        return discrete_laplace_decay(self.scale) / GRID
 
-        ``P[|Z| > k] = 2 e^{-g(k+1)} / (1 + e^{-g})`` with the sampler's decay
-        ``g <= 1/scale`` (:func:`~dpglass.privacy.samplers.discrete_laplace`), so
-        ``k`` is computed from ``g``: a public function of the parameters, for
-        intervals and for "clearly above its noise" tests (docs/privacy.md, CLI).
+    def log_upper_tail(self, t: int) -> float:
+        """``log P[Z >= t]`` for an integer ``t >= 1``: ``-g t - log(1 + e^-g)``."""
+        g = self.decay
+        return -g * int(t) - math.log1p(math.exp(-g))
 
-        Examples
-        --------
-        >>> m = DiscreteLaplaceMechanism(1.0)
-        >>> k = m.tail_bound(0.05)
-        >>> k
-        3
+    def upper_threshold(self, alpha: float) -> int:
+        """The least integer ``t >= 1`` with ``P[Z >= t] <= alpha``: a noisy count at ``t`` or above is
+        "clearly above its noise" (the noise alone reaches it with probability at most ``alpha``).
+
+        >>> DiscreteLaplaceMechanism(1.0).upper_threshold(1e-3), DiscreteLaplaceMechanism(1e6).upper_threshold(1e-3)
+        (7, 1)
         """
+        return self._least(lambda t: self.log_upper_tail(t) <= math.log(alpha), alpha, start=1)
+
+    def tail_bound(self, alpha: float) -> int:
+        """The least integer ``k >= 0`` with ``P[|Z| > k] <= alpha`` (``= 2 P[Z >= k + 1]``), for the noise as
+        drawn: a public function of the parameters, for intervals (docs/privacy.md, CLI).
+
+        >>> DiscreteLaplaceMechanism(1.0).tail_bound(0.05), DiscreteLaplaceMechanism(1e6).tail_bound(0.05)
+        (3, 0)
+        """
+        return self._least(lambda k: math.log(2.0) + self.log_upper_tail(k + 1) <= math.log(alpha), alpha, start=0)
+
+    def _least(self, ok, alpha: float, start: int) -> int:
         if not 0 < alpha < 1:
             raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}.")
-        g = discrete_laplace_decay(self.scale) / GRID
-        k = math.ceil(math.log(2.0 / (alpha * (1.0 + math.exp(-g)))) / g) - 1
-        return max(k, 0)
+        t = max(start, math.floor(-math.log(alpha) / self.decay) - 1)  # at or below the answer
+        while t > start and ok(t - 1):  # float rounding, either way
+            t -= 1
+        while not ok(t):
+            t += 1
+        return t
 
     def randomise(self, value, rng):
         """``value + Z`` (int64, same shape); ``value`` must be integer-valued."""
