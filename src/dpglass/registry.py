@@ -76,8 +76,8 @@ _register(
         target="dpglass.models.rule_list:GreedyRuleListClassifier",
         private=False,
         guarantee="none (non-private baseline)",
-        description="Greedy rule list (GreedyRL), the non-private reference of paper 001 (criterion='errors': "
-                    "errors-pf's criterion).",
+        description="Greedy rule list (GreedyRL), the non-private reference of paper 001 (criterion='gini', the "
+                    "paper's; criterion='errors' is errors-pf's).",
         test_params={"max_length": 3},
     )
 )

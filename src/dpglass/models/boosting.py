@@ -474,7 +474,7 @@ def smooth_boost(
         how = {"basic": "basic composition", "pld": "PLD composition (dp-accounting)",
                "rdp": "Rényi composition (exponential mechanism as bounded range)"}[composition]
         for e in round_entries:
-            e["note"] = (e.get("note", "") + f"; {how} over {n_rounds} rounds of "
+            e["note"] = (e.get("note", "") + f"; {how} over {_count(n_rounds, 'round')} of "
                          f"epsilon_round={eps_round:.6g}").lstrip("; ")
             ledger.spend(**e)
     else:
@@ -794,7 +794,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         classes = self.classes_
         eps, delta = self.privacy_ledger_.total()
         head = (
-            f"SmoothBoostClassifier (LazyBB, {self.weak_learner}s): {len(self.estimators_)} rounds, "
+            f"SmoothBoostClassifier (LazyBB, {self.weak_learner}s): {_count(len(self.estimators_), 'round')}, "
             f"({eps:.4g}, {delta:.3g})-DP [{self.composition_} composition]"
         )
         lines = [head]
@@ -850,3 +850,8 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         self.composition_ = data["composition"]
         self.delta_ = float(data["delta"])
         self._set_summaries()
+
+
+def _count(n: int, noun: str) -> str:
+    """``"1 round"``, ``"3 rounds"``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -453,7 +453,8 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         """Every tree as nested ifs with feature names, thresholds and leaf values (log-odds added)."""
         names = self.feature_names()
         eps, delta = self.privacy_ledger_.total()
-        head = (f"DPGradientBoostingClassifier ({self.variant}): {len(self.estimators_)} trees of depth "
+        n = len(self.estimators_)
+        head = (f"DPGradientBoostingClassifier ({self.variant}): {n} tree{'' if n == 1 else 's'} of depth "
                 f"{self.max_depth}, ({eps:.4g}, {delta:.3g})-DP [{self.privacy_ledger_.accountant}]")
         lines = [head, f"score = {self.init_score_:+.4f} + one leaf value per tree; predict {self.classes_[1]!s} if score > 0, "
                        f"else {self.classes_[0]!s}"]
@@ -539,7 +540,7 @@ class _DaskData:
         from dpglass.aggregates.binned import PartitionBinning
 
         return PartitionBinning(tuple(self.columns), tuple(estimator.bounds_), tuple(edges),
-                                tuple(int(e.size) for e in edges), int(self.X.npartitions), type(estimator).__name__)
+                                tuple(int(e.size) for e in edges), type(estimator).__name__)
 
     def grid_counts(self, estimator, numeric: list, grid_cells: int):
         from dpglass.aggregates.binned import dask_grid_counts
