@@ -180,8 +180,6 @@ def test_dask_data_error_does_not_state_the_number_of_partitions(dask_client, tm
     assert rc == 2 and not re.search(r"\bof 6\b|\b6 partitions", err), err
 
 
-@pytest.mark.xfail(strict=True, reason="aggregates/binned.py's _where still says 'partition i (of N)': N is the "
-                                       "number of partitions (not in this change's files)")
 def test_binned_data_error_does_not_state_the_number_of_partitions(dask_client, tmp_path, capfd):
     case = "infinite value, binned on the workers"
     rc, _, err = _fit([*_bad_files(case, tmp_path / "data"), "--scheduler", dask_client.scheduler.address], capfd)

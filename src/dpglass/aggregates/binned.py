@@ -136,10 +136,6 @@ def binned_table(X, y01, to_bins, layout: BitLayout) -> BinnedTable:
 
 
 # ----------------------------------------------------------------------- Dask
-def _where(index: int, n_parts: int) -> str:
-    return f"partition {index} (of {n_parts})"
-
-
 @dataclass(frozen=True)
 class PartitionBinning:
     """What a worker needs to check and bin one partition: all public (or already released)."""
@@ -148,12 +144,13 @@ class PartitionBinning:
     bounds: tuple
     edges: tuple
     n_cuts: tuple
-    n_parts: int
     owner: str
 
     def matrix(self, part, index: int) -> np.ndarray:
         """The partition's feature columns as float64 (r, d), checked; errors name the partition and column."""
-        where = _where(index, self.n_parts)
+        from dpglass.aggregates.dask_backend import partition_label
+
+        where = partition_label(index)
         X = np.empty((len(part), len(self.columns)), dtype=np.float64)
         for j, c in enumerate(self.columns):
             if c not in part.columns:

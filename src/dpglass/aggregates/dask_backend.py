@@ -75,8 +75,9 @@ def _require_dask():
         raise ImportError('Fitting on dask collections needs the dask extra: pip install "dpglass[dask]"') from exc
 
 
-def _where(index: int, n_parts: int) -> str:
-    # not "(of n_parts)": the number of partitions depends on the number of records
+def partition_label(index: int) -> str:
+    """How an error names a partition: its index only, never "(of N)" (with files written every k rows the
+    number of partitions reveals n; docs/privacy.md, "What a Dask fit prints")."""
     return f"partition {index}"
 
 
@@ -90,7 +91,7 @@ def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, cl
         in ``classes``, or X and y have different lengths in this partition;
         the message names the partition and the column.
     """
-    where = _where(index, n_parts)
+    where = partition_label(index)
     missing = [c for c in columns if c not in X_part.columns]
     if missing:
         raise DataValidationError(f"{where}: column {missing[0]!r} is missing (X has {len(columns)} feature "
@@ -183,14 +184,14 @@ def _partition_error(index: int, n_parts: int, exc) -> Exception:
         return exc
     if _lost(exc):
         return DistributedFitError(
-            f"{_where(index, n_parts)} could not be reduced: the worker running it was lost "
+            f"{partition_label(index)} could not be reduced: the worker running it was lost "
             f"({type(exc).__name__}: {exc}). No model was fitted: rerun the fit (the result will be the same), "
             "or raise distributed's allowed-failures if workers are being lost."
         )
     if isinstance(exc, KeyError):
-        return DataValidationError(f"{_where(index, n_parts)}: a column is missing when it is read "
+        return DataValidationError(f"{partition_label(index)}: a column is missing when it is read "
                                    f"({exc}); every file must have the feature and label columns.")
-    return DataValidationError(f"{_where(index, n_parts)} could not be read or checked: "
+    return DataValidationError(f"{partition_label(index)} could not be read or checked: "
                                f"{type(exc).__name__}: {exc}")
 
 
@@ -379,7 +380,7 @@ def _on_partition(part, index: int, n_parts: int, fn, args):
     try:
         return fn(part, *args)
     except DataValidationError as exc:
-        raise DataValidationError(f"{_where(index, n_parts)}: {exc}") from None
+        raise DataValidationError(f"{partition_label(index)}: {exc}") from None
 
 
 def map_partitions_named(frame, fn, *args, meta):
