@@ -365,9 +365,7 @@ def test_teacher_student_models_take_a_raw_public_part_and_say_when_they_had_non
     assert code == 0 and "public part: 200 records" in out and "Traceback" not in err
 
 
-def test_cli_warnings_are_the_commands_lines_and_grid_search_refuses_a_pipeline(tmp_path, capsys):
-    from dpglass.models import PrivateGridSearch
-
+def test_cli_warnings_are_the_commands_lines(tmp_path, capsys):
     frame = _raw(300)
     frame.loc[:249, "age"] = 500  # 250 records outside the bounds, about 175 of them in the training part
     path, schema = tmp_path / "d.csv", tmp_path / "s.json"
@@ -386,10 +384,7 @@ def test_cli_warnings_are_the_commands_lines_and_grid_search_refuses_a_pipeline(
 
     line = _format_warning(ClippingWarning("About 3 records"), ClippingWarning, "/x/cli.py", 236, "model.fit()")
     assert line == "dpglass: ClippingWarning: About 3 records\n"  # what the command prints: no source line
-    search = PrivateGridSearch(DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(), delta=0),
-                               {"model__max_length": [2, 4]}, epsilon=1.0)
-    with pytest.raises(exceptions.InvalidParameterError, match="cannot tune a DPPipeline"):
-        search.fit(frame.drop(columns="income"), frame["income"])
+    # PrivateGridSearch over a DPPipeline is tested in tests/test_selection_defaults.py (issue 26, item 12)
 
 
 @pytest.mark.parametrize("categories", [[1, 2, 3], ["1", "2", "3"]])
