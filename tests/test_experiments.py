@@ -406,6 +406,7 @@ def test_quick_reproduction_smoke(tmp_path):
     assert fig4["test_accuracy"].notna().all()
 
 
+@needs_shared_data  # reads compas-corels and adult-corels: skipped, not downloaded, without DPGLASS_DATA (issue 26)
 def test_quick_accounting_reproduction(tmp_path):
     """`dpglass reproduce accounting --quick`: both accountants for every model, a figure per family, a report."""
     from dpglass.cli import main
