@@ -948,46 +948,23 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
     elif ("intercept_grid" in data or ctx.params.get("alpha") == "auto"
           or any(e.get("mechanism") == COUNT_MECHANISM for e in ctx.entries)):  # only files from before the offset lack it
         _fail("class_counts", "is missing", "the released class counts (every file since the class-count offset)")
-    if ctx.ledger is not None:  # objective perturbation spends the whole budget epsilon at once
-        eps = ctx.ledger.total()[0]
-        if not _close(eps, ctx.ledger.epsilon):
-            _fail("privacy_ledger.entries", f"spend epsilon={eps!r}",
-                  f"the whole budget epsilon={ctx.ledger.epsilon!r} (objective perturbation)")
-        _check_logistic_coefficients(data, ctx)
+    if ctx.ledger is not None:  # its own fit (a selection's file is checked by its selection): replay the plan
+        from dpglass.models.logistic import release_plan
+        from dpglass.privacy.plan import check_against_plan
 
-
-def _check_logistic_coefficients(data: dict, ctx: _Context) -> None:
-    """The coefficient entry's epsilon, sensitivity and scale, and the file's grid step, are recomputed from the
-    parameters (``coefficient_calibration``): a file cannot claim more noise than its parameters give."""
-    from dpglass.models.logistic import CLASS_COUNT_SHARE, MECHANISM, coefficient_calibration, resolved_alpha
-
-    e, p = ctx.entries[-1], ctx.params
-    if e.get("mechanism") != MECHANISM:
-        return  # older mechanisms are refused by name elsewhere
-    eps = float(p["epsilon"])
-    coef_eps = eps * (1 - CLASS_COUNT_SHARE) if "class_counts" in data and p.get("fit_intercept", True) else eps
-    alpha = resolved_alpha(p["alpha"], eps) if p.get("alpha") == "auto" or _is_num(p.get("alpha")) else None
-    if not _is_num(alpha) or alpha <= 0 or not _is_num(p.get("tol")) or p["tol"] < 0:
-        _fail("params", f"have alpha={p.get('alpha')!r}, tol={p.get('tol')!r}", "alpha > 0 or 'auto', tol >= 0")
-    try:
-        _, cal = coefficient_calibration(epsilon=coef_eps, alpha=alpha, data_norm=p.get("data_norm"),
-                                         tol=p["tol"], n_coef=ctx.d + int(bool(p.get("fit_intercept", True))))
-    except (InvalidParameterError, TypeError, ValueError) as err:
-        _fail("params", f"give no coefficient release ({err})", "the parameters of a fit that ran")
-    field = f"privacy_ledger.entries[{len(ctx.entries) - 1}]"
-    for key, want in (("epsilon", coef_eps), ("sensitivity", cal.l1_sensitivity), ("scale", cal.scale)):
-        if not (_is_num(e.get(key)) and _close(e[key], want)):
-            _fail(f"{field}.{key}", f"is {e.get(key)!r}", f"{want!r}, recomputed from the parameters")
-    if data.get("grid_step") != cal.grid_step:
-        _fail("grid_step", f"is {data.get('grid_step')!r}", f"{cal.grid_step!r}, recomputed from the parameters")
-    if not all(float(v / cal.grid_step).is_integer() for v in data.get("coef", [])):
-        _fail("coef", "has values off the grid", f"multiples of grid_step = {cal.grid_step!r} (the release's grid)")
+        try:
+            plan = release_plan(ctx.params, ctx.d)
+        except (InvalidParameterError, TypeError, ValueError) as err:
+            _fail("params", f"give no release plan ({err})", "the parameters of a fit that ran")
+        check_against_plan(ctx.entries, plan, data, _fail)
+        if data.get("grid_step") != plan[-1].domain.step:
+            _fail("grid_step", f"is {data.get('grid_step')!r}", f"{plan[-1].domain.step!r}, the plan's grid")
 
 
 def _check_logistic_offset(data: dict, ctx: _Context) -> None:
-    """DPLogisticRegression: the intercept is the grid coordinate plus the log-odds of the released class counts,
-    which come first in the ledger (CLASS_COUNT_SHARE of epsilon) when fit_intercept is set."""
-    from dpglass.models.logistic import CLASS_COUNT_SHARE, class_offset
+    """DPLogisticRegression: the intercept is the grid coordinate plus the log-odds of the released class counts
+    (derived values: recomputed from the releases)."""
+    from dpglass.models.logistic import class_offset
 
     counts, p = data["class_counts"], ctx.params
     if not p.get("fit_intercept", True):
@@ -996,17 +973,10 @@ def _check_logistic_offset(data: dict, ctx: _Context) -> None:
         return
     if not (isinstance(counts, list) and len(counts) == 2 and all(_is_count(c) for c in counts)):
         _fail("class_counts", f"is {counts!r}", "the two released noisy class counts (integers)")
-    grid, step = _need_num(data, "intercept_grid", "intercept_grid"), _need_num(data, "grid_step", "grid_step")
-    if not (step > 0 and float(grid / step).is_integer()):
-        _fail("intercept_grid", f"is {grid!r}", f"a multiple of grid_step = {step!r}")
+    grid = _need_num(data, "intercept_grid", "intercept_grid")
     if data.get("intercept") != grid + class_offset(counts):
         _fail("intercept", f"is {data.get('intercept')!r}",
               f"intercept_grid + the offset of class_counts = {grid + class_offset(counts)!r}")
-    if ctx.ledger is not None:
-        _check_first_count_entry(ctx, float(p["epsilon"]) * CLASS_COUNT_SHARE, "the class counts")
-        if len(ctx.entries) != 2 or ctx.entries[1].get("mechanism") == COUNT_MECHANISM:
-            _fail("privacy_ledger.entries", f"has {len(ctx.entries)} releases",
-                  "the class counts, then the coefficients")
 
 
 def _check_errors_list_ledger(data: dict, ctx: _Context) -> None:

@@ -23,13 +23,15 @@ from dpglass._validation import Interval
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
 from dpglass.models._logistic_solver import RowBlocks, SolverNotCertifiedError, minimise
-from dpglass.privacy.ledger import PrivacyLedger, ledger_of
+from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
+from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism, count_fields
 from dpglass.privacy.objective_perturbation import (
     OutputPerturbationCalibration,
     output_perturbation_calibration,
     release_on_grid,
     snap_to_grid,
 )
+from dpglass.privacy.plan import GridMultiples, Integers, PlannedRelease
 from dpglass.privacy.rng import check_random_state, is_replayable
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "class_offset",
     "coefficient_calibration",
     "dp_logistic_regression",
+    "release_plan",
     "resolved_alpha",
 ]
 
@@ -140,19 +143,36 @@ def dp_logistic_regression(
             raise InvalidParameterError(f"X01 has {X01.shape[0]} rows but y01 has {y01.shape[0]} labels.")
         X01 = pattern_table(X01, y01.astype(np.uint8))
     table = X01
+    step, c, cal = coefficient_step(epsilon=epsilon, alpha=alpha, fit_intercept=fit_intercept, data_norm=data_norm,
+                                    tol=tol, n_features=table.n_features)
+    ledger = PrivacyLedger(epsilon=float(epsilon), delta=0.0).follow([step])
+    theta = ledger.release(step, grid_minimiser(table, fit_intercept, c, cal, alpha, tol, offset), rng)
     d = table.n_features
-    p = d + int(bool(fit_intercept))
+    coef = theta[:d].copy()
+    intercept = float(theta[d]) if fit_intercept else 0.0
+    return DPLogisticRelease(coef, intercept, ledger, cal.grid_step)
+
+
+def grid_minimiser(table, fit_intercept: bool, c: float, cal, alpha, tol, offset: float = 0.0) -> np.ndarray:
+    """The grid indices ``round(beta~ / gamma)`` of the certified minimiser (the exact values the coefficient
+    release perturbs): ``||grad F(beta~)|| <= c tol`` with regulariser weight ``alpha c^2``."""
+    mu, tol_beta = float(alpha) * c * c, c * float(tol)  # what the calibration assumed of the solver
+    rows = RowBlocks.from_table(table, bool(fit_intercept), c)  # the per-record map, a block of distinct rows at a time
+    return snap_to_grid(minimise(rows, mu, tol_beta, offset=float(offset)), cal.grid_step)
+
+
+def coefficient_step(*, epsilon, alpha, fit_intercept, data_norm, tol, n_features):
+    """``(step, c, calibration)``: the coefficient release of the plan, from public parameters only.
+
+    Discrete Laplace noise in grid units on the certified minimiser's grid
+    indices (:func:`~dpglass.privacy.objective_perturbation.release_on_grid`);
+    the released values are multiples of the grid step.
+    """
+    p = int(n_features) + int(bool(fit_intercept))
     if p == 0:
         raise InvalidParameterError("There is nothing to fit: no features and no intercept.")
     c, cal = coefficient_calibration(epsilon=epsilon, alpha=alpha, data_norm=data_norm, tol=tol, n_coef=p)
-    mu, tol_beta = float(alpha) * c * c, c * float(tol)  # what the calibration assumed of the solver
-    rows = RowBlocks.from_table(table, bool(fit_intercept), c)  # the per-record map, a block of distinct rows at a time
-    beta = minimise(rows, mu, tol_beta, offset=float(offset))
-    k = snap_to_grid(beta, cal.grid_step)
-    theta = release_on_grid(k, cal, rng)
-
-    ledger = PrivacyLedger(epsilon=float(epsilon), delta=0.0)
-    ledger.spend(
+    entry = LedgerEntry(
         release="logistic regression coefficients and intercept",
         mechanism=MECHANISM,
         epsilon=float(epsilon),
@@ -167,9 +187,34 @@ def dp_logistic_regression(
             f"tol={float(tol):g}, p={p}, grid step gamma=2**{int(math.log2(cal.grid_step))}"
         ),
     )
-    coef = theta[:d].copy()
-    intercept = float(theta[d]) if fit_intercept else 0.0
-    return DPLogisticRelease(coef, intercept, ledger, cal.grid_step)
+    step = PlannedRelease(entry, lambda k, rng: release_on_grid(k, cal, rng), GridMultiples(cal.grid_step),
+                          ("coef", "intercept_grid"))
+    return step, c, cal
+
+
+def class_count_step(epsilon: float) -> PlannedRelease:
+    """The class counts of the plan (``fit_intercept=True``): discrete Laplace, sensitivity 1 (a record is in
+    one cell), integers."""
+    mech = DiscreteLaplaceMechanism(epsilon)
+    entry = LedgerEntry(
+        release="class counts (the intercept's offset)", **count_fields(mech),
+        note="one record changes one of the two counts by 1 (add/remove): geometric mechanism; the offset "
+             "log((c1 + 1/2)/(c0 + 1/2)), clipped, is post-processing; basic composition with the coefficients")
+    return PlannedRelease(entry, lambda v, rng: [int(x) for x in mech.randomise(np.asarray(v), rng)], Integers(),
+                          ("class_counts",))
+
+
+def release_plan(params: dict, n_features: int) -> list[PlannedRelease]:
+    """DPLogisticRegression's releases, in order, from its public parameters: the fit spends through them and
+    ``load_model`` replays them (docs/privacy.md, DP logistic regression)."""
+    eps, fit_intercept, steps = float(params["epsilon"]), bool(params["fit_intercept"]), []
+    if fit_intercept:
+        steps.append(class_count_step(eps * CLASS_COUNT_SHARE))
+        eps -= steps[0].entry.epsilon
+    step, _, _ = coefficient_step(epsilon=eps, alpha=resolved_alpha(params["alpha"], params["epsilon"]),
+                                  fit_intercept=fit_intercept, data_norm=params["data_norm"], tol=float(params["tol"]),
+                                  n_features=n_features)
+    return steps + [step]
 
 
 def class_offset(class_counts) -> float:
@@ -182,22 +227,6 @@ def class_offset(class_counts) -> float:
     """
     c0, c1 = (max(int(c), 0) + 0.5 for c in class_counts)
     return float(min(max(math.log(c1 / c0), -OFFSET_LIMIT), OFFSET_LIMIT))
-
-
-def release_class_counts(table, epsilon: float, rng):
-    """``(entry, [c0, c1])``: the two class counts of a :class:`~dpglass.aggregates.PatternTable` plus discrete
-    Laplace noise (sensitivity 1: a record is in one cell)."""
-    from dpglass.privacy.ledger import LedgerEntry
-    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism, count_fields
-
-    n1 = int(table.counts[table.labels == 1].sum())
-    mech = DiscreteLaplaceMechanism(epsilon)
-    counts = [int(v) for v in mech.randomise(np.array([table.n_records - n1, n1]), rng)]
-    entry = LedgerEntry(
-        release="class counts (the intercept's offset)", **count_fields(mech),
-        note="one record changes one of the two counts by 1 (add/remove): geometric mechanism; the offset "
-             "log((c1 + 1/2)/(c0 + 1/2)), clipped, is post-processing; basic composition with the coefficients")
-    return entry, counts
 
 
 class LogisticScores:
@@ -328,29 +357,25 @@ class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
         self._validate_params()
         rng = check_random_state(self.random_state)
         table = self._fit_table(X, y)  # in memory or through Dask: the same table
-        epsilon, offset, first = float(self.epsilon), 0.0, ()
-        self.class_counts_ = None
+        plan = release_plan(self.get_params(deep=False), table.n_features)
+        ledger = PrivacyLedger(epsilon=float(self.epsilon)).follow(plan)
+        offset, self.class_counts_ = 0.0, None
         if self.fit_intercept:
-            entry, self.class_counts_ = release_class_counts(table, epsilon * CLASS_COUNT_SHARE, rng)
-            offset, first = class_offset(self.class_counts_), (entry,)
-            epsilon -= entry.epsilon
-        release = dp_logistic_regression(
-            table,
-            None,
-            epsilon=epsilon,
-            alpha=self._alpha(),
-            fit_intercept=bool(self.fit_intercept),
-            data_norm=self.data_norm,
-            tol=float(self.tol),
-            rng=rng,
-            offset=offset,
-        )
+            n1 = int(table.counts[table.labels == 1].sum())
+            self.class_counts_ = ledger.release(plan[0], [table.n_records - n1, n1], rng)
+            offset = class_offset(self.class_counts_)
+        step = plan[-1]
+        _, c, cal = coefficient_step(epsilon=step.entry.epsilon, alpha=self._alpha(), fit_intercept=self.fit_intercept,
+                                     data_norm=self.data_norm, tol=self.tol, n_features=table.n_features)
+        theta = ledger.release(step, grid_minimiser(table, self.fit_intercept, c, cal, self._alpha(), self.tol,
+                                                    offset), rng)
         self._warn_about_guarantee(float(self.epsilon))
-        self.coef_ = release.coef
-        self.intercept_grid_ = release.intercept
-        self.intercept_ = release.intercept + offset
-        self.grid_step_ = release.grid_step
-        self.privacy_ledger_ = ledger_of((*first, *release.ledger.entries), epsilon=float(self.epsilon))
+        d = table.n_features
+        self.coef_ = theta[:d].copy()
+        self.intercept_grid_ = float(theta[d]) if self.fit_intercept else 0.0
+        self.intercept_ = self.intercept_grid_ + offset
+        self.grid_step_ = step.domain.step
+        self.privacy_ledger_ = ledger
         self.privacy_ledger_.replayable = is_replayable(rng)
         self.n_features_used_ = int(np.count_nonzero(self.coef_))
         return self

@@ -176,15 +176,52 @@ class PrivacyLedger:
             If the total after this release would exceed the budget.
         """
         entry = LedgerEntry(release=release, mechanism=mechanism, epsilon=epsilon, delta=delta, **details)
+        self._check_budget(entry)
+        self._entries.append(entry)
+        return entry
+
+    def follow(self, plan) -> "PrivacyLedger":
+        """Hold the fit to ``plan`` (a list of :class:`~dpglass.privacy.plan.PlannedRelease`): each
+        :meth:`release` must be the plan's next step (a plan that stops early is a prefix).  Returns self."""
+        self._plan = list(plan)
+        return self
+
+    def release(self, step, exact, rng):
+        """Release ``exact`` through a plan step: check order and budget, draw the noise, record, return it.
+
+        The budget is checked **before** the noise is drawn, and the noisy
+        values are checked to lie in the step's public domain (a failure there
+        is a bug in the family's plan, not the data's fault).
+
+        Raises
+        ------
+        BudgetExceededError
+            If the total after this release would exceed the budget (nothing is drawn).
+        InvalidParameterError
+            If ``step`` is not the next step of the plan this ledger follows.
+        """
+        plan = getattr(self, "_plan", None)
+        if plan is not None:
+            i = len(self._entries)
+            if i >= len(plan) or plan[i] is not step:
+                expected = repr(plan[i].release) if i < len(plan) else "nothing more"
+                raise InvalidParameterError(f"Release {step.release!r} is not the plan's next step ({expected}).")
+        self._check_budget(step.entry)
+        noisy = step.noise(exact, rng)
+        problem = step.domain.problem(noisy)
+        if problem is not None:  # pragma: no cover - a plan whose noise leaves its own domain
+            raise RuntimeError(f"{step.release!r} {problem}; its plan says {step.domain}.")
+        self._entries.append(step.entry)
+        return noisy
+
+    def _check_budget(self, entry: LedgerEntry) -> None:
         new_eps, new_delta = self._compose(self._entries + [entry])
         if self.epsilon is not None and not (_within(new_eps, self.epsilon) and _within(new_delta, self.delta)):
             raise BudgetExceededError(
-                f"Spending ({entry.epsilon:g}, {entry.delta:g}) on {release!r} would bring the total to "
+                f"Spending ({entry.epsilon:g}, {entry.delta:g}) on {entry.release!r} would bring the total to "
                 f"({new_eps:g}, {new_delta:g}) above the budget ({self.epsilon:g}, {self.delta:g}). "
                 "Give the model a larger budget or fewer releases."
             )
-        self._entries.append(entry)
-        return entry
 
     def _compose(self, entries) -> tuple[float, float]:
         from dpglass.privacy.accounting import compose

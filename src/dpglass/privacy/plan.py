@@ -1,0 +1,151 @@
+"""Release plans: what a fit may release, in order; each step carries its privacy map and its public domain.
+
+OpenDP's lesson: a measurement carries its own privacy map.  A
+:class:`PlannedRelease` is one step of a model family's plan: the ledger
+entry it records (its mechanism, ε, δ, sensitivity, scale, curve: the
+privacy map), the function that draws its noise, and the **public domain**
+of the values it releases (integers, multiples of a grid step, a set of
+public points).  A family writes its plan once, as a function of its public
+parameters (and of values it released earlier, for data-dependent
+branches); then
+
+* the fit spends only through :meth:`~dpglass.privacy.ledger.PrivacyLedger.release`,
+  which takes the next step of the plan, checks the budget *before* drawing,
+  draws the noise, checks the noisy values lie in the step's domain and
+  records the entry;
+* the file verifier replays the same plan from the file's parameters
+  (:func:`check_against_plan`): the ledger must be that sequence, entry for
+  entry, and every released value must lie in its step's domain.
+
+Derived values (an intercept from noisy counts) are checked by the family as
+what the releases give.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+
+from dpglass.privacy.ledger import LedgerEntry
+
+__all__ = ["GridMultiples", "Integers", "PlannedRelease", "Points", "check_against_plan"]
+
+
+@dataclass(frozen=True)
+class Integers:
+    """Released values are integers (noisy counts)."""
+
+    def problem(self, values) -> str | None:
+        """None when every value lies in the domain, else what is wrong (for the verifier's message)."""
+        for v in _flat(values):
+            if isinstance(v, bool) or not (isinstance(v, (int, np.integer))
+                                           or (isinstance(v, (float, np.floating)) and float(v).is_integer())):
+                return f"holds {v!r}, not an integer"
+        return None
+
+    def __str__(self) -> str:
+        return "integers"
+
+
+@dataclass(frozen=True)
+class GridMultiples:
+    """Released values are integer multiples of a public grid step (a power of two: exact in float64)."""
+
+    step: float
+
+    def problem(self, values) -> str | None:
+        for v in _flat(values):
+            if not _finite(v) or not float(float(v) / self.step).is_integer():
+                return f"holds {v!r}, not a multiple of the grid step {self.step!r}"
+        return None
+
+    def __str__(self) -> str:
+        return f"multiples of {self.step!r}"
+
+
+@dataclass(frozen=True)
+class Points:
+    """Released values are among public points (cut points, a label set)."""
+
+    points: tuple
+
+    def problem(self, values) -> str | None:
+        allowed = set(self.points)
+        for v in _flat(values):
+            if v not in allowed:
+                return f"holds {v!r}, not one of the public points"
+        return None
+
+    def __str__(self) -> str:
+        return f"one of {len(self.points)} public points"
+
+
+def _flat(values):
+    if isinstance(values, (list, tuple, np.ndarray)):
+        for v in values:
+            yield from _flat(v)
+    else:
+        yield values
+
+
+def _finite(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+@dataclass(frozen=True)
+class PlannedRelease:
+    """One step of a release plan.
+
+    Parameters
+    ----------
+    entry : LedgerEntry
+        What the ledger records for this step: its privacy map (mechanism,
+        ε, δ, sensitivity, scale, curve), name and note.
+    noise : callable ``(exact, rng) -> noisy``
+        The step's mechanism applied to the exact values (a mechanism's
+        ``randomise``, or a grid release built on one).
+    domain : Integers, GridMultiples or Points
+        Where every released value lies, whatever the data.
+    fields : tuple of str
+        The model file's fields holding the released values (the verifier
+        checks them against ``domain``).
+    """
+
+    entry: LedgerEntry
+    noise: Callable
+    domain: object
+    fields: tuple = ()
+
+    @property
+    def release(self) -> str:
+        return self.entry.release
+
+
+def check_against_plan(raw_entries: list, plan: list, data: dict, fail) -> None:
+    """A file's ledger entries are exactly the plan's, in order, and its released fields lie in their domains.
+
+    ``raw_entries`` are the file's entry dicts; ``fail(field, problem, expected)``
+    raises the verifier's error.  Floats compare exactly: a fit records the
+    plan's own entries, and JSON round-trips floats.
+    """
+    if len(raw_entries) != len(plan):
+        fail("privacy_ledger.entries", f"has {len(raw_entries)} releases",
+             f"{len(plan)}: {', '.join(repr(s.release) for s in plan)}")
+    for i, (got, step) in enumerate(zip(raw_entries, plan)):
+        want = asdict(step.entry)
+        for key, value in want.items():
+            if got.get(key) != value:
+                fail(f"privacy_ledger.entries[{i}].{key}", f"is {got.get(key)!r}",
+                     f"{value!r}, the plan's {step.release!r} recomputed from the parameters")
+        extra = sorted(set(got) - set(want))
+        if extra:
+            fail(f"privacy_ledger.entries[{i}].{extra[0]}", "is not a ledger field", "only the fields dpglass writes")
+        for name in step.fields:
+            if name not in data:
+                fail(name, "is missing", f"the values of {step.release!r}")
+            problem = step.domain.problem(data[name])
+            if problem is not None:
+                fail(name, problem, f"{step.domain}, the public domain of {step.release!r}")

@@ -1,0 +1,110 @@
+"""Release plans (issue 27): the fit spends only through its family's plan; the file verifier replays it."""
+
+import json
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+from dpglass.exceptions import BudgetExceededError, InvalidParameterError, ModelFileError
+from dpglass.models import DPLogisticRegression, load_model
+from dpglass.models.logistic import release_plan
+from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
+from dpglass.privacy.plan import GridMultiples, Integers, PlannedRelease, Points
+
+SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "dpglass"
+
+#: Families whose fit spends only through ``PrivacyLedger.release`` (the list grows as families move to plans).
+PLANNED_FAMILIES = ("models/logistic.py",)
+
+
+def _step(name="count", eps=0.5, domain=Integers(), noise=lambda v, rng: [int(x) + 1 for x in v]):
+    return PlannedRelease(LedgerEntry(name, "discrete laplace", epsilon=eps, sensitivity=1.0), noise, domain,
+                          ("counts",))
+
+
+def test_release_checks_the_budget_before_it_draws():
+    drawn = []
+    step = _step(eps=0.75, noise=lambda v, rng: drawn.append(v) or list(v))
+    ledger = PrivacyLedger(epsilon=1.0).follow([step, step])
+    assert ledger.release(step, [3], None) == [3]
+    with pytest.raises(BudgetExceededError):
+        ledger.release(step, [4], None)
+    assert drawn == [[3]] and len(ledger) == 1  # nothing drawn, nothing recorded for the refused release
+
+
+def test_release_takes_the_plans_steps_in_order():
+    a, b = _step("a", 0.25), _step("b", 0.25)
+    ledger = PrivacyLedger(epsilon=1.0).follow([a, b])
+    with pytest.raises(InvalidParameterError, match="not the plan's next step"):
+        ledger.release(b, [1], None)
+    ledger.release(a, [1], None)
+    ledger.release(b, [1], None)
+    with pytest.raises(InvalidParameterError, match="nothing more"):
+        ledger.release(a, [1], None)
+
+
+def test_domains_accept_their_values_and_name_the_first_other():
+    assert Integers().problem([1, -2, 3.0]) is None and "not an integer" in Integers().problem([1, 2.5])
+    assert Integers().problem([True]) is not None
+    g = GridMultiples(2.0 ** -6)
+    assert g.problem([3 * 2.0 ** -6, 0.0]) is None and "grid step" in g.problem([0.1])
+    assert g.problem([float("nan")]) is not None
+    assert Points((0.5, 1.5)).problem([1.5]) is None and Points((0.5,)).problem([0.7]) is not None
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    X = (rng.random((400, 4)) < 0.5).astype(int)
+    y = X[:, 0] | X[:, 1]
+    path = tmp_path_factory.mktemp("plan") / "lr.json"
+    DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=1).fit(X, y).save(path)
+    return json.loads(path.read_text())
+
+
+def test_the_fit_records_exactly_its_plan(saved):
+    plan = release_plan(saved["params"], saved["n_features_in"])
+    assert [e["release"] for e in saved["privacy_ledger"]["entries"]] == [s.release for s in plan]
+    assert load_model_dict(saved).privacy_ledger_.total() == (1.0, 0.0)
+
+
+def load_model_dict(data, tmp=pathlib.Path("/tmp")):
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(data, fh)
+    return load_model(fh.name)
+
+
+def _entries(d):
+    return d["privacy_ledger"]["entries"]
+
+
+TAMPERS = {
+    "dropped entry": lambda d: _entries(d).pop(0),
+    "added entry": lambda d: _entries(d).append(dict(_entries(d)[0])),
+    "reordered entries": lambda d: _entries(d).reverse(),
+    "cheaper counts": lambda d: _entries(d)[0].update(epsilon=_entries(d)[0]["epsilon"] / 2),
+    "renamed release": lambda d: _entries(d)[1].update(release="coefficients"),
+    "count off the integers": lambda d: d["class_counts"].__setitem__(0, d["class_counts"][0] + 0.5),
+    "coefficient off the grid": lambda d: d["coef"].__setitem__(1, 0.4375 + 1e-9),
+    "raw value as intercept_grid": lambda d: d.update(intercept_grid=0.4172),
+    "grid step edited": lambda d: d.update(grid_step=d["grid_step"] / 2),
+}
+
+
+@pytest.mark.parametrize("tamper", list(TAMPERS))
+def test_the_verifier_replays_the_plan(saved, tamper):
+    data = json.loads(json.dumps(saved))
+    TAMPERS[tamper](data)
+    with pytest.raises(ModelFileError, match=r"privacy_ledger|class_counts|coef|intercept|grid_step"):
+        load_model_dict(data)
+
+
+@pytest.mark.parametrize("path", PLANNED_FAMILIES)
+def test_a_planned_family_writes_no_ledger_entry_by_hand(path):
+    text = (SRC / path).read_text()
+    assert not re.search(r"\.spend\(|ledger_of\(|_entries\.append", text), path
+    assert ".release(" in text
