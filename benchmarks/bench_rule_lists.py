@@ -29,7 +29,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
 from dpglass.datasets import load_dataset  # noqa: E402
-from dpglass.experiments import SweepConfig, run_sweep, split_indices, cell_seed  # noqa: E402
+from dpglass_experiments import SweepConfig, run_sweep, split_indices, cell_seed  # noqa: E402
 from dpglass.models import DPRuleListClassifier  # noqa: E402
 
 
@@ -68,7 +68,7 @@ def bench_fit(repeats: int) -> None:
 
 
 def bench_sweep(seeds: int, jobs: int) -> None:
-    from dpglass.experiments.rule_lists import PAPER_DATASETS, _paper_grid, paper_methods
+    from dpglass_experiments.rule_lists import PAPER_DATASETS, _paper_grid, paper_methods
 
     methods = tuple(m for m in paper_methods() if m.name != "certified-pf")  # the paper's six
     eps = _paper_grid()

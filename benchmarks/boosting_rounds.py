@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 
 from dpglass.datasets import load_dataset
-from dpglass.experiments.seeding import split_indices
+from dpglass_experiments.seeding import split_indices
 from dpglass.models import SmoothBoostClassifier
 
 DATASETS = ("german", "breast-cancer", "compas", "mushroom", "adult")

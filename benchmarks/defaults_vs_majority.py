@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from dpglass.datasets import load_dataset
-from dpglass.experiments.seeding import split_indices
+from dpglass_experiments.seeding import split_indices
 from dpglass.registry import get_spec
 
 DATASETS = ("german", "breast-cancer", "mushroom")

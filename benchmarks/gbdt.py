@@ -5,7 +5,7 @@ Run from the repository root::
     DPGLASS_DATA=../shared/data python benchmarks/gbdt.py [--trees 100] [--depth 4] [--repeats 3] [--threads 1]
 
 Both fit Adult's training split (32561 records) with its numeric columns kept
-(public bounds, ``dpglass.experiments.gbdt.data``), 32 bins, the same number of
+(public bounds, ``dpglass_experiments.gbdt.data``), 32 bins, the same number of
 trees and depth (HistGradientBoosting: no early stopping), HistGradientBoosting
 on ``--threads`` OpenMP threads (default 1: dpglass's fit is single-threaded
 NumPy, and on a shared machine OpenMP threads spin against the other jobs).
@@ -25,7 +25,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from _timing import median_fit_time  # noqa: E402
-from dpglass.experiments.gbdt.data import load_numeric  # noqa: E402
+from dpglass_experiments.gbdt.data import load_numeric  # noqa: E402
 from dpglass.models.gbdt import DPGradientBoostingClassifier  # noqa: E402
 
 

@@ -26,8 +26,8 @@ import warnings
 import numpy as np
 
 from dpglass.datasets import load_dataset
-from dpglass.experiments.gbdt.data import load_numeric
-from dpglass.experiments.seeding import split_indices
+from dpglass_experiments.gbdt.data import load_numeric
+from dpglass_experiments.seeding import split_indices
 from dpglass.models import DPGradientBoostingClassifier
 from dpglass.models._gbdt_budget import leaf_gradient_scale
 

@@ -16,7 +16,7 @@ accuracy, mean ± sd over ``--reps`` repetitions.
   registered name (``spec.make``) with its defaults, ``epsilon`` and
   ``random_state=r``.  A model that takes public ``bounds`` (dp-gbdt) gets
   the numeric columns with the public bounds of
-  ``dpglass.experiments.gbdt.data`` where the dataset has them (Adult); the
+  ``dpglass_experiments.gbdt.data`` where the dataset has them (Adult); the
   others get the built-in 0/1 encoding.  The δ column is read from the fitted
   models' ledgers.
 * **References** (non-private, do not depend on ε): majority class, the
@@ -114,7 +114,7 @@ def load_splits(name: str, reps: int, quick: bool) -> list[Split]:
     from dpglass.datasets import load_dataset
 
     if name == "adult":
-        from dpglass.experiments.gbdt.data import load_numeric
+        from dpglass_experiments.gbdt.data import load_numeric
 
         parts = {}
         for part in ("train", "test"):

@@ -14,7 +14,7 @@ Three parts, each printing a markdown table and writing a CSV into
     (25% of it; the test part is never read).  -> ``issue12_validation.csv``
 ``report``
     Renders the report's issue-12 section from these CSVs
-    (:mod:`dpglass.experiments.rule_lists.issue12`) and splices it into
+    (:mod:`dpglass_experiments.rule_lists.issue12`) and splices it into
     ``report.md``, before "Tight accounting".
 ``test DATASET``
     The defaults on the test part: majority class, GreedyRL (gini, errors),
@@ -42,7 +42,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from dpglass.datasets import load_dataset  # noqa: E402
-from dpglass.experiments import cell_seed, split_indices  # noqa: E402
+from dpglass_experiments import cell_seed, split_indices  # noqa: E402
 from dpglass.models import DPRuleListClassifier, GreedyRuleListClassifier  # noqa: E402
 from dpglass.models._candidates import CountCache, SufficientStats, build_candidates, count_candidates  # noqa: E402
 from dpglass.models._errors_rule_list import fit_errors_rule_list  # noqa: E402
@@ -224,8 +224,8 @@ def test(name: str, n_seeds: int) -> None:
 
 def report() -> None:
     """Render the report's issue-12 section from the CSVs and splice it into report.md."""
-    from dpglass.experiments.report import Report
-    from dpglass.experiments.rule_lists.issue12 import splice, write_section
+    from dpglass_experiments.report import Report
+    from dpglass_experiments.rule_lists.issue12 import splice, write_section
 
     w = Report()
     write_section(w, OUT)

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import needs_shared_data
 from dpglass.exceptions import InvalidParameterError
-from dpglass.experiments import (
+from dpglass_experiments import (
     DatasetSpec,
     MethodSpec,
     SweepConfig,
@@ -203,7 +203,7 @@ def test_resume_refuses_a_different_configuration(tmp_path, binary_data):
 
 
 def test_public_part_is_carved_from_the_training_part_and_shared(tmp_path, binary_data):
-    from dpglass.experiments.seeding import dataset_split, public_split
+    from dpglass_experiments.seeding import dataset_split, public_split
     from dpglass.models import SubsampleAggregateClassifier
 
     data = _csv_dataset(tmp_path, binary_data)
@@ -290,10 +290,10 @@ def _imports(path):
 
 
 def test_experiments_import_no_circle():
-    """No module of dpglass.experiments reaches itself through imports (function-level ones included)."""
+    """No module of dpglass_experiments reaches itself through imports (function-level ones included)."""
     from pathlib import Path
 
-    import dpglass.experiments as pkg
+    import dpglass_experiments as pkg
 
     root = Path(pkg.__file__).parent
     modules = {}
@@ -321,7 +321,7 @@ def test_the_sweep_engine_knows_no_model_family():
     """Fast paths come from the model side (dpglass.models._shared_fit); the engine's modules name no model."""
     from pathlib import Path
 
-    import dpglass.experiments as pkg
+    import dpglass_experiments as pkg
     from dpglass.models import SmoothBoostClassifier
     from dpglass.models._shared_fit import RuleListFits, shared_fitter
 
@@ -336,7 +336,7 @@ def test_the_sweep_engine_knows_no_model_family():
 
 
 def test_paper_001_numbers_are_a_table():
-    from dpglass.experiments.rule_lists.plan import NUMBERS
+    from dpglass_experiments.rule_lists.plan import NUMBERS
 
     assert len(NUMBERS.rows("accuracy_se", source="Table I")) == 3 * 5 * 3
     v = NUMBERS.one("vulnerability", source="Table II", dataset="COMPAS", method="GreedyRL")
@@ -351,8 +351,8 @@ def test_paper_001_numbers_are_a_table():
 def test_every_reproduce_command_has_a_reproduction():
     import importlib
 
-    from dpglass.experiments.cli import COMMANDS
-    from dpglass.experiments.reproduction import Reproduction
+    from dpglass_experiments.cli import COMMANDS
+    from dpglass_experiments.reproduction import Reproduction
 
     for command in COMMANDS:
         module = importlib.import_module(command.module)
@@ -361,7 +361,7 @@ def test_every_reproduce_command_has_a_reproduction():
 
 # ----------------------------------------------------------- reproduction
 def test_noise_amplitude_table():
-    from dpglass.experiments.rule_lists import noise_amplitude_table
+    from dpglass_experiments.rule_lists import noise_amplitude_table
 
     t = noise_amplitude_table()
     smooth = t[t["method"] == "sm-Laplace"].sort_values("n")

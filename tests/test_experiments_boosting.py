@@ -9,13 +9,13 @@ import pytest
 
 from conftest import needs_shared_data
 from dpglass.exceptions import InvalidParameterError
-from dpglass.experiments import DatasetSpec, MethodSpec, SweepConfig, cell_seed, load_results, run_sweep
+from dpglass_experiments import DatasetSpec, MethodSpec, SweepConfig, cell_seed, load_results, run_sweep
 from dpglass.audit.advantage import advantage_trace
 from dpglass.datasets.encodings import schema_norm_bound
-from dpglass.experiments.boosting.parts import choose as _choose
-from dpglass.experiments.boosting.plan import EPSILONS, PAPER_COLUMNS, PAPER_FEATURES, PAPER_GRIDS, PAPER_SETTINGS
-from dpglass.experiments.cells import cell_estimator as _make_estimator
-from dpglass.experiments.seeding import cell_key, dataset_split
+from dpglass_experiments.boosting.parts import choose as _choose
+from dpglass_experiments.boosting.plan import EPSILONS, PAPER_COLUMNS, PAPER_FEATURES, PAPER_GRIDS, PAPER_SETTINGS
+from dpglass_experiments.cells import cell_estimator as _make_estimator
+from dpglass_experiments.seeding import cell_key, dataset_split
 from dpglass.models import SmoothBoostClassifier
 from dpglass.models.one_rule import OneRuleClassifier
 
@@ -64,7 +64,7 @@ def test_validation_holdout_stays_inside_the_training_fold(tmp_path, binary_data
 
 
 def test_random_split_is_unchanged(tmp_path, binary_data):
-    from dpglass.experiments import split_indices
+    from dpglass_experiments import split_indices
 
     spec = DatasetSpec("toy", source=_csv(tmp_path, binary_data), target="label")
     config = SweepConfig((spec,), (MethodSpec("m", "dp-rule-list"),), (1.0,), 2)

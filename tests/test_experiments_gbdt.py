@@ -5,8 +5,8 @@ import os
 
 from conftest import needs_shared_data
 
-from dpglass.experiments.gbdt import reproduce
-from dpglass.experiments.gbdt.plan import METHODS, Plan
+from dpglass_experiments.gbdt import reproduce
+from dpglass_experiments.gbdt.plan import METHODS, Plan
 
 TINY = Plan((1.0,), adult_seeds=1, codrna_seeds=0, adult_subsample=1500)
 

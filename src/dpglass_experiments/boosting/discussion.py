@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from dpglass.experiments.boosting.plan import (
+from dpglass_experiments.boosting.plan import (
     APPENDIX_C,
     EPSILONS,
     FIG1,
@@ -22,7 +22,7 @@ from dpglass.experiments.boosting.plan import (
     grid_points,
     grid_text,
 )
-from dpglass.experiments.report import at_epsilon
+from dpglass_experiments.report import at_epsilon
 
 __all__ = ["features_discussion", "fig1_discussion", "fig23_discussion", "headline_discussion", "hyper_discussion",
            "int_or", "table2_discussion"]

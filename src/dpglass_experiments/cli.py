@@ -32,7 +32,7 @@ class Command:
 COMMANDS = (
     Command(
         name="rule-lists",
-        module="dpglass.experiments.rule_lists",
+        module="dpglass_experiments.rule_lists",
         help="paper 001: DP greedy rule lists (Figs. 1-4, Tables I-III, Section V-D, Appendix C)",
         description=(
             "Run the experiments of paper 001 (Section V, Appendix C) and write figures, tables and report.md. "
@@ -44,7 +44,7 @@ COMMANDS = (
     ),
     Command(
         name="boosting",
-        module="dpglass.experiments.boosting",
+        module="dpglass_experiments.boosting",
         help="paper 002: DP smooth boosting (Table 2 curves, Tables 3-10, Figures 1-3)",
         description=(
             "Run the experiments of paper 002 (Section 5, Appendices A-C): accuracy vs epsilon of LazyBB with DP "
@@ -60,7 +60,7 @@ COMMANDS = (
     ),
     Command(
         name="accounting",
-        module="dpglass.experiments.accounting",
+        module="dpglass_experiments.accounting",
         help="basic vs tight (PLD/RDP) accounting: accuracy of each model at the same (epsilon, delta)",
         description=(
             "Fit the rule lists and LazyBB (stumps, trees) on COMPAS and Adult at delta = 1e-6 with the basic and "
@@ -71,7 +71,7 @@ COMMANDS = (
     ),
     Command(
         name="ldp",
-        module="dpglass.experiments.ldp",
+        module="dpglass_experiments.ldp",
         help="paper 004: local-DP histogram classification (accuracy vs alpha, excess risk vs n, Adult)",
         description=(
             "Run the experiments of paper 004 (Berrett & Butucea, slides): accuracy vs alpha on make_moons and "
@@ -83,7 +83,7 @@ COMMANDS = (
     ),
     Command(
         name="gbdt",
-        module="dpglass.experiments.gbdt",
+        module="dpglass_experiments.gbdt",
         help="issue 13: DP gradient boosted trees vs DPBoost, LazyBB, DP-LR (Adult numeric, cod-rna)",
         description=(
             "Test accuracy vs epsilon of DPGradientBoostingClassifier (default and DPBoost with random and "

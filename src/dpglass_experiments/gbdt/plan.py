@@ -12,7 +12,7 @@ DELTA = 1e-8
 class Plan:
     """What one run fits: every method at every epsilon for every seed of each dataset.
 
-    Seeds are the experiments engine's (:func:`dpglass.experiments.seeding.cell_seed`): Adult's
+    Seeds are the experiments engine's (:func:`dpglass_experiments.seeding.cell_seed`): Adult's
     ``adult_seeds`` vary the noise on the canonical split; cod-rna's seed ``s`` is fold ``s % 5`` of
     the stratified 5-fold partition ``s // 5`` (``dataset_split`` with ``split="kfold:5"``), so
     ``codrna_seeds = 5 r`` is ``r`` repetitions of 5-fold CV.  ``codrna_seeds = 0`` skips cod-rna.

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from dpglass.exceptions import DataValidationError, InvalidParameterError
-from dpglass.experiments.seeding import cell_key, cell_seed, dataset_split, public_split
-from dpglass.experiments.specs import extra_column
+from dpglass_experiments.seeding import cell_key, cell_seed, dataset_split, public_split
+from dpglass_experiments.specs import extra_column
 
 __all__ = ["cell_estimator", "estimator_class", "run_unit"]
 

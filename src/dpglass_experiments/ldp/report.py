@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dpglass.experiments.ldp.parts import MINIMAX_EXPONENT, SIM_BETA, SIM_GAMMA
-from dpglass.experiments.ldp.plan import CITATION, TITLE
-from dpglass.experiments.report import md_table
+from dpglass_experiments.ldp.parts import MINIMAX_EXPONENT, SIM_BETA, SIM_GAMMA
+from dpglass_experiments.ldp.plan import CITATION, TITLE
+from dpglass_experiments.report import md_table
 from dpglass.local import AUTO_BANDWIDTH_CONSTANT
 
 __all__ = ["write_report"]

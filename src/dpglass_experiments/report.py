@@ -110,7 +110,7 @@ class Report:
         self()
 
     def figure(self, alt: str, stem: str) -> None:
-        """Embed ``<stem>.png`` (written beside the report by :mod:`dpglass.experiments.figures`)."""
+        """Embed ``<stem>.png`` (written beside the report by :mod:`dpglass_experiments.figures`)."""
         self(f"![{alt}]({stem}.png)")
         self()
 

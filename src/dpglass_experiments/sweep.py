@@ -34,9 +34,9 @@ processes (joblib, ``n_jobs``), with one BLAS thread each.
 
 Where the pieces are
 --------------------
-:mod:`~dpglass.experiments.specs` (what a sweep runs),
-:mod:`~dpglass.experiments.seeding` (seeds and splits),
-:mod:`~dpglass.experiments.cells` (fitting one unit), this module (the table:
+:mod:`~dpglass_experiments.specs` (what a sweep runs),
+:mod:`~dpglass_experiments.seeding` (seeds and splits),
+:mod:`~dpglass_experiments.cells` (fitting one unit), this module (the table:
 resume, canonical order, parallel units, progress, summaries).
 
 Columns
@@ -65,9 +65,9 @@ import numpy as np
 import pandas as pd
 
 from dpglass.exceptions import InvalidParameterError
-from dpglass.experiments.cells import run_unit
-from dpglass.experiments.seeding import eps_key
-from dpglass.experiments.specs import SweepConfig
+from dpglass_experiments.cells import run_unit
+from dpglass_experiments.seeding import eps_key
+from dpglass_experiments.specs import SweepConfig
 
 __all__ = ["run_sweep", "load_results", "summarise", "timed_sweep"]
 

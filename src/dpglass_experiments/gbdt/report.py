@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from dpglass.experiments.gbdt.plan import PUBLISHED, TARGETS
+from dpglass_experiments.gbdt.plan import PUBLISHED, TARGETS
 
 __all__ = ["summarise", "write_report"]
 

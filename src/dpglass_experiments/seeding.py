@@ -7,7 +7,7 @@
   contains and in whatever order cells are run.
 * :func:`split_indices`: a seeded random train/test (or train/validation) split.
 * :func:`dataset_split`: a dataset's split for a seed, by its
-  :attr:`~dpglass.experiments.specs.DatasetSpec.split` (random, canonical,
+  :attr:`~dpglass_experiments.specs.DatasetSpec.split` (random, canonical,
   K-fold).
 * :func:`cell_key`: the key of a cell's own parameters.
 """
@@ -97,7 +97,7 @@ def cell_key(dataset: str, epsilon, seed: int | None = None) -> str:
 def dataset_split(config, dataset, seed: int, data_home=None):
     """``(train, held_out)`` sorted row indices of ``dataset.load()`` for a seed.
 
-    ``dataset.split`` says how (see :class:`~dpglass.experiments.specs.DatasetSpec`): ``"random"`` is
+    ``dataset.split`` says how (see :class:`~dpglass_experiments.specs.DatasetSpec`): ``"random"`` is
     :func:`split_indices` (unchanged); ``"canonical"`` is the dataset's own
     train/test split; ``"kfold:K"`` is fold ``seed % K`` of a stratified,
     shuffled K-fold partition seeded by ``(dataset, seed // K)``.  With

@@ -1,10 +1,10 @@
 """``dpglass reproduce gbdt``: DP gradient boosted trees (issue 13) against DPBoost, LazyBB, DP-LR and references.
 
 Adult: canonical train/test split, raw numeric columns with public bounds
-(:mod:`~dpglass.experiments.gbdt.data`) for the tree models, the built-in 0/1
+(:mod:`~dpglass_experiments.gbdt.data`) for the tree models, the built-in 0/1
 encoding for SmoothBoost and DP-LR.  cod-rna: repeated stratified 5-fold CV,
 the engine's ``"kfold:5"`` folds.  Every model's randomness is its cell's
-:func:`~dpglass.experiments.seeding.cell_seed` (dataset, seed, method,
+:func:`~dpglass_experiments.seeding.cell_seed` (dataset, seed, method,
 epsilon), so a cell gives the same row whatever else the plan holds.  Writes
 ``results.csv`` (one row per fit), ``summary.csv``, ``accuracy.png`` and
 ``report.md`` into ``out``; each (dataset, seed)'s rows go to
@@ -22,14 +22,14 @@ import warnings
 
 import numpy as np
 
-from dpglass.experiments.gbdt.plan import DELTA, FULL, METHODS, QUICK
-from dpglass.experiments.reproduction import Reproduction
+from dpglass_experiments.gbdt.plan import DELTA, FULL, METHODS, QUICK
+from dpglass_experiments.reproduction import Reproduction
 
 __all__ = ["REPRODUCTION", "reproduce"]
 
 
 class _Folds:
-    """The config :func:`~dpglass.experiments.seeding.dataset_split` reads (test rows held out)."""
+    """The config :func:`~dpglass_experiments.seeding.dataset_split` reads (test rows held out)."""
 
     holdout, test_size, validation_size = "test", 0.3, 0.25
 
@@ -40,7 +40,7 @@ class _Folds:
 def _adult(plan, data_home):
     """``(bounds, {seed: fold})``: the canonical split for every seed (seeds vary the noise only)."""
     from dpglass.datasets import load_dataset
-    from dpglass.experiments.gbdt.data import load_numeric
+    from dpglass_experiments.gbdt.data import load_numeric
 
     Xtr, ytr, bounds = load_numeric("adult", "train", data_home)
     Xte, yte, _ = load_numeric("adult", "test", data_home)
@@ -53,9 +53,9 @@ def _adult(plan, data_home):
 
 def _codrna(plan, base_seed, data_home):
     """``(bounds, {seed: fold})``: seed ``s`` is fold ``s % 5`` of the engine's 5-fold partition ``s // 5``."""
-    from dpglass.experiments.gbdt.data import load_numeric
-    from dpglass.experiments.seeding import dataset_split
-    from dpglass.experiments.specs import DatasetSpec
+    from dpglass_experiments.gbdt.data import load_numeric
+    from dpglass_experiments.seeding import dataset_split
+    from dpglass_experiments.specs import DatasetSpec
 
     X, y, bounds = load_numeric("cod-rna", data_home=data_home)
     spec = DatasetSpec("cod-rna", split="kfold:5")
@@ -128,7 +128,7 @@ def _done(path, fresh) -> dict:
 
 def _seed_rows(run, dname, seed, split, fold, bounds, done) -> list:
     """Every (method, epsilon) of one (dataset, seed), each fit from its own cell seed."""
-    from dpglass.experiments.seeding import cell_seed
+    from dpglass_experiments.seeding import cell_seed
 
     rows = []
     for eps in run.plan.epsilons:
@@ -177,7 +177,7 @@ def _experiments(run) -> dict:
 
 
 def _report(run, results) -> None:
-    from dpglass.experiments.gbdt.report import write_report
+    from dpglass_experiments.gbdt.report import write_report
 
     write_report(run.out, results["rows"], results["refs"], run.plan, results["elapsed"])
 

@@ -104,7 +104,7 @@ def plot_accuracy_vs_epsilon(summary: pd.DataFrame, out, stem, *, value_label, p
     """Accuracy (mean, standard-error band) vs epsilon (log scale), one panel per dataset.
 
     ``summary`` has columns dataset, method, epsilon, mean, se (see
-    :func:`dpglass.experiments.summarise`); ``panels`` maps dataset -> panel title.
+    :func:`dpglass_experiments.summarise`); ``panels`` maps dataset -> panel title.
     Methods in ``flat_methods`` (no epsilon) are drawn as horizontal lines.
     ``xticks``: epsilon values to label (plain numbers, no minor labels);
     None keeps matplotlib's log ticks.  The legend lists every method of

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from dpglass.experiments.specs import SweepConfig
-from dpglass.experiments.sweep import timed_sweep
+from dpglass_experiments.specs import SweepConfig
+from dpglass_experiments.sweep import timed_sweep
 
 __all__ = ["Reproduction", "Run", "dataset_labels"]
 

@@ -6,7 +6,7 @@
 * :func:`hyper_methods` (Section V-D's K and lambda grids as sweep methods),
   :func:`alternative_datasets` (other files for COMPAS and Adult);
 * :func:`table1`, :func:`table2`, :func:`table3`, :func:`alternatives_table`:
-  our numbers beside :data:`~dpglass.experiments.rule_lists.plan.NUMBERS`.
+  our numbers beside :data:`~dpglass_experiments.rule_lists.plan.NUMBERS`.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpglass.experiments.cells import cell_estimator
-from dpglass.experiments.report import at_epsilon
-from dpglass.experiments.rule_lists.plan import ALTERNATIVES, NUMBERS, PAPER_DATASETS, Plan, method
-from dpglass.experiments.seeding import cell_seed, split_indices
-from dpglass.experiments.specs import DatasetSpec
+from dpglass_experiments.cells import cell_estimator
+from dpglass_experiments.report import at_epsilon
+from dpglass_experiments.rule_lists.plan import ALTERNATIVES, NUMBERS, PAPER_DATASETS, Plan, method
+from dpglass_experiments.seeding import cell_seed, split_indices
+from dpglass_experiments.specs import DatasetSpec
 
 __all__ = [
     "alternative_datasets",

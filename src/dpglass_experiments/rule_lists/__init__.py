@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dpglass.experiments import figures
-from dpglass.experiments.reproduction import Reproduction
-from dpglass.experiments.rule_lists.parts import (
+from dpglass_experiments import figures
+from dpglass_experiments.reproduction import Reproduction
+from dpglass_experiments.rule_lists.parts import (
     alternative_datasets,
     alternatives_table,
     hyper_methods,
@@ -49,7 +49,7 @@ from dpglass.experiments.rule_lists.parts import (
     table2,
     table3,
 )
-from dpglass.experiments.rule_lists.plan import (
+from dpglass_experiments.rule_lists.plan import (
     FULL,
     NUMBERS,
     PANELS,
@@ -60,8 +60,8 @@ from dpglass.experiments.rule_lists.plan import (
     method,
     paper_methods,
 )
-from dpglass.experiments.rule_lists.report import write_report
-from dpglass.experiments.sweep import summarise
+from dpglass_experiments.rule_lists.report import write_report
+from dpglass_experiments.sweep import summarise
 
 __all__ = ["PAPER_DATASETS", "NUMBERS", "Plan", "FULL", "QUICK", "paper_methods", "reproduce", "noise_amplitude_table",
            "REPRODUCTION"]

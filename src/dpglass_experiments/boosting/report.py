@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from dpglass.experiments.boosting.discussion import (
+from dpglass_experiments.boosting.discussion import (
     features_discussion,
     fig1_discussion,
     fig23_discussion,
@@ -15,7 +15,7 @@ from dpglass.experiments.boosting.discussion import (
     hyper_discussion,
     table2_discussion,
 )
-from dpglass.experiments.boosting.plan import (
+from dpglass_experiments.boosting.plan import (
     APPENDIX_C,
     CITATION,
     DIFFERENCES,
@@ -32,7 +32,7 @@ from dpglass.experiments.boosting.plan import (
     grid_points,
     grid_text,
 )
-from dpglass.experiments.boosting.extras import (
+from dpglass_experiments.boosting.extras import (
     ENCODINGS,
     TEACHER_METHODS,
     bagging_section,
@@ -40,7 +40,7 @@ from dpglass.experiments.boosting.extras import (
     mushroom_headline,
     mushroom_section,
 )
-from dpglass.experiments.report import Report, at_epsilon, error_line, pm, speed_rows
+from dpglass_experiments.report import Report, at_epsilon, error_line, pm, speed_rows
 
 __all__ = ["write_report"]
 
@@ -139,7 +139,7 @@ def _setup(w, plan, quick, datasets, data_home) -> None:
     w.table(rows)
     w(f"* ε grid: {', '.join(f'{e:g}' for e in plan.epsilons)}; {reps} repetitions per cell "
       "(the paper: 5, Appendix A). Every split and noise stream comes from a SeedSequence addressed by "
-      "(dataset, repetition, method, ε), so any cell can be recomputed alone (`dpglass.experiments.sweep`).")
+      "(dataset, repetition, method, ε), so any cell can be recomputed alone (`dpglass_experiments.sweep`).")
     w("* **Nothing is tuned on a test split or fold.** LazyBB-stumps uses the paper's chosen settings "
       "(Tables 8-10) as constants. LazyBB-trees and DP-LR: the paper tuned them by grid search and CV but does "
       "not report the choices, so we tune them its way (non-private grid search) on a validation part (25%) "

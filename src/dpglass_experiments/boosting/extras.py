@@ -21,7 +21,7 @@ import math
 
 import pandas as pd
 
-from dpglass.experiments.boosting.plan import (
+from dpglass_experiments.boosting.plan import (
     APPENDIX_C,
     DPBAG_AUTHORS,
     GBC,
@@ -35,9 +35,9 @@ from dpglass.experiments.boosting.plan import (
     label,
     paper_stump_params,
 )
-from dpglass.experiments.report import at_epsilon, pm
-from dpglass.experiments.specs import DatasetSpec, MethodSpec
-from dpglass.experiments.sweep import summarise
+from dpglass_experiments.report import at_epsilon, pm
+from dpglass_experiments.specs import DatasetSpec, MethodSpec
+from dpglass_experiments.sweep import summarise
 
 __all__ = ["ENCODINGS", "TEACHER_METHODS", "bagging_section", "encodings_section", "mushroom_headline",
            "mushroom_section", "run_bagging", "run_mushroom_table10", "run_paper_encodings"]

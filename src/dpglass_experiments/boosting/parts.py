@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from dpglass.experiments.boosting.plan import (
+from dpglass_experiments.boosting.plan import (
     FIG1,
     FIG1_EPSILON,
     HEADLINE,
@@ -31,10 +31,10 @@ from dpglass.experiments.boosting.plan import (
     Plan,
     paper_stump_params,
 )
-from dpglass.experiments.cells import cell_estimator
-from dpglass.experiments.report import at_epsilon
-from dpglass.experiments.seeding import cell_key, cell_seed, dataset_split
-from dpglass.experiments.specs import MethodSpec, SweepConfig
+from dpglass_experiments.cells import cell_estimator
+from dpglass_experiments.report import at_epsilon
+from dpglass_experiments.seeding import cell_key, cell_seed, dataset_split
+from dpglass_experiments.specs import MethodSpec, SweepConfig
 
 __all__ = ["choose", "features_plot_frame", "features_table", "fig23_plot_frame", "hyper_table", "run_fig1", "table4",
            "winners_curse"]

@@ -22,8 +22,8 @@ The pieces: :mod:`.plan` (grids), :mod:`.parts` (data and fits), :mod:`.report`.
 
 from __future__ import annotations
 
-from dpglass.experiments import figures
-from dpglass.experiments.ldp.parts import (
+from dpglass_experiments import figures
+from dpglass_experiments.ldp.parts import (
     accuracy_vs_alpha,
     adult_comparison,
     calibrate,
@@ -31,9 +31,9 @@ from dpglass.experiments.ldp.parts import (
     rate_vs_n,
     target_check,
 )
-from dpglass.experiments.ldp.plan import FULL, QUICK, Plan
-from dpglass.experiments.ldp.report import write_report
-from dpglass.experiments.reproduction import Reproduction
+from dpglass_experiments.ldp.plan import FULL, QUICK, Plan
+from dpglass_experiments.ldp.report import write_report
+from dpglass_experiments.reproduction import Reproduction
 
 __all__ = ["FULL", "QUICK", "Plan", "REPRODUCTION", "reproduce"]
 

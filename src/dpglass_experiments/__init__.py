@@ -2,25 +2,25 @@
 
 The engine (knows no model family):
 
-* :mod:`~dpglass.experiments.specs` -- what a sweep runs (:class:`DatasetSpec`,
+* :mod:`~dpglass_experiments.specs` -- what a sweep runs (:class:`DatasetSpec`,
   :class:`MethodSpec`, :class:`SweepConfig`);
-* :mod:`~dpglass.experiments.seeding` -- every split and noise stream addressed
+* :mod:`~dpglass_experiments.seeding` -- every split and noise stream addressed
   by its cell (:func:`cell_seed`, :func:`split_indices`);
-* :mod:`~dpglass.experiments.cells` -- fitting one unit of cells; a model
+* :mod:`~dpglass_experiments.cells` -- fitting one unit of cells; a model
   family may share work across the epsilon grid through the hook
   :func:`dpglass.models._shared_fit.shared_fitter` (rule lists share counts);
-* :mod:`~dpglass.experiments.sweep` -- :func:`run_sweep`: the tidy table,
+* :mod:`~dpglass_experiments.sweep` -- :func:`run_sweep`: the tidy table,
   resume, parallel workers, progress, :func:`summarise`.
 
-What every reproduction shares: :mod:`~dpglass.experiments.reproduction`
-(:class:`~dpglass.experiments.reproduction.Reproduction`: folders, plans,
-timed sweeps, ``timings.json``), :mod:`~dpglass.experiments.report` (the
+What every reproduction shares: :mod:`~dpglass_experiments.reproduction`
+(:class:`~dpglass_experiments.reproduction.Reproduction`: folders, plans,
+timed sweeps, ``timings.json``), :mod:`~dpglass_experiments.report` (the
 report's tables beside the paper's numbers, figures, speed),
-:mod:`~dpglass.experiments.figures`, and :mod:`~dpglass.experiments.papers`
+:mod:`~dpglass_experiments.figures`, and :mod:`~dpglass_experiments.papers`
 (each paper's published numbers as a CSV table).
 
-The reproductions: :mod:`dpglass.experiments.rule_lists` (paper 001,
-``dpglass reproduce rule-lists``) and :mod:`dpglass.experiments.boosting`
+The reproductions: :mod:`dpglass_experiments.rule_lists` (paper 001,
+``dpglass reproduce rule-lists``) and :mod:`dpglass_experiments.boosting`
 (paper 002, ``dpglass reproduce boosting``).
 
 Adding a reproduction
@@ -32,21 +32,21 @@ Adding a reproduction
    the title, the mapping notes and the list of differences.
 3. ``<name>/__init__.py``: the experiments in order -- each a
    ``run.sweep(run.config(...), table, key, label)`` or a ``run.timed`` part,
-   then its figure (:mod:`~dpglass.experiments.figures`) -- and
+   then its figure (:mod:`~dpglass_experiments.figures`) -- and
    ``REPRODUCTION = Reproduction(full=FULL, quick=QUICK, experiments=...,
    report=...)``, ``reproduce = REPRODUCTION.reproduce``.
 4. ``<name>/report.py``: the report's sections with
-   :class:`~dpglass.experiments.report.Report` (intro, tables beside
+   :class:`~dpglass_experiments.report.Report` (intro, tables beside
    ``NUMBERS``, figures, speed); analyses that are not sweeps go to
    ``<name>/parts.py`` or, when they are about a model, to ``audit/``.
-5. One :class:`~dpglass.experiments.cli.Command` in ``cli.py``: ``dpglass
+5. One :class:`~dpglass_experiments.cli.Command` in ``cli.py``: ``dpglass
    reproduce <name>`` exists; a quick-mode smoke test in
    ``tests/test_experiments*.py`` keeps it in CI.
 """
 
-from dpglass.experiments.seeding import cell_seed, split_indices
-from dpglass.experiments.specs import DatasetSpec, MethodSpec, SweepConfig
-from dpglass.experiments.sweep import load_results, run_sweep, summarise
+from dpglass_experiments.seeding import cell_seed, split_indices
+from dpglass_experiments.specs import DatasetSpec, MethodSpec, SweepConfig
+from dpglass_experiments.sweep import load_results, run_sweep, summarise
 
 __all__ = [
     "DatasetSpec",

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpglass.experiments.papers import load_paper
-from dpglass.experiments.reproduction import dataset_labels
-from dpglass.experiments.specs import DatasetSpec, MethodSpec
+from dpglass_experiments.papers import load_paper
+from dpglass_experiments.reproduction import dataset_labels
+from dpglass_experiments.specs import DatasetSpec, MethodSpec
 
 __all__ = ["PAPER_DATASETS", "NUMBERS", "Plan", "FULL", "QUICK", "paper_methods", "method"]
 

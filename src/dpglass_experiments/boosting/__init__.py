@@ -57,9 +57,9 @@ from __future__ import annotations
 import pandas as pd
 
 from dpglass.datasets.encodings import codrna_fine_csv
-from dpglass.experiments import figures
-from dpglass.experiments.boosting.extras import run_bagging, run_mushroom_table10, run_paper_encodings
-from dpglass.experiments.boosting.parts import (
+from dpglass_experiments import figures
+from dpglass_experiments.boosting.extras import run_bagging, run_mushroom_table10, run_paper_encodings
+from dpglass_experiments.boosting.parts import (
     choose,
     features_plot_frame,
     features_table,
@@ -69,7 +69,7 @@ from dpglass.experiments.boosting.parts import (
     table4,
     winners_curse,
 )
-from dpglass.experiments.boosting.plan import (
+from dpglass_experiments.boosting.plan import (
     EPSILONS,
     EXTRA,
     FIG1,
@@ -90,10 +90,10 @@ from dpglass.experiments.boosting.plan import (
     paper_stump_params,
     tuning_methods,
 )
-from dpglass.experiments.boosting.report import write_report
-from dpglass.experiments.reproduction import Reproduction
-from dpglass.experiments.specs import DatasetSpec, MethodSpec
-from dpglass.experiments.sweep import summarise
+from dpglass_experiments.boosting.report import write_report
+from dpglass_experiments.reproduction import Reproduction
+from dpglass_experiments.specs import DatasetSpec, MethodSpec
+from dpglass_experiments.sweep import summarise
 
 __all__ = ["PAPER_DATASETS", "NUMBERS", "EPSILONS", "Plan", "FULL", "QUICK", "REPRODUCTION", "reproduce"]
 

@@ -6,9 +6,9 @@ import math
 
 import pandas as pd
 
-from dpglass.experiments.report import Report, at_epsilon, error_line, pm, sci, speed_rows
-from dpglass.experiments.rule_lists.issue12 import write_section
-from dpglass.experiments.rule_lists.plan import (
+from dpglass_experiments.report import Report, at_epsilon, error_line, pm, sci, speed_rows
+from dpglass_experiments.rule_lists.issue12 import write_section
+from dpglass_experiments.rule_lists.plan import (
     CITATION,
     DIFFERENCES,
     MAPPING_NOTES,

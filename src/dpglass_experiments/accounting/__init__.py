@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dpglass.experiments import figures
-from dpglass.experiments.reproduction import Reproduction
-from dpglass.experiments.specs import DatasetSpec, MethodSpec
-from dpglass.experiments.sweep import summarise
+from dpglass_experiments import figures
+from dpglass_experiments.reproduction import Reproduction
+from dpglass_experiments.specs import DatasetSpec, MethodSpec
+from dpglass_experiments.sweep import summarise
 
 __all__ = ["FULL", "QUICK", "REPRODUCTION", "methods", "reproduce"]
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from dpglass.datasets.encodings import schema_norm_bound
-from dpglass.experiments.papers import load_paper
-from dpglass.experiments.reproduction import dataset_labels
-from dpglass.experiments.seeding import cell_key
-from dpglass.experiments.specs import DatasetSpec, MethodSpec
+from dpglass_experiments.papers import load_paper
+from dpglass_experiments.reproduction import dataset_labels
+from dpglass_experiments.seeding import cell_key
+from dpglass_experiments.specs import DatasetSpec, MethodSpec
 
 __all__ = ["PAPER_DATASETS", "NUMBERS", "EPSILONS", "Plan", "FULL", "QUICK"]
 
