@@ -16,7 +16,7 @@ from dpglass.privacy.plan import GridMultiples, Integers, PlannedRelease, Points
 SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "dpglass"
 
 #: Families whose fit spends only through ``PrivacyLedger.release`` (the list grows as families move to plans).
-PLANNED_FAMILIES = ("models/logistic.py",)
+PLANNED_FAMILIES = ("models/logistic.py", "models/_errors_rule_list.py")
 
 
 def _step(name="count", eps=0.5, domain=Integers(), noise=lambda v, rng: [int(x) + 1 for x in v]):
@@ -108,3 +108,43 @@ def test_a_planned_family_writes_no_ledger_entry_by_hand(path):
     text = (SRC / path).read_text()
     assert not re.search(r"\.spend\(|ledger_of\(|_entries\.append", text), path
     assert ".release(" in text
+
+
+@pytest.fixture(scope="module")
+def saved_list(tmp_path_factory):
+    from dpglass.models import DPRuleListClassifier
+
+    rng = np.random.default_rng(3)
+    X = (rng.random((600, 6)) < 0.4).astype(int)
+    y = (X[:, 0] & X[:, 1]) | X[:, 2]
+    path = tmp_path_factory.mktemp("plan") / "rl.json"
+    DPRuleListClassifier(epsilon=2.0, max_length=3, classes=[0, 1], random_state=4).fit(X, y).save(path)
+    return json.loads(path.read_text())
+
+
+LIST_TAMPERS = {
+    "dropped selection": lambda d: _entries(d).pop(0),
+    "added selection": lambda d: _entries(d).insert(0, dict(_entries(d)[0])),
+    "counts before the selections": lambda d: _entries(d).insert(0, _entries(d).pop()),
+    "a cheaper selection": lambda d: _entries(d)[0].update(epsilon=_entries(d)[0]["epsilon"] / 2),
+    "a larger count table budget": lambda d: _entries(d)[-1].update(epsilon=_entries(d)[-1]["epsilon"] * 2),
+    "a count off the integers": lambda d: d["default_rule"]["counts"].__setitem__(0, 3.5),
+    "a rule's count off the integers": lambda d: d["rules"][0]["counts"].__setitem__(1, 1e-3),
+}
+
+
+def test_errors_pf_records_exactly_its_plan(saved_list):
+    from dpglass.models._errors_rule_list import errors_plan
+
+    entries = _entries(saved_list)
+    plan = errors_plan(2.0, 3, len(entries) - 1, len(saved_list["rules"]))
+    assert [e["release"] for e in entries] == [s.release for s in plan]
+    assert load_model_dict(saved_list).privacy_ledger_.total()[0] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("tamper", list(LIST_TAMPERS))
+def test_the_verifier_replays_the_errors_pf_plan(saved_list, tamper):
+    data = json.loads(json.dumps(saved_list))
+    LIST_TAMPERS[tamper](data)
+    with pytest.raises(ModelFileError, match=r"privacy_ledger|rules|default_rule"):
+        load_model_dict(data)

@@ -40,10 +40,13 @@ import numpy as np
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._candidates import CandidateSet, CountCache, SufficientStats
 from dpglass.models._rule_selection import Certification, ErrorsPF, select_next_rule
-from dpglass.privacy.ledger import PrivacyLedger
+from dpglass.privacy.accounting import compose
+from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+from dpglass.privacy.plan import Integers, PlannedRelease
 
-__all__ = ["COUNT_SHARE", "COUNTS_RELEASE", "errors_list_budget", "check_errors_params", "fit_errors_rule_list"]
+__all__ = ["COUNT_SHARE", "COUNTS_RELEASE", "errors_list_budget", "errors_plan", "check_errors_params",
+           "fit_errors_rule_list"]
 
 #: The share of epsilon planned for the class counts (the selections share the rest).
 #: Chosen on validation splits cut from the training parts (report, "Adult's 117 columns").
@@ -75,6 +78,30 @@ def check_errors_params(*, min_support, confidence, variant: str, count_noise: s
             f"count_noise={count_noise!r}): it composes basically, where Gaussian noise has no advantage.")
 
 
+def errors_plan(epsilon: float, K: int, n_selections: int, n_rules: int, count_share: float = COUNT_SHARE,
+                bonus: float = 1.0) -> list[PlannedRelease]:
+    """The ``errors-pf`` list's releases: ``n_selections`` selections, then one table of the class counts of
+    the ``n_rules + 1`` cells with all that is left (public parameters, and the stop: released values).
+
+    The fit follows it with ``n_selections = K`` while it selects, then again
+    with the selections it made; the file verifier replays it from the file's
+    ledger length and rules.
+    """
+    eps_sel = errors_list_budget(epsilon, K, count_share)
+    selector = ErrorsPF(epsilon=eps_sel, delta=0.0, certification=Certification(), bonus=bonus)
+    steps = [PlannedRelease(LedgerEntry(f"rule {j}: selection", **selector.entry()), selector.choose, Integers())
+             for j in range(1, n_selections + 1)]
+    eps_counts = epsilon - compose([s.entry for s in steps], "basic", 0.0)[0]  # all that is left (a filter)
+    mech = DiscreteLaplaceMechanism(eps_counts)
+    counts = LedgerEntry(COUNTS_RELEASE, "discrete laplace", epsilon=eps_counts, sensitivity=1.0, scale=mech.scale,
+                         curve=mech.curve,
+                         note=f"{n_rules + 1} cells x 2 classes; a record lies in one cell of the released list "
+                              "(l1 sensitivity 1); all the budget the selections left")
+    table = PlannedRelease(counts, lambda cells, rng: mech.randomise(np.array(cells, dtype=np.int64), rng)
+                           .astype(np.float64), Integers(), ("rules[*].counts", "default_rule.counts"))
+    return steps + [table]
+
+
 def fit_errors_rule_list(X, y, *, candidates: CandidateSet, epsilon: float, delta: float, max_length: int,
                          rng: np.random.Generator, cache: CountCache | None = None,
                          count_share: float = COUNT_SHARE, bonus: float = 1.0):
@@ -84,34 +111,30 @@ def fit_errors_rule_list(X, y, *, candidates: CandidateSet, epsilon: float, delt
     (optional; the output for a given ``rng`` is the same without it).
     ``count_share`` and ``bonus`` (the stop bonus's multiplier) are public
     settings for experiments; the estimator uses the defaults, which the
-    model-file verifier expects.
+    model-file verifier expects.  Every release goes through
+    :func:`errors_plan`.
     """
     from dpglass.models.rule_list import RuleListRelease
 
-    eps_sel = errors_list_budget(epsilon, max_length, count_share)
-    ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant="basic")
-    selector = ErrorsPF(epsilon=eps_sel, delta=0.0, certification=Certification(), bonus=bonus)
+    K = max_length
+    plan = errors_plan(epsilon, K, K, K, count_share, bonus)
+    ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant="basic").follow(plan)
     if cache is None:
         cache = CountCache(SufficientStats(X, y, candidates))
     removed: list[int] = []
     cells: list[tuple[float, float]] = []  # exact (negatives, positives) each rule catches
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
-    for step in range(1, max_length + 1):
-        cand, caught = select_next_rule(cache, removed, used, selector, float("nan"), rng, ledger, step)
+    for step in range(1, K + 1):
+        cand, caught = select_next_rule(cache, removed, used, None, float("nan"), rng, ledger, step,
+                                        planned=plan[step - 1])
         if cand is None:
             out.stop_reason = "no improvement"
             break
         cells.append(caught)
     cells.append(cache.remaining(tuple(removed)))
-
-    eps_counts = epsilon - ledger.total()[0]  # at least COUNT_SHARE * epsilon, all that is left
-    mech = DiscreteLaplaceMechanism(eps_counts)
-    noisy = mech.randomise(np.array(cells, dtype=np.int64), rng).astype(np.float64)
-    ledger.spend(COUNTS_RELEASE, "discrete laplace", epsilon=eps_counts, sensitivity=1.0, scale=mech.scale,
-                 curve=mech.curve,
-                 note=f"{len(cells)} cells x 2 classes; a record lies in one cell of the released list "
-                      "(l1 sensitivity 1); all the budget the selections left")
+    plan = errors_plan(epsilon, K, len(ledger), len(removed), count_share, bonus)  # the stop is released
+    noisy = ledger.follow(plan).release(plan[-1], cells, rng)
     out.selected = [(cand, (noisy[i, 0], noisy[i, 1])) for i, cand in enumerate(removed)]
     out.default_counts = (noisy[-1, 0], noisy[-1, 1])
     return out

@@ -121,18 +121,23 @@ class StepCounts:
         return np.minimum(self.c0, self.c1) + np.minimum(self.n0 - self.c0, self.n1 - self.c1)
 
 
-def select_next_rule(cache, removed: list, used: np.ndarray, selector, n_hat: float, rng, ledger, step: int):
+def select_next_rule(cache, removed: list, used: np.ndarray, selector, n_hat: float, rng, ledger, step: int,
+                     planned=None):
     """One greedy step of a DP rule list: select among the unused candidates and "no rule".
 
-    Records the selection in ``ledger``; on a rule, marks it used (``removed``,
-    ``used``).  Returns ``(candidate, (negatives, positives) it catches)``,
-    or ``(None, None)`` when "no rule" is selected.
+    Records the selection in ``ledger`` (through ``planned``, the plan's step,
+    when the family has a release plan: ``ledger.release``); on a rule, marks
+    it used (``removed``, ``used``).  Returns ``(candidate, (negatives,
+    positives) it catches)``, or ``(None, None)`` when "no rule" is selected.
     """
     n0, n1, c0, c1 = cache.counts(tuple(removed))
     idx = np.flatnonzero(~used)
     counts = StepCounts(np.append(c0[idx], 0.0), np.append(c1[idx], 0.0), n0, n1, n_hat)  # last: no rule
-    choice, entry = selector.select(counts, rng)
-    ledger.spend(f"rule {step}: selection", **entry)
+    if planned is not None:
+        choice = ledger.release(planned, counts, rng)
+    else:
+        choice, entry = selector.select(counts, rng)
+        ledger.spend(f"rule {step}: selection", **entry)
     if choice == len(idx):
         return None, None
     cand = int(idx[choice])
@@ -342,14 +347,24 @@ class ErrorsPF(RuleSelector):
         """What "no rule" gets on top of its utility: bonus * ln(n_options) / epsilon (public)."""
         return self.bonus * math.log(n_options) / self.epsilon
 
-    def select(self, counts, rng):
-        utilities = -counts.errors
-        utilities[-1] += self.stop_bonus(len(utilities))
-        mech = PermuteAndFlip(self.epsilon, 1.0, monotonic=True)
-        return mech.select(utilities, rng), self._entry(
-            "permute-and-flip (errors)", sensitivity=1.0, scale=mech.scale,
+    def _mechanism(self):
+        return PermuteAndFlip(self.epsilon, 1.0, monotonic=True)
+
+    def entry(self) -> dict:
+        """The selection's ledger fields: public parameters only (the release plan's step)."""
+        return self._entry(
+            "permute-and-flip (errors)", sensitivity=1.0, scale=self._mechanism().scale,
             note="minus the training errors, monotone with sensitivity 1; \"no rule\" gets a bonus "
                  "ln(options)/epsilon")
+
+    def choose(self, counts, rng) -> int:
+        """The selected option's index ("no rule" last): the release plan's noise."""
+        utilities = -counts.errors
+        utilities[-1] += self.stop_bonus(len(utilities))
+        return self._mechanism().select(utilities, rng)
+
+    def select(self, counts, rng):
+        return self.choose(counts, rng), self.entry()
 
 
 SELECTORS = {cls.name: cls for cls in (LocalPF, CertifiedPF, SmoothLaplace, SmoothCauchy, GlobalLaplace,

@@ -980,9 +980,10 @@ def _check_logistic_offset(data: dict, ctx: _Context) -> None:
 
 
 def _check_errors_list_ledger(data: dict, ctx: _Context) -> None:
-    """errors-pf: 1..K selections at (1 - COUNT_SHARE) epsilon / K, then every cell's counts with the rest."""
-    from dpglass.models._errors_rule_list import COUNTS_RELEASE, errors_list_budget
-    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+    """errors-pf: the ledger is the release plan (``errors_plan``) replayed from the parameters and the stop it
+    released (1..K selections, the rules they chose), and every released count is an integer."""
+    from dpglass.models._errors_rule_list import errors_plan
+    from dpglass.privacy.plan import check_against_plan
 
     p, entries = ctx.params, ctx.entries
     K, eps = p["max_length"], float(p["epsilon"])
@@ -992,25 +993,13 @@ def _check_errors_list_ledger(data: dict, ctx: _Context) -> None:
               "none of them with mechanism='errors-pf'")
     if ctx.ledger.accountant != "basic":
         _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", "'basic' for mechanism='errors-pf'")
-    n_sel, eps_sel = len(entries) - 1, errors_list_budget(eps, K)
+    n_sel, n_rules, stop = len(entries) - 1, len(data["rules"]), data["stop_reason"]
     if not 1 <= n_sel <= K:
         _fail("privacy_ledger.entries", f"has {len(entries)} releases", f"1 to {K} selections, then the class counts")
-    want = [(f"rule {i}: selection", "permute-and-flip (errors)", eps_sel) for i in range(1, n_sel + 1)]
-    want.append((COUNTS_RELEASE, "discrete laplace", eps - n_sel * eps_sel))
-    for i, (e, (release, mechanism, x)) in enumerate(zip(entries, want)):
-        field = f"privacy_ledger.entries[{i}]"
-        if e["release"] != release or e["mechanism"] != mechanism:
-            _fail(field, f"is {e['release']!r} by {e['mechanism']!r}", f"{release!r} by {mechanism!r}")
-        if not _close(e["epsilon"], x) or e.get("delta", 0.0) != 0:
-            _fail(f"{field}.epsilon", f"is ({e['epsilon']!r}, {e.get('delta')!r})", f"({x!r}, 0)")
-        if e.get("sensitivity") not in (None, 1.0):  # errors and cell counts: sensitivity 1
-            _fail(f"{field}.sensitivity", f"is {e.get('sensitivity')!r}", "1")
-        _check_noise_scale(e, field, 1.0, x)
-        _check_declared_curve(e, field, DiscreteLaplaceMechanism(x).curve if i == n_sel else None)
-    n_rules, stop = len(data["rules"]), data["stop_reason"]
     if not ((n_rules == n_sel == K and stop == "max_length") or (n_rules == n_sel - 1 and stop == "no improvement")):
         _fail("rules", f"has {n_rules} rules (stop_reason {stop!r}) after {n_sel} selections",
               f"{n_sel} rules ('max_length', when {n_sel} = max_length) or {n_sel - 1} ('no improvement')")
+    check_against_plan(entries, errors_plan(eps, K, n_sel, n_rules), data, _fail)
 
 
 def _check_gbdt(data, ctx, fail, is_num):

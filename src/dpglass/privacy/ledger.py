@@ -182,8 +182,14 @@ class PrivacyLedger:
 
     def follow(self, plan) -> "PrivacyLedger":
         """Hold the fit to ``plan`` (a list of :class:`~dpglass.privacy.plan.PlannedRelease`): each
-        :meth:`release` must be the plan's next step (a plan that stops early is a prefix).  Returns self."""
-        self._plan = list(plan)
+        :meth:`release` must be the plan's next step.  A plan with a data-dependent branch (a list that stops
+        early) is followed again, rebuilt from the values released so far: it must begin with the releases
+        already recorded.  Returns self."""
+        plan = list(plan)
+        done = [s.entry for s in plan[: len(self._entries)]]
+        if done != self._entries:  # a plan rebuilt from released values must agree with what is recorded
+            raise InvalidParameterError("The plan does not begin with the releases already recorded.")
+        self._plan = plan
         return self
 
     def release(self, step, exact, rng):
@@ -203,7 +209,7 @@ class PrivacyLedger:
         plan = getattr(self, "_plan", None)
         if plan is not None:
             i = len(self._entries)
-            if i >= len(plan) or plan[i] is not step:
+            if i >= len(plan) or plan[i] != step:
                 expected = repr(plan[i].release) if i < len(plan) else "nothing more"
                 raise InvalidParameterError(f"Release {step.release!r} is not the plan's next step ({expected}).")
         self._check_budget(step.entry)

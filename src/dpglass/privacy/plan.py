@@ -24,7 +24,7 @@ what the releases give.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -111,12 +111,13 @@ class PlannedRelease:
         Where every released value lies, whatever the data.
     fields : tuple of str
         The model file's fields holding the released values (the verifier
-        checks them against ``domain``).
+        checks them against ``domain``): a top-level key, or a path such as
+        ``"rules[*].counts"`` or ``"default_rule.counts"``.
     """
 
     entry: LedgerEntry
-    noise: Callable
-    domain: object
+    noise: Callable = field(compare=False)  # steps of plans rebuilt from the same parameters are equal
+    domain: object = None
     fields: tuple = ()
 
     @property
@@ -143,9 +144,30 @@ def check_against_plan(raw_entries: list, plan: list, data: dict, fail) -> None:
         extra = sorted(set(got) - set(want))
         if extra:
             fail(f"privacy_ledger.entries[{i}].{extra[0]}", "is not a ledger field", "only the fields dpglass writes")
-        for name in step.fields:
-            if name not in data:
-                fail(name, "is missing", f"the values of {step.release!r}")
-            problem = step.domain.problem(data[name])
-            if problem is not None:
-                fail(name, problem, f"{step.domain}, the public domain of {step.release!r}")
+        for path in step.fields:
+            for name, values in field_values(data, path, fail, step.release):
+                problem = step.domain.problem(values)
+                if problem is not None:
+                    fail(name, problem, f"{step.domain}, the public domain of {step.release!r}")
+
+
+def field_values(data: dict, path: str, fail, release: str = "") -> list:
+    """``[(field name, value)]`` at ``path`` in a model dict: ``"coef"``, ``"default_rule.counts"``,
+    ``"rules[*].counts"`` (every item of a list)."""
+    found = [(None, data)]
+    for part in path.split("."):
+        key, every = (part[:-3], True) if part.endswith("[*]") else (part, False)
+        nxt = []
+        for name, obj in found:
+            here = key if name is None else f"{name}.{key}"
+            if not isinstance(obj, dict) or key not in obj:
+                fail(here, "is missing", f"the values of {release!r}")
+            value = obj[key]
+            if every:
+                if not isinstance(value, list):
+                    fail(here, f"is {value!r}", "a list")
+                nxt += [(f"{here}[{i}]", v) for i, v in enumerate(value)]
+            else:
+                nxt.append((here, value))
+        found = nxt
+    return found
