@@ -14,7 +14,7 @@ Three parts, each printing a markdown table and writing a CSV into
     (25% of it; the test part is never read).  -> ``issue12_validation.csv``
 ``report``
     Renders the report's issue-12 section from these CSVs
-    (:mod:`dpglass_experiments.rule_lists.issue12`) and splices it into
+    (:mod:`dpglass_experiments.rule_lists.benchmark_section`) and splices it into
     ``report.md``, before "Tight accounting".
 ``test DATASET``
     The defaults on the test part: majority class, GreedyRL (gini, errors),
@@ -225,7 +225,7 @@ def test(name: str, n_seeds: int) -> None:
 def report() -> None:
     """Render the report's issue-12 section from the CSVs and splice it into report.md."""
     from dpglass_experiments.report import Report
-    from dpglass_experiments.rule_lists.issue12 import splice, write_section
+    from dpglass_experiments.rule_lists.benchmark_section import splice, write_section
 
     w = Report()
     write_section(w, OUT)

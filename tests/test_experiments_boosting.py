@@ -12,7 +12,7 @@ from dpglass.exceptions import InvalidParameterError
 from dpglass_experiments import DatasetSpec, MethodSpec, SweepConfig, cell_seed, load_results, run_sweep
 from dpglass.audit.advantage import advantage_trace
 from dpglass.datasets.encodings import schema_norm_bound
-from dpglass_experiments.boosting.parts import choose as _choose
+from dpglass_experiments.boosting.analyses import choose as _choose
 from dpglass_experiments.boosting.plan import EPSILONS, PAPER_COLUMNS, PAPER_FEATURES, PAPER_GRIDS, PAPER_SETTINGS
 from dpglass_experiments.cells import cell_estimator as _make_estimator
 from dpglass_experiments.seeding import cell_key, dataset_split

@@ -6,7 +6,7 @@ import pandas as pd
 
 from conftest import needs_shared_data
 from dpglass.cli import main
-from dpglass_experiments.ldp.parts import MINIMAX_EXPONENT, excess_risk, fitted_slopes, sim_sample
+from dpglass_experiments.ldp.analyses import MINIMAX_EXPONENT, excess_risk, fitted_slopes, sim_sample
 from dpglass.local import HistogramClassifier
 
 

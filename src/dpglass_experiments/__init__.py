@@ -38,7 +38,7 @@ Adding a reproduction
 4. ``<name>/report.py``: the report's sections with
    :class:`~dpglass_experiments.report.Report` (intro, tables beside
    ``NUMBERS``, figures, speed); analyses that are not sweeps go to
-   ``<name>/parts.py`` or, when they are about a model, to ``audit/``.
+   ``<name>/analyses.py`` or, when they are about a model, to ``audit/``.
 5. One :class:`~dpglass_experiments.cli.Command` in ``cli.py``: ``dpglass
    reproduce <name>`` exists; a quick-mode smoke test in
    ``tests/test_experiments*.py`` keeps it in CI.

@@ -39,8 +39,9 @@ The per-fit tables go to ``raw_dir`` (resumable sweeps: an interrupted run
 restarted with the same arguments continues where it stopped).
 
 The pieces: :mod:`.plan` (datasets, methods, grids, the paper's numbers),
-this module (the experiments in order, with their figures), :mod:`.parts`
-(tuning, Figure 1, the tables beside the paper's), :mod:`.report` and
+this module (the experiments in order, with their figures), :mod:`.analyses`
+(tuning, Figure 1, the tables beside the paper's), :mod:`.side_studies`
+(the paper's encodings, Mushroom at Table 10, DP-Bag beside SAA), :mod:`.report` and
 :mod:`.discussion` (``report.md``).
 
 **Nothing is tuned on a test split or fold.**  LazyBB-stumps uses the settings
@@ -58,8 +59,8 @@ import pandas as pd
 
 from dpglass.datasets.encodings import codrna_fine_csv
 from dpglass_experiments import figures
-from dpglass_experiments.boosting.extras import run_bagging, run_mushroom_table10, run_paper_encodings
-from dpglass_experiments.boosting.parts import (
+from dpglass_experiments.boosting.side_studies import run_bagging, run_mushroom_table10, run_paper_encodings
+from dpglass_experiments.boosting.analyses import (
     choose,
     features_plot_frame,
     features_table,

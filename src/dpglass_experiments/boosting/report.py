@@ -32,7 +32,7 @@ from dpglass_experiments.boosting.plan import (
     grid_points,
     grid_text,
 )
-from dpglass_experiments.boosting.extras import (
+from dpglass_experiments.boosting.side_studies import (
     ENCODINGS,
     TEACHER_METHODS,
     bagging_section,

@@ -17,13 +17,13 @@ Writes into one folder, each figure as PNG and SVG with its numbers as CSV:
   models at epsilon = alpha;
 * ``report.md`` and ``timings.json``.
 
-The pieces: :mod:`.plan` (grids), :mod:`.parts` (data and fits), :mod:`.report`.
+The pieces: :mod:`.plan` (grids), :mod:`.analyses` (data and fits), :mod:`.report`.
 """
 
 from __future__ import annotations
 
 from dpglass_experiments import figures
-from dpglass_experiments.ldp.parts import (
+from dpglass_experiments.ldp.analyses import (
     accuracy_vs_alpha,
     adult_comparison,
     calibrate,

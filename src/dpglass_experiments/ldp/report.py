@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dpglass_experiments.ldp.parts import MINIMAX_EXPONENT, SIM_BETA, SIM_GAMMA
+from dpglass_experiments.ldp.analyses import MINIMAX_EXPONENT, SIM_BETA, SIM_GAMMA
 from dpglass_experiments.ldp.plan import CITATION, TITLE
 from dpglass_experiments.report import md_table
 from dpglass.local import AUTO_BANDWIDTH_CONSTANT

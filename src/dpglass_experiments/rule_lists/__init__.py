@@ -24,7 +24,7 @@ resumable, so an interrupted run restarted with the same arguments continues
 where it stopped.
 
 The pieces: :mod:`.plan` (datasets, methods, grids, the paper's numbers),
-this module (the experiments in order, with their figures), :mod:`.parts`
+this module (the experiments in order, with their figures), :mod:`.analyses`
 (the analyses that are not sweeps, the tables beside the paper's),
 :mod:`.report` (``report.md``).
 
@@ -38,7 +38,7 @@ import pandas as pd
 
 from dpglass_experiments import figures
 from dpglass_experiments.reproduction import Reproduction
-from dpglass_experiments.rule_lists.parts import (
+from dpglass_experiments.rule_lists.analyses import (
     alternative_datasets,
     alternatives_table,
     hyper_methods,

@@ -59,7 +59,7 @@ MAPPING_NOTES = {
              "47 rules): 48 candidates",
 }
 
-#: Files that could stand for COMPAS and Adult, measured for the report only (see :func:`parts.alternative_datasets`).
+#: Files that could stand for COMPAS and Adult, measured for the report only (see :func:`analyses.alternative_datasets`).
 ALTERNATIVES = (
     ("COMPAS", DatasetSpec("compas-rules", params={"max_card": 1, "allow_negations": True, "min_support": 0.05})),
     ("COMPAS", DatasetSpec("compas-rules card2", source="compas-rules",

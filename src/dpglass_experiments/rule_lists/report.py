@@ -7,7 +7,7 @@ import math
 import pandas as pd
 
 from dpglass_experiments.report import Report, at_epsilon, error_line, pm, sci, speed_rows
-from dpglass_experiments.rule_lists.issue12 import write_section
+from dpglass_experiments.rule_lists.benchmark_section import write_section
 from dpglass_experiments.rule_lists.plan import (
     CITATION,
     DIFFERENCES,
