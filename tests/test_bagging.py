@@ -12,6 +12,7 @@ from dpglass.aggregates import pattern_table
 from dpglass.exceptions import DataValidationError, InvalidParameterError, UnprovenGuaranteeWarning
 from dpglass.models import DPBaggingClassifier, SubsampleAggregateClassifier, load_model
 from dpglass.models import bagging as B
+from dpglass.models._teacher_plan import saa_label_entry
 from dpglass.privacy.accounting import compose
 
 
@@ -34,7 +35,7 @@ def test_saa_budget_is_basic_composition_at_delta_zero():
 @pytest.mark.parametrize("accountant", ["pld", "rdp", "auto"])
 def test_saa_budget_is_the_largest_number_of_labels_within_the_budget(accountant):
     q, acct, eps, delta = B.saa_query_budget(1.0, 1e-5, 50.0, 100_000, accountant)
-    entry = B._saa_entry(50.0)
+    entry = saa_label_entry(50.0)  # one label alone
     assert q > 50  # tight composition beats basic's epsilon * noise_scale
     assert compose([entry] * q, acct, 1e-5)[0] <= 1.0 < compose([entry] * (q + 1), acct, 1e-5)[0]
     assert eps <= 1.0 and delta == 1e-5

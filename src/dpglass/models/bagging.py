@@ -39,8 +39,6 @@ is data-independent (hence private) but useful only for tests.
 
 from __future__ import annotations
 
-import functools
-import math
 import numbers
 
 import numpy as np
@@ -50,10 +48,19 @@ from scipy.special import expit
 from dpglass._validation import Interval, check_binary_X
 from dpglass.aggregates import is_distributed
 from dpglass.models._base import CLASSES, EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._teacher_plan import (  # the plans and budgets live there; re-exported
+    DPBAG_MECHANISM,
+    SAA_MECHANISM_PREFIX,
+    dpbag_epsilon,
+    dpbag_release_plan,
+    query_cap,
+    saa_labels,
+    saa_query_budget,
+    saa_release_plan,
+)
 from dpglass.models.logistic import LogisticScores
-from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, compose
-from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
-from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism, ReportNoisyMax
+from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES
+from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
 from dpglass.privacy.splits import uniform_parts
 
@@ -61,17 +68,16 @@ __all__ = [
     "DPBaggingClassifier",
     "SubsampleAggregateClassifier",
     "DPBAG_MECHANISM",
+    "SAA_MECHANISM_PREFIX",
     "assign_records",
     "dpbag_epsilon",
+    "dpbag_release_plan",
     "fit_teachers",
     "saa_query_budget",
+    "saa_release_plan",
     "teacher_parts",
 ]
 
-#: The ledger name of DP-Bag's release (one entry).
-DPBAG_MECHANISM = "dp-bag (report-noisy-max, data-dependent moments accountant)"
-#: Prefix of subsample-and-aggregate's ledger entry: ``composition(discrete laplace x<Q>, <accountant>)``.
-SAA_MECHANISM_PREFIX = "composition("
 #: Gradient tolerance (per row) and iteration cap of the (non-released) teacher and student fits.
 _TOL = 1e-6
 _MAX_NEWTON = 100
@@ -208,35 +214,7 @@ def _votes(W: np.ndarray, X_block) -> np.ndarray:
     return (_with_intercept(X_block) @ W.T) > 0.0
 
 
-# ---------------------------------------------------------------- DP-Bag's accountant
-def dpbag_epsilon(moment_sum, noise_scale: float, delta: float) -> np.ndarray:
-    """The paper's epsilon-hat after queries whose largest per-record sum of ``m_i(x)^2`` is ``moment_sum``.
-
-    DP-Bag bounds record i's log moment of order ``l`` after the queries
-    ``x_1..x_q`` by ``alpha_i(l) = 2 lambda^2 l (l+1) sum_j m_i(x_j)^2``
-    (``lambda = 1/noise_scale``) and reports
-    ``min over l >= 1 of (max_i alpha_i(l) + log(1/delta)) / l`` (the moments
-    accountant's tail bound).  The minimum over integer ``l`` is taken at the
-    two integers around ``sqrt(log(1/delta) / a)``, ``a = 2 lambda^2 S``.
-
-    Examples
-    --------
-    >>> round(float(dpbag_epsilon(100.0, 50.0, 1e-5)), 4)  # 100 unanimous queries at lambda = 0.02
-    1.9994
-    """
-    s = np.atleast_1d(np.asarray(moment_sum, dtype=np.float64))
-    a = 2.0 * s / (noise_scale * noise_scale)
-    c = math.log(1.0 / delta)
-    out = np.zeros_like(a)
-    pos = a > 0
-    root = np.sqrt(c / a[pos])
-    best = np.full(root.shape, np.inf)
-    for l in (np.maximum(np.floor(root), 1.0), np.maximum(np.ceil(root), 1.0)):
-        best = np.minimum(best, a[pos] * (l + 1.0) + c / l)
-    out[pos] = best
-    return out if np.ndim(moment_sum) else out[0]
-
-
+# ---------------------------------------------------------------- DP-Bag's queries
 def _membership(assignment: np.ndarray, n_teachers: int) -> sp.csr_matrix:
     """``(records, teachers)`` with ``1/k`` where a record is in a teacher's part (k = partitions)."""
     k, n = assignment.shape
@@ -274,65 +252,6 @@ def dpbag_queries(W, X_pub, assignment, n_teachers, *, epsilon, delta, noise_sca
     return counts.size, counts.astype(np.int64)
 
 
-# ---------------------------------------------------------- subsample-and-aggregate's budget
-def _saa_entry(noise_scale: float) -> LedgerEntry:
-    mech = DiscreteLaplaceMechanism(1.0 / noise_scale)
-    return LedgerEntry("label", "discrete laplace", epsilon=mech.epsilon, curve=mech.curve)
-
-
-def _composed(q: int, noise_scale: float, delta: float, accountant: str) -> tuple[float, float]:
-    if q == 0:
-        return 0.0, 0.0
-    return compose([_saa_entry(noise_scale)] * q, accountant, delta)
-
-
-def _largest_within(fits, lo: int, hi: int) -> int:
-    """The largest ``q`` in ``[lo, hi]`` with ``fits(q)``, given ``fits(lo)`` and monotonicity."""
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-@functools.lru_cache(maxsize=256)
-def saa_query_budget(epsilon: float, delta: float, noise_scale: float, cap: int,
-                     accountant: str = "auto") -> tuple[int, str, float, float]:
-    """``(Q, accountant, epsilon spent, delta spent)``: how many noisy labels fit ``(epsilon, delta)``.
-
-    Each label is a discrete-Laplace count of scale ``noise_scale`` and
-    sensitivity 1 (``1/noise_scale``-DP alone); ``Q`` is the largest number
-    (at most ``cap``) whose composition under the accountant stays within
-    ``epsilon`` at ``delta``.  ``"auto"``: ``"basic"`` when ``delta = 0``,
-    else whichever of ``"pld"`` and ``"rdp"`` allows more labels.  Public
-    inputs only.
-
-    Examples
-    --------
-    >>> saa_query_budget(1.0, 0.0, 50.0, 1000)[:2]  # basic composition: 1 / (1/50)
-    (50, 'basic')
-    """
-    if delta <= 0 or accountant == "basic":
-        q = min(cap, int(math.floor(epsilon * noise_scale * (1 + 1e-12))))
-        q = _largest_within(lambda m: _composed(m, noise_scale, 0.0, "basic")[0] <= epsilon * (1 + 1e-12), 0, q)
-        return (q, "basic", *_composed(q, noise_scale, 0.0, "basic"))
-    tried = ("pld", "rdp") if accountant == "auto" else (accountant,)
-    best = None
-    for acct in tried:
-        fits = lambda m, a=acct: _composed(m, noise_scale, delta, a)[0] <= epsilon  # noqa: E731
-        lo = saa_query_budget(epsilon, 0.0, noise_scale, cap, "basic")[0]  # basic is always valid
-        hi = lo
-        while hi < cap and fits(min(cap, 2 * hi + 1)):
-            hi = min(cap, 2 * hi + 1)
-        q = _largest_within(fits, hi, min(cap, 2 * hi + 1))
-        if best is None or q > best[0]:
-            best = (q, acct)
-    q, acct = best
-    return (q, acct, *_composed(q, noise_scale, delta, acct))
-
-
 # ------------------------------------------------------------------------- estimators
 class _TeacherStudent(LogisticScores, BinaryClassifierBase):
     """What DP-Bag and subsample-and-aggregate share: data checks, the public part, the student, printing."""
@@ -355,7 +274,7 @@ class _TeacherStudent(LogisticScores, BinaryClassifierBase):
             X_pub = X_pub[public_rng.permutation(X_pub.shape[0])]  # queries in a random order
         self.n_public_ = int(X_pub.shape[0])
         self.public_given_ = X_public is not None
-        cap = self.n_public_ if self.max_queries is None else min(self.n_public_, int(self.max_queries))
+        cap = query_cap(self.get_params(deep=False), self.n_public_)
         return rng, table, X_pub, cap, split_rng, noise_rng
 
     def _fit_student(self, X_pub, labels, ledger, rng) -> None:
@@ -498,25 +417,19 @@ class SubsampleAggregateClassifier(_TeacherStudent):
         -------
         self
         """
-        rng, table, X_pub, cap, split_rng, noise_rng = self._fit_common(X, y, X_public)
+        rng, table, X_pub, _, split_rng, noise_rng = self._fit_common(X, y, X_public)
         delta = self._resolve_delta(self.delta)
-        s, T = float(self.noise_scale), int(self.n_teachers)
-        q, acct, eps_spent, delta_spent = saa_query_budget(float(self.epsilon), delta, s, cap, self.accountant)
+        params, T = self.get_params(deep=False), int(self.n_teachers)
+        plan = saa_release_plan(params, self.n_public_)  # Q labels: public parameters and the public part's size
+        q, acct = saa_labels(params, self.n_public_)[:2]
         self._warn_about_guarantee(float(self.epsilon))
         parts = teacher_parts(table, assign_records(table, T, 1, split_rng), T)
         W = fit_teachers(table, parts, float(self.alpha))
         votes = np.concatenate([_votes(W, X_pub[a:min(a + _BLOCK, q)]).sum(axis=1) for a in range(0, q, _BLOCK)]
                                ) if q else np.zeros(0, dtype=np.int64)
-        mech = DiscreteLaplaceMechanism(1.0 / s)
-        noisy = mech.randomise(votes.astype(np.int64), noise_rng) if q else votes.astype(np.int64)
-        labels = (2 * np.asarray(noisy, dtype=np.int64) > T).astype(np.uint8)
-        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta)
-        ledger.spend(f"labels of {q} public records (noisy teacher vote counts)",
-                     f"{SAA_MECHANISM_PREFIX}discrete laplace x{q}, {acct})", epsilon=eps_spent, delta=delta_spent,
-                     sensitivity=1.0, scale=mech.scale, guarantee="proven",
-                     note=(f"{T} teachers on disjoint random parts; each label is 2 (v + Z) > {T} for the vote count v "
-                           f"(sensitivity 1) and Z discrete Laplace of scale {s:g}; {q} labels composed by {acct} "
-                           "(docs/privacy.md, subsample and aggregate)"))
+        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta).follow(plan)
+        noisy = ledger.release(plan[0], votes, noise_rng)
+        labels = (2 * np.asarray(noisy, dtype=np.int64) > T).astype(np.uint8)  # post-processing of the counts
         self.n_labelled_, self.composition_, self.delta_ = q, acct, delta
         self._fit_student(X_pub, labels, ledger, rng)
         return self
@@ -621,23 +534,15 @@ class DPBaggingClassifier(_TeacherStudent):
         """
         rng, table, X_pub, cap, split_rng, noise_rng = self._fit_common(X, y, X_public)
         delta = self._resolve_delta(self.delta)
-        s, T, k = float(self.noise_scale), int(self.n_teachers), int(self.n_partitions)
+        T, k = int(self.n_teachers), int(self.n_partitions)
         self._warn_about_guarantee(float(self.epsilon), "DP-Bag's data-dependent moments accountant")
+        plan = dpbag_release_plan(self.get_params(deep=False))  # one paper-claim entry: the whole budget
         assignment = assign_records(table, T, k, split_rng)  # per record: the accountant reads each one's teachers
         W = fit_teachers(table, teacher_parts(table, assignment, T), float(self.alpha))
         q, ones = dpbag_queries(W, X_pub, assignment, T, epsilon=float(self.epsilon), delta=delta,
-                                noise_scale=s, cap=cap)
-        mech = ReportNoisyMax(epsilon=2.0 / s, sensitivity=float(k), noise="laplace")  # scale k * s on raw votes
-        labels = np.array([mech.select(np.array([k * T - v, v], dtype=np.float64), noise_rng) for v in ones],
-                          dtype=np.uint8)
-        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta)
-        ledger.spend("labels of public records (noisy teacher votes, as many as the accountant allows)",
-                     DPBAG_MECHANISM, epsilon=float(self.epsilon), delta=delta, sensitivity=float(k),
-                     scale=mech.scale, guarantee="paper-claim",
-                     note=(f"Jordon, Yoon & van der Schaar 2019: {k} partitions x {T} teachers, report-noisy-max with "
-                           f"Laplace scale {s:g} on vote counts / {k}; stops before the data-dependent moments "
-                           "bound exceeds epsilon. The bound and the stopping rule use the data without noise "
-                           "(docs/privacy.md, DP-Bag)"))
+                                noise_scale=float(self.noise_scale), cap=cap)
+        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta).follow(plan)
+        labels = ledger.release(plan[0], ones, noise_rng)  # report-noisy-max, query after query
         self.n_labelled_, self.delta_ = q, delta
         self._fit_student(X_pub, labels, ledger, rng)
         return self
