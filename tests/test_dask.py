@@ -157,7 +157,7 @@ def test_label_outside_classes_names_the_partition(dask_client, data, tmp_path):
 
 
 def test_models_without_a_dask_path_say_so(data):
-    from dpglass.models.one_rule import OneRuleClassifier
+    from dpglass_experiments.one_rule import OneRuleClassifier
 
     _, glob = data
     Xd, yd = _dask(glob)

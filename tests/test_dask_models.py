@@ -25,7 +25,7 @@ from dpglass.models import (  # noqa: E402
     DPBaggingClassifier, DPLogisticRegression, DPPipeline, DPRuleListClassifier, PrivateGridSearch,
     SmoothBoostClassifier, SubsampleAggregateClassifier,
 )
-from dpglass.models.one_rule import OneRuleClassifier  # noqa: E402
+from dpglass_experiments.one_rule import OneRuleClassifier  # noqa: E402
 from dpglass.schema import Schema, binary, categorical, ignore, numeric  # noqa: E402
 
 FEATURES = [f"f{j}" for j in range(8)]

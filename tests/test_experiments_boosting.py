@@ -10,14 +10,14 @@ import pytest
 from conftest import needs_shared_data
 from dpglass.exceptions import InvalidParameterError
 from dpglass_experiments import DatasetSpec, MethodSpec, SweepConfig, cell_seed, load_results, run_sweep
-from dpglass.audit.advantage import advantage_trace
+from dpglass_experiments.advantage import advantage_trace
 from dpglass.datasets.encodings import schema_norm_bound
 from dpglass_experiments.boosting.analyses import choose as _choose
 from dpglass_experiments.boosting.plan import EPSILONS, PAPER_COLUMNS, PAPER_FEATURES, PAPER_GRIDS, PAPER_SETTINGS
 from dpglass_experiments.cells import cell_estimator as _make_estimator
 from dpglass_experiments.seeding import cell_key, dataset_split
 from dpglass.models import SmoothBoostClassifier
-from dpglass.models.one_rule import OneRuleClassifier
+from dpglass_experiments.one_rule import OneRuleClassifier
 
 
 # ------------------------------------------------------------------ data
@@ -113,7 +113,7 @@ def test_private_tuning_cells_spend_exactly_epsilon_and_record_the_choice(tmp_pa
     grid = {"n_rounds": [1, 3], "learning_rate": [0.5]}
     methods = (
         MethodSpec("tuned", "smooth-boost-stumps", {}, tuning={"param_grid": grid, "stopping_probability": 0.5}),
-        MethodSpec("1R", "dpglass.models.one_rule:OneRuleClassifier", {}, private=False),
+        MethodSpec("1R", "dpglass_experiments.one_rule:OneRuleClassifier", {}, private=False),
     )
     config = SweepConfig((spec,), methods, (0.5, 2.0), 3, extra_columns=("n_features_used_", "best_params_", "n_runs_"))
     table = run_sweep(config, tmp_path / "t.csv", n_jobs=1, progress=False)

@@ -1,4 +1,8 @@
-"""Experiments: a resumable sweep engine and the reproductions of papers 001 and 002.
+"""Experiments: a resumable sweep engine and the reproductions of papers 001, 002 and 004.
+
+A package of its own beside :mod:`dpglass`, not part of the library: ``import
+dpglass`` never imports it.  Its dependencies (matplotlib, tqdm, joblib) come
+with ``pip install "dpglass[experiments]"``.
 
 The engine (knows no model family):
 
@@ -8,7 +12,7 @@ The engine (knows no model family):
   by its cell (:func:`cell_seed`, :func:`split_indices`);
 * :mod:`~dpglass_experiments.cells` -- fitting one unit of cells; a model
   family may share work across the epsilon grid through the hook
-  :func:`dpglass.models._shared_fit.shared_fitter` (rule lists share counts);
+  :func:`dpglass_experiments.shared_fit.shared_fitter` (rule lists share counts);
 * :mod:`~dpglass_experiments.sweep` -- :func:`run_sweep`: the tidy table,
   resume, parallel workers, progress, :func:`summarise`.
 
@@ -20,8 +24,16 @@ report's tables beside the paper's numbers, figures, speed),
 (each paper's published numbers as a CSV table).
 
 The reproductions: :mod:`dpglass_experiments.rule_lists` (paper 001,
-``dpglass reproduce rule-lists``) and :mod:`dpglass_experiments.boosting`
-(paper 002, ``dpglass reproduce boosting``).
+``dpglass reproduce rule-lists``), :mod:`dpglass_experiments.boosting`
+(paper 002, ``dpglass reproduce boosting``), :mod:`dpglass_experiments.ldp`
+(paper 004), :mod:`dpglass_experiments.accounting` and
+:mod:`dpglass_experiments.gbdt`.
+
+What only the experiments use: :mod:`~dpglass_experiments.shared_fit` (the
+rule lists' shared fits), :mod:`~dpglass_experiments.one_rule` (paper 002's
+non-private 1-Rule), :mod:`~dpglass_experiments.importance` (permutation
+importance, paper 001's Table III) and :mod:`~dpglass_experiments.advantage`
+(LazyBB's per-round advantage, paper 002's Figure 1).
 
 Adding a reproduction
 ---------------------
@@ -38,7 +50,8 @@ Adding a reproduction
 4. ``<name>/report.py``: the report's sections with
    :class:`~dpglass_experiments.report.Report` (intro, tables beside
    ``NUMBERS``, figures, speed); analyses that are not sweeps go to
-   ``<name>/analyses.py`` or, when they are about a model, to ``audit/``.
+   ``<name>/analyses.py`` or, when they are about a model, to a module of
+   their own here (as :mod:`~dpglass_experiments.advantage`).
 5. One :class:`~dpglass_experiments.cli.Command` in ``cli.py``: ``dpglass
    reproduce <name>`` exists; a quick-mode smoke test in
    ``tests/test_experiments*.py`` keeps it in CI.

@@ -3,7 +3,7 @@
 :func:`cell_estimator` builds a cell's estimator (dataset, method and cell
 parameters, epsilon, seed); :func:`run_unit` fits the cells of a unit on the
 unit's split and returns one row per cell.  A model family may offer a shared
-fit through :func:`dpglass.models._shared_fit.shared_fitter` (e.g. rule lists
+fit through :func:`dpglass_experiments.shared_fit.shared_fitter` (e.g. rule lists
 share the training set's counts across the epsilon grid); it is used when it
 exists, and every other estimator is fitted and scored as a user would.
 """
@@ -101,7 +101,7 @@ def _vulnerability(est, X_tr, y_tr, X_ev, y_ev) -> float:
 
 def _fit_as_a_user(est, X_tr, y_tr, X_ev, y_ev, names, X_public=None):
     """Fit and score any estimator as a user would (with its public part, if it has one)."""
-    from dpglass.models._shared_fit import CellFit
+    from dpglass_experiments.shared_fit import CellFit
 
     Xtr = pd.DataFrame(X_tr, columns=names)
     Xev = pd.DataFrame(X_ev, columns=names)
@@ -138,7 +138,7 @@ def run_unit(config, d_index: int, seed: int, todo, fast: bool, data_home=None) 
     """
     from threadpoolctl import threadpool_limits
 
-    from dpglass.models._shared_fit import shared_fitter
+    from dpglass_experiments.shared_fit import shared_fitter
 
     dataset = config.datasets[d_index]
     X, y, names = dataset.load(data_home)

@@ -27,7 +27,7 @@ Speed
 -----
 A model family may share work across the cells of a unit (every method and
 epsilon of one dataset and seed) through the hook
-:func:`dpglass.models._shared_fit.shared_fitter`; the rows are the same as
+:func:`dpglass_experiments.shared_fit.shared_fitter`; the rows are the same as
 fitting the estimators (rule lists share their counts across the epsilon grid;
 ``tests/test_experiments.py`` checks it).  Units run in parallel worker
 processes (joblib, ``n_jobs``), with one BLAS thread each.

@@ -4,7 +4,7 @@
   dataset and epsilon, per fold for cross-validated data) and
   :func:`winners_curse` (how much a tuned score overstates a fresh one);
 * :func:`run_fig1` (Figure 1: the advantage of each round's weak learner,
-  :func:`dpglass.audit.advantage.advantage_trace`), :func:`table4` (one model);
+  :func:`dpglass_experiments.advantage.advantage_trace`), :func:`table4` (one model);
 * :func:`features_table`, :func:`hyper_table` (Tables 3, 5-10 beside the
   paper's), :func:`features_plot_frame`, :func:`fig23_plot_frame` (what the
   figures draw).
@@ -112,7 +112,7 @@ def _fig1_settings(plan: Plan) -> dict:
 def _fig1_run(label, params, run, base_seed, data_home):
     from threadpoolctl import threadpool_limits
 
-    from dpglass.audit.advantage import advantage_trace
+    from dpglass_experiments.advantage import advantage_trace
     from dpglass.models import SmoothBoostClassifier
 
     spec = PAPER_DATASETS["Adult"]

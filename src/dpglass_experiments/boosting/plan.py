@@ -235,7 +235,7 @@ def datasets(data_home=None) -> tuple:
 
 
 #: The two non-private references (one 1-Rule, sklearn's gradient boosting).
-ONE_RULE = "dpglass.models.one_rule:OneRuleClassifier"
+ONE_RULE = "dpglass_experiments.one_rule:OneRuleClassifier"
 GBC = "sklearn.ensemble:GradientBoostingClassifier"
 
 

@@ -1,7 +1,7 @@
 """Paper 001's experiments that are not plain sweeps, and its tables beside the paper's numbers.
 
 * :func:`noise_amplitude_table` (Fig. 1), :func:`run_table3` (Table III:
-  permutation importance, :mod:`dpglass.audit.importance`), :func:`run_mia`
+  permutation importance, :mod:`dpglass_experiments.importance`), :func:`run_mia`
   (Appendix C: shadow-model attack, :mod:`dpglass.audit.membership`);
 * :func:`hyper_methods` (Section V-D's K and lambda grids as sweep methods),
   :func:`alternative_datasets` (other files for COMPAS and Adult);
@@ -71,7 +71,7 @@ def noise_amplitude_table(epsilon: float = 1.0, delta: float = 1e-8, gamma: floa
 def _table3_seed(dataset, seed, base_seed, epsilons, k, n_repeats, data_home):
     from threadpoolctl import threadpool_limits
 
-    from dpglass.audit.importance import permutation_importance, top_features
+    from dpglass_experiments.importance import permutation_importance, top_features
 
     X, y, _ = dataset.load(data_home)
     tr, te = split_indices(len(y), cell_seed(base_seed, dataset.name, seed))

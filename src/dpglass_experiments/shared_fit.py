@@ -1,6 +1,6 @@
 """Shared fits: the many fits of one model family on one training set share their work.
 
-A sweep (:mod:`dpglass.experiments`) fits every method and epsilon of a grid
+A sweep (:mod:`dpglass_experiments`) fits every method and epsilon of a grid
 on the same training set.  :func:`shared_fitter` is the hook through which a
 model family offers to share the work of those fits: it returns a class that
 is built once per (training set, held-out set) and whose ``fit_score(est)``
