@@ -82,31 +82,8 @@ def _replay(plan_of, ctx, data, fail) -> list:
         plan = plan_of()
     except (InvalidParameterError, TypeError, ValueError) as err:
         fail("params", f"give no release plan ({err})", "the parameters of a fit that ran")
-    check_against_plan(_within_tolerance(ctx.entries, plan), plan, data, fail)
+    check_against_plan(ctx.entries, plan, data, fail)
     return plan
-
-
-def _within_tolerance(entries: list, plan: list) -> list:
-    """The file's entries, with an epsilon or delta within :data:`~dpglass.privacy.ledger.RELATIVE_TOLERANCE`
-    of the plan's read as the plan's.
-
-    A composed epsilon comes from the PLD or RDP accountant's floating point,
-    which may differ in its last bits between machines (vectorised ``exp``,
-    FFTs); everything else is compared exactly by
-    :func:`~dpglass.privacy.plan.check_against_plan`.
-    """
-    from dpglass.privacy.ledger import RELATIVE_TOLERANCE
-
-    out = []
-    for got, step in zip(entries, plan):
-        got = dict(got)
-        for key in ("epsilon", "delta"):
-            want, value = getattr(step.entry, key), got.get(key)
-            if (isinstance(value, float) and value != want
-                    and math.isclose(value, want, rel_tol=RELATIVE_TOLERANCE, abs_tol=0.0)):
-                got[key] = want
-        out.append(got)
-    return out + list(entries[len(plan):])
 
 
 def check_dpbag(data, ctx, h) -> None:

@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from dpglass.privacy.ledger import LedgerEntry
+from dpglass.privacy.ledger import RELATIVE_TOLERANCE, LedgerEntry
 
 __all__ = ["GridMultiples", "Integers", "PlannedRelease", "Points", "check_against_plan"]
 
@@ -129,8 +129,11 @@ def check_against_plan(raw_entries: list, plan: list, data: dict, fail) -> None:
     """A file's ledger entries are exactly the plan's, in order, and its released fields lie in their domains.
 
     ``raw_entries`` are the file's entry dicts; ``fail(field, problem, expected)``
-    raises the verifier's error.  Floats compare exactly: a fit records the
-    plan's own entries, and JSON round-trips floats.
+    raises the verifier's error.  A fit records the plan's own entries and
+    JSON round-trips floats, so values compare exactly, but for floats within
+    :data:`~dpglass.privacy.ledger.RELATIVE_TOLERANCE` of the plan's: a
+    composed ε from the PLD or RDP accountant may differ in its last bits
+    between machines (vectorised ``exp``, FFTs).
     """
     if len(raw_entries) != len(plan):
         fail("privacy_ledger.entries", f"has {len(raw_entries)} releases",
@@ -138,7 +141,7 @@ def check_against_plan(raw_entries: list, plan: list, data: dict, fail) -> None:
     for i, (got, step) in enumerate(zip(raw_entries, plan)):
         want = asdict(step.entry)
         for key, value in want.items():
-            if got.get(key) != value:
+            if not _same(got.get(key), value):
                 fail(f"privacy_ledger.entries[{i}].{key}", f"is {got.get(key)!r}",
                      f"{value!r}, the plan's {step.release!r} recomputed from the parameters")
         extra = sorted(set(got) - set(want))
@@ -149,6 +152,17 @@ def check_against_plan(raw_entries: list, plan: list, data: dict, fail) -> None:
                 problem = step.domain.problem(values)
                 if problem is not None:
                     fail(name, problem, f"{step.domain}, the public domain of {step.release!r}")
+
+
+def _same(got, want) -> bool:
+    """Equal, floats within the ledger's relative tolerance (in dicts and lists too); bools and ints exact."""
+    if isinstance(want, float) and isinstance(got, float):
+        return got == want or math.isclose(got, want, rel_tol=RELATIVE_TOLERANCE, abs_tol=0.0)
+    if isinstance(want, dict) and isinstance(got, dict):
+        return set(got) == set(want) and all(_same(got[k], want[k]) for k in want)
+    if isinstance(want, (list, tuple)) and isinstance(got, (list, tuple)):
+        return len(got) == len(want) and all(_same(a, b) for a, b in zip(got, want))
+    return type(got) is type(want) and got == want if isinstance(want, bool) or isinstance(got, bool) else got == want
 
 
 def field_values(data: dict, path: str, fail, release: str = "") -> list:
