@@ -3,16 +3,26 @@
 Each reproduction is one :class:`Command` of :data:`COMMANDS` (its name, its
 module, its help texts); the module provides ``reproduce(out, *, quick,
 n_jobs, progress, fresh, raw_dir, data_home, base_seed)``.  Modules are
-imported only when their command runs, so ``dpglass --help`` stays fast.
+imported only when their command runs, so ``dpglass --help`` stays fast and
+every other ``dpglass`` command imports none of the extra's packages.
+
+The reproductions need the ``experiments`` extra (:data:`EXTRA_PACKAGES`);
+without it ``dpglass reproduce ...`` says, in one line, how to install it,
+before anything runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from dataclasses import dataclass
 
-__all__ = ["COMMANDS", "Command", "add_parser"]
+__all__ = ["COMMANDS", "Command", "EXTRA_PACKAGES", "INSTALL", "add_parser", "missing_packages"]
+
+#: The packages of the ``experiments`` extra (pyproject.toml) that the reproductions import.
+EXTRA_PACKAGES = ("matplotlib", "tqdm", "joblib")
+INSTALL = 'pip install "dpglass[experiments]"'
 
 
 @dataclass(frozen=True)
@@ -114,7 +124,8 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "reproduce",
         help="reproduce a paper's experiments (figures, tables, report)",
-        description="Reproduce a paper's experiments: figures (PNG, SVG, CSV), tables and a report.md.",
+        description="Reproduce a paper's experiments: figures (PNG, SVG, CSV), tables and a report.md. "
+        f"Needs the experiments extra: {INSTALL}.",
     )
     sub = p.add_subparsers(dest="experiment", metavar="EXPERIMENT")
     sub.required = True
@@ -137,13 +148,32 @@ def _add_run_options(parser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
+def missing_packages() -> list:
+    """The packages of :data:`EXTRA_PACKAGES` that cannot be imported (none when the extra is installed)."""
+    import importlib.util
+
+    missing = []
+    for name in EXTRA_PACKAGES:
+        if name in sys.modules:  # imported already, or blocked (None)
+            if sys.modules[name] is None:
+                missing.append(name)
+        elif importlib.util.find_spec(name) is None:
+            missing.append(name)
+    return missing
+
+
 def _handler(command: Command):
     def run(args) -> int:
-        """Check the shared options and call the reproduction's ``reproduce``."""
+        """Check the extra and the shared options, and call the reproduction's ``reproduce``."""
         import importlib
 
         from dpglass.exceptions import InvalidParameterError
 
+        missing = missing_packages()
+        if missing:  # before any fit: the figures would fail only after the sweeps
+            print(f"dpglass reproduce: error: the reproductions need {', '.join(missing)} (not installed): {INSTALL}",
+                  file=sys.stderr)
+            return 2
         if args.jobs < 1:
             raise InvalidParameterError(f"--jobs must be at least 1; got {args.jobs}.")
         raw_dir = args.raw_dir
