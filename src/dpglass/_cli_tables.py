@@ -31,8 +31,10 @@ def read_csv(path, text_columns=()):
         frame = pd.read_csv(path, dtype={c: str for c in text_columns} or None)
     except (OSError, ValueError) as exc:
         raise DataValidationError(f"Could not read {path} as CSV: {exc}") from exc
-    if frame.shape[1] == 0 or frame.shape[0] == 0:
-        raise DataValidationError(f"{path} has no rows or no columns; a model needs a table with a header.")
+    if frame.shape[1] == 0:
+        raise DataValidationError(f"{path} has no columns; a model needs a table with a header.")
+    # a header and no records is a dataset (n = 0 is a neighbour of n = 1): a private fit with declared
+    # classes runs on it, so refusing it would tell the two apart (docs/privacy.md, "Errors and warnings")
     return frame
 
 
@@ -47,7 +49,20 @@ def split_target(frame, target, path):
         raise DataValidationError(
             f"The target column {target!r} of {path} has missing labels; drop or label those records first."
         )
-    return frame.drop(columns=[target]), y.to_numpy()
+    return frame.drop(columns=[target]), canonical_labels(y.to_numpy())
+
+
+def canonical_labels(y: np.ndarray) -> np.ndarray:
+    """Labels as the file means them, whatever one record's spelling: pandas reads a column of whole numbers
+    as float when one record writes ``1.0``, which would change every label (and the declared label set)
+    through one record.  Whole-number floats become int64; other labels are kept.
+
+    >>> canonical_labels(np.array([0.0, 1.0, 1.0])).dtype.kind, canonical_labels(np.array([0.5, 1.0])).dtype.kind
+    ('i', 'f')
+    """
+    if y.dtype.kind == "f" and np.isfinite(y).all() and (y == np.round(y)).all():
+        return y.astype(np.int64)
+    return y
 
 
 def check_binary_columns(X, path, target) -> None:

@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extra_commands():
     """Subcommands contributed by other modules (audit, reproduce), when present."""
     found = []
-    for module, attr in (("dpglass.audit.cli", "add_parser"), ("dpglass_experiments.cli", "add_parser"),
+    for module, attr in (("dpglass.audit.cli", "add_parser"), ("dpglass.experiments.cli", "add_parser"),
                          ("dpglass.local.cli", "add_parser")):
         try:
             mod = __import__(module, fromlist=[attr])
@@ -251,6 +251,9 @@ def _cmd_fit(args) -> int:
     spec = get_spec(args.model)
     params = _model_params(spec, args)  # --classes included
     labels = np.unique(np.asarray(y))
+    if labels.size == 0 and "classes" not in params:
+        raise DataValidationError(f"{source} has no records, and without --classes the label set is read from "
+                                  "them: declare it with --classes NEG,POS (a private fit then runs on no records).")
     if "classes" not in params and "classes" in spec.cls().get_params() and labels.size == 2:
         # the file's label set, read as public (docs/privacy.md, "The label set"), is the model's: the coin split
         # must not make the fit fail when its training part holds one class or none
@@ -366,7 +369,8 @@ def _print_accuracy(model, X_te, y_te, exact: bool, rng) -> None:
           f"epsilon={eps / 2:.4g} each, on records disjoint from the training part: parallel composition keeps the "
           "run within the budget)")
     if exact:
-        print(f"held-out accuracy (exact, NOT private, curator only): {correct / len(y_te):.4f}", file=sys.stderr)
+        exact_text = f"{correct / len(y_te):.4f}" if len(y_te) else "none (no record held out)"
+        print(f"held-out accuracy (exact, NOT private, curator only): {exact_text}", file=sys.stderr)
 
 
 HELD_OUT_ALPHA = 0.05  # the interval covers both counts' noise with probability >= 95% (a union bound)

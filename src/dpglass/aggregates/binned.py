@@ -277,8 +277,8 @@ def dask_grid_counts(X, binning: PartitionBinning, numeric: list, grid_cells: in
     except Exception as exc:
         if dask_backend._lost(exc):
             raise dask_backend.DistributedFitError(
-                f"The Dask cluster could not count the {n} partitions for the quantile bins ({type(exc).__name__}: "
-                f"{exc}). No model was fitted: rerun the fit (the result will be the same), or raise distributed's "
+                f"The Dask cluster could not count the partitions for the quantile bins ({type(exc).__name__}). "
+                "No model was fitted: rerun the fit (the result will be the same), or raise distributed's "
                 "allowed-failures / retries if workers are being lost.") from exc
         raise
 

@@ -76,9 +76,10 @@ def _require_dask():
 
 
 def partition_label(index: int) -> str:
-    """How an error names a partition: its index only, never "(of N)" (with files written every k rows the
-    number of partitions reveals n; docs/privacy.md, "What a Dask fit prints")."""
-    return f"partition {index}"
+    """How an error names a partition: not by its number, nor "(of N)": with files written every k rows the
+    number of partitions reveals n, and an index bounds it from below (docs/privacy.md, "What a Dask fit
+    prints").  The column and the problem are named; the curator finds the file."""
+    return "a partition"
 
 
 def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, classes: list):
@@ -185,7 +186,7 @@ def _partition_error(index: int, n_parts: int, exc) -> Exception:
     if _lost(exc):
         return DistributedFitError(
             f"{partition_label(index)} could not be reduced: the worker running it was lost "
-            f"({type(exc).__name__}: {exc}). No model was fitted: rerun the fit (the result will be the same), "
+            f"({type(exc).__name__}). No model was fitted: rerun the fit (the result will be the same), "
             "or raise distributed's allowed-failures if workers are being lost."
         )
     if isinstance(exc, KeyError):
@@ -366,7 +367,7 @@ def pattern_table(X, y, *, classes=None, retries: int = 2):
     except Exception as exc:
         if _lost(exc):
             raise DistributedFitError(
-                f"The Dask cluster could not reduce the partitions ({type(exc).__name__}: {exc}). No model "
+                f"The Dask cluster could not reduce the partitions ({type(exc).__name__}). No model "
                 "was fitted: rerun the fit (the result will be the same), or raise distributed's "
                 "allowed-failures / retries if workers are being lost."
             ) from exc

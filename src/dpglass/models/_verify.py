@@ -290,9 +290,20 @@ def _resolved_delta(params: dict):
     return None if default is None else float(default)
 
 
+#: The fields PrivacyLedger.to_dict writes (a file is what dpglass wrote: nothing added, no room for data).
+_LEDGER_FIELDS = {"budget", "total", "guarantee", "accountant", "replayable", "entries"}
+_PAIR_FIELDS = {"epsilon", "delta"}
+
+
 def _check_ledger_shape(raw: dict) -> None:
     for key, kind, what in _LEDGER_KEYS:
         _need(raw, key, f"privacy_ledger.{key}", kind, what)
+    for where, have, allowed in (("privacy_ledger", raw, _LEDGER_FIELDS),
+                                 ("privacy_ledger.budget", raw["budget"], _PAIR_FIELDS),
+                                 ("privacy_ledger.total", raw["total"], _PAIR_FIELDS)):
+        extra = sorted(set(have) - allowed)
+        if extra:
+            _fail(f"{where}.{extra[0]}", "is not a field dpglass writes", f"only {sorted(allowed)}")
     from dpglass.privacy.accounting import ACCOUNTANTS
 
     if raw.get("accountant", "basic") not in ACCOUNTANTS:
@@ -424,10 +435,20 @@ def _check_selection(data: dict, params: dict, ledger: PrivacyLedger, cls) -> No
     for key, value in best.items():
         if key not in params or params[key] != value:
             _fail(f"params.{key}", f"is {params.get(key)!r}", f"{value!r}, the selected selected_by.best_params")
-    _need_num(sel, "noisy_correct_count", "selected_by.noisy_correct_count")
+    if not _is_int(sel.get("noisy_correct_count")):  # a discrete Laplace count: an integer (negative ones too)
+        _fail("selected_by.noisy_correct_count", f"is {sel.get('noisy_correct_count')!r}",
+              "an integer (the winner's noisy count of correct validation predictions)")
+    keys = {"method", "best_params", "noisy_correct_count", "eta"} | (
+        {"stopping_probability", "param_grid"} if ledger.delta > 0 else set())
+    if set(sel) != keys:
+        odd = sorted(set(sel) ^ keys)[0]
+        _fail(f"selected_by.{odd}", "is missing" if odd in keys else "is not a field dpglass writes",
+              f"exactly {sorted(keys)}")
     entries = data["privacy_ledger"]["entries"]
     if len(entries) != 1:
         _fail("privacy_ledger.entries", f"has {len(entries)} entries", "1 (the whole selection)")
+    if method not in str(entries[0]["mechanism"]).lower():
+        _fail("selected_by.method", f"is {method!r}", f"the method the ledger's entry names ({entries[0]['mechanism']!r})")
     eps, run = float(entries[0]["epsilon"]), float(params["epsilon"])
     eta = _need_num(sel, "eta", "selected_by.eta", "the selection's eta (1 for liu-talwar)")
     if eta < 0 or (method == "liu-talwar" and eta != 1):

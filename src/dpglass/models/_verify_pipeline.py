@@ -97,6 +97,8 @@ def _check_encoder_noise(e: dict, field: str, close, fail) -> None:
     """An encoder entry states sensitivity 1, and the count the scale of its discrete Laplace at its epsilon."""
     from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 
+    if e.get("delta", 0.0) != 0.0:  # every encoder release is pure (and a delta is no place for a number)
+        fail(f"{field}.delta", f"is {e.get('delta')!r}", "0: the encoder's releases are pure epsilon-DP")
     if e["mechanism"] == "none":  # clip_share=0: the entry saying no count was released
         if e["epsilon"] != 0 or any(e.get(k) is not None for k in ("sensitivity", "scale", "curve")):
             fail(field, "spends or states noise", "epsilon 0 and no noise (nothing was released)")

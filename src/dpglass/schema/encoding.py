@@ -150,9 +150,10 @@ def _check_whole(s: pd.Series, values: np.ndarray, name: str) -> None:
     with np.errstate(invalid="ignore"):
         bad = np.isfinite(values) & (values != np.floor(values))
     if bad.any():
-        raise DataValidationError(  # an example value, no count
+        raise DataValidationError(  # no value, no count
             f"Column {name!r} is declared integer in the schema but holds a value that is not a whole number "
-            f"(e.g. {s.to_numpy(dtype=object)[bad][0]!r}). Fix the data or remove \"integer\": true from the column."
+            "(no value is quoted: an error may be pasted where the data may not). Fix the data or remove "
+            "\"integer\": true from the column."
         )
 
 
