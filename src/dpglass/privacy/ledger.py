@@ -190,6 +190,9 @@ class PrivacyLedger:
         if done != self._entries:  # a plan rebuilt from released values must agree with what is recorded
             raise InvalidParameterError("The plan does not begin with the releases already recorded.")
         self._plan = plan
+        # a plan that fits the budget as a whole fits at every step (composition only grows): release need not
+        # compose again (a tight accountant's composition of a long plan is costly); else each step is checked
+        self._plan_fits = self.epsilon is None or self._fits(self._compose([s.entry for s in plan]))
         return self
 
     def release(self, step, exact, rng):
@@ -199,30 +202,50 @@ class PrivacyLedger:
         values are checked to lie in the step's public domain (a failure there
         is a bug in the family's plan, not the data's fault).
 
+        A step's ``parts`` (the same release on other disjoint parts of the
+        records, :class:`~dpglass.privacy.plan.PlannedRelease`) are released
+        after it, each once, in any order: their noise is drawn and checked,
+        and nothing more is recorded (parallel composition: the step's entry
+        covers every part).
+
         Raises
         ------
         BudgetExceededError
             If the total after this release would exceed the budget (nothing is drawn).
         InvalidParameterError
-            If ``step`` is not the next step of the plan this ledger follows.
+            If ``step`` is not the next step of the plan this ledger follows (nor a part still due).
         """
+        due = getattr(self, "_parts_due", [])
+        if any(p is step for p in due):  # another part of a recorded release: its entry is already counted
+            self._parts_due = [p for p in due if p is not step]
+            return self._draw(step, exact, rng)
         plan = getattr(self, "_plan", None)
         if plan is not None:
             i = len(self._entries)
             if i >= len(plan) or plan[i] != step:
                 expected = repr(plan[i].release) if i < len(plan) else "nothing more"
                 raise InvalidParameterError(f"Release {step.release!r} is not the plan's next step ({expected}).")
-        self._check_budget(step.entry)
+        if plan is None or not self._plan_fits:
+            self._check_budget(step.entry)
+        noisy = self._draw(step, exact, rng)
+        self._entries.append(step.entry)
+        self._parts_due = due + list(getattr(step, "parts", ()))
+        return noisy
+
+    @staticmethod
+    def _draw(step, exact, rng):
         noisy = step.noise(exact, rng)
         problem = step.domain.problem(noisy)
         if problem is not None:  # pragma: no cover - a plan whose noise leaves its own domain
             raise RuntimeError(f"{step.release!r} {problem}; its plan says {step.domain}.")
-        self._entries.append(step.entry)
         return noisy
+
+    def _fits(self, total: tuple[float, float]) -> bool:
+        return _within(total[0], self.epsilon) and _within(total[1], self.delta)
 
     def _check_budget(self, entry: LedgerEntry) -> None:
         new_eps, new_delta = self._compose(self._entries + [entry])
-        if self.epsilon is not None and not (_within(new_eps, self.epsilon) and _within(new_delta, self.delta)):
+        if self.epsilon is not None and not self._fits((new_eps, new_delta)):
             raise BudgetExceededError(
                 f"Spending ({entry.epsilon:g}, {entry.delta:g}) on {entry.release!r} would bring the total to "
                 f"({new_eps:g}, {new_delta:g}) above the budget ({self.epsilon:g}, {self.delta:g}). "

@@ -113,12 +113,20 @@ class PlannedRelease:
         The model file's fields holding the released values (the verifier
         checks them against ``domain``): a top-level key, or a path such as
         ``"rules[*].counts"`` or ``"default_rule.counts"``.
+    parts : tuple of PlannedRelease
+        The same release on other parts of the records, disjoint from this
+        step's and from each other (parallel composition: one entry, this
+        step's, covers them all; e.g. the trees of a DPBoost ensemble).  Each
+        has this step's entry and its own noise, domain and fields; the fit
+        releases each once, after this step, and the ledger records nothing
+        for them.
     """
 
     entry: LedgerEntry
     noise: Callable = field(compare=False)  # steps of plans rebuilt from the same parameters are equal
     domain: object = None
     fields: tuple = ()
+    parts: tuple = ()
 
     @property
     def release(self) -> str:
@@ -147,11 +155,12 @@ def check_against_plan(raw_entries: list, plan: list, data: dict, fail) -> None:
         extra = sorted(set(got) - set(want))
         if extra:
             fail(f"privacy_ledger.entries[{i}].{extra[0]}", "is not a ledger field", "only the fields dpglass writes")
-        for path in step.fields:
-            for name, values in field_values(data, path, fail, step.release):
-                problem = step.domain.problem(values)
-                if problem is not None:
-                    fail(name, problem, f"{step.domain}, the public domain of {step.release!r}")
+        for part in (step, *step.parts):
+            for path in part.fields:
+                for name, values in field_values(data, path, fail, step.release):
+                    problem = part.domain.problem(values)
+                    if problem is not None:
+                        fail(name, problem, f"{part.domain}, the public domain of {step.release!r}")
 
 
 def _same(got, want) -> bool:
