@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extra_commands():
     """Subcommands contributed by other modules (audit, reproduce), when present."""
     found = []
-    for module, attr in (("dpglass.audit.cli", "add_parser"), ("dpglass.experiments.cli", "add_parser"),
+    for module, attr in (("dpglass.audit.cli", "add_parser"), ("dpglass_experiments.cli", "add_parser"),
                          ("dpglass.local.cli", "add_parser")):
         try:
             mod = __import__(module, fromlist=[attr])
