@@ -148,3 +148,19 @@ def test_the_verifier_replays_the_errors_pf_plan(saved_list, tamper):
     LIST_TAMPERS[tamper](data)
     with pytest.raises(ModelFileError, match=r"privacy_ledger|rules|default_rule"):
         load_model_dict(data)
+
+
+def test_a_fitted_model_pickles_without_its_plan(saved_list):
+    """Plan steps hold noise functions (lambdas); a fitted model's ledger must pickle and deep-copy (scikit-learn's
+    estimator checks, joblib) with its entries only."""
+    import copy
+    import pickle
+
+    from dpglass.models._errors_rule_list import errors_plan
+
+    model = load_model_dict(saved_list)
+    ledger = model.privacy_ledger_
+    ledger.follow(errors_plan(2.0, 3, len(ledger) - 1, len(saved_list["rules"])))  # what a fit leaves behind
+    assert hasattr(ledger, "_plan")
+    for clone in (pickle.loads(pickle.dumps(model)).privacy_ledger_, copy.deepcopy(ledger)):
+        assert clone.entries == ledger.entries and not hasattr(clone, "_plan")

@@ -149,6 +149,13 @@ class PrivacyLedger:
     _entries: list = field(default_factory=list, repr=False)
 
     # ------------------------------------------------------------------ state
+    #: What a fit holds while it follows a plan (steps carry noise functions): not part of a ledger's state.
+    _FIT_STATE = ("_plan", "_parts_due", "_plan_fits")
+
+    def __getstate__(self) -> dict:
+        """A pickled (or deep-copied) ledger is its budget and entries: the plan a fit followed stays behind."""
+        return {k: v for k, v in self.__dict__.items() if k not in self._FIT_STATE}
+
     @property
     def entries(self) -> tuple[LedgerEntry, ...]:
         """The entries, in release order."""
