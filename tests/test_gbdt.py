@@ -303,14 +303,20 @@ def test_split_sums_are_exact_across_many_features_at_billions_of_records():
 def test_leaf_units_stay_in_the_samplers_range_whatever_n():
     """Review finding: at tree epsilon 50 a sum of 2**32 records was above 2**52 grid units and fit raised,
     a failure that depended on n; the units are clipped to +-2**52 (public, 1-Lipschitz)."""
+    from dpglass.models._gbdt_budget import gbdt_plan
     from dpglass.models._gbdt_fit import Binned, fit_newton
+    from dpglass.privacy.ledger import PrivacyLedger
 
+    # tree epsilon 50: epsilon 100 split evenly over the intercept and one tree (delta = 0: basic)
+    params = dict(DPGradientBoostingClassifier(epsilon=100.0, delta=0.0, n_estimators=1, max_depth=1,
+                                               learning_rate=0.1, reg_lambda=1.0).get_params())
+    plan = gbdt_plan(params, 1)
+    assert plan.x == 50.0
     for n in (2**32 - 2**20, 2**32 + 2**20):
         binned = Binned(np.array([[0], [1]], dtype=np.uint8), np.array([1]), np.array([0, 1]),
                         np.array([n // 2, n - n // 2], dtype=np.int64))
-        fit_newton(binned, tree_eps=50.0, n_trees=1, depth=1, split="exponential", split_share=0.3,
-                   hessian_share=0.3, learning_rate=0.1, reg_lambda=1.0, max_leaf=2.0,
-                   rng=np.random.default_rng(0), how="test")
+        ledger = PrivacyLedger(epsilon=100.0).follow(plan.steps)
+        fit_newton(binned, plan, ledger, np.random.default_rng(0), max_leaf=2.0)
 
 
 def test_dpboost_quantised_gradients_never_exceed_the_clip():

@@ -1,50 +1,64 @@
-"""How :class:`~dpglass.models.gbdt.DPGradientBoostingClassifier` splits its budget (public parameters only).
+"""The release plan of :class:`~dpglass.models.gbdt.DPGradientBoostingClassifier`, from public inputs only.
 
-* :func:`newton_plan` / :func:`dpboost_plan`: the ledger entries a whole run
-  writes when each tree (DPBoost: each ensemble) spends ``x``, with the
-  curves the learner declares (bounded range for the exponential-mechanism
-  splits, discrete Laplace for the newton leaf sums, the pure pair for
-  DPBoost's leaf values and the quantiles).
-* :func:`budget`: ``(x, accountant used)``.  ``"basic"`` (and any accountant
-  when delta = 0) divides what the bins leave evenly; ``"pld"`` / ``"rdp"``
-  calibrate the whole plan to ``(epsilon, delta)``
-  (:func:`dpglass.privacy.accounting.calibrate`, relative tolerance
-  :data:`TOL`); ``"auto"`` keeps whichever of the two lets ``x`` be larger
-  (ties: ``"pld"``), as :func:`~dpglass.privacy.accounting.choose_accountant`
-  does, but runs PLD compositions only when PLD can win, and bisects from
-  the RDP result.  ``x`` is never below the basic split (``"auto"`` then
-  reports ``"basic"``).
+:func:`gbdt_plan` (and :func:`release_plan`, its recorded steps) lists every
+release of a fit, in order, each a :class:`~dpglass.privacy.plan.PlannedRelease`
+built by :mod:`dpglass.models._gbdt_releases` (entry, noise, public domain):
 
-A DPBoost ensemble appears once in a plan whatever its subset selection: its
-trees hold disjoint records and one record reaches one tree, so the ensemble
-is dominated by one tree's releases (docs/privacy.md, "Data-dependent subsets
-under the tight accountants").
+* ``binning="quantile"``: one step per numeric column, its ``max_bins - 1``
+  DP quantiles (``quantile_share`` of epsilon, split evenly);
+* ``variant="newton"``: the intercept's leaf gradient and Hessian sums, then
+  per tree its split levels (``split="exponential"``; random splits release
+  nothing) and its leaf gradient and Hessian sums, each tree spending ``x``;
+* ``variant="dpboost"``: per ensemble (spending ``x``) one step per split
+  level and one for the leaf values; the ensemble's trees hold disjoint
+  records, so each step's ``parts`` are the same release on the other trees
+  (one entry for all: docs/privacy.md, "Data-dependent subsets under the
+  tight accountants").
+
+No release selects a branch of the plan: it depends on the parameters and
+``n_features`` only.  The fit spends only through it
+(:meth:`~dpglass.privacy.ledger.PrivacyLedger.release`) and the file verifier
+replays it (:func:`~dpglass.privacy.plan.check_against_plan`).
+
+:func:`budget` finds ``x``: ``"basic"`` (and any accountant when delta = 0)
+divides what the bins leave evenly; ``"pld"`` / ``"rdp"`` calibrate the plan's
+own entries to ``(epsilon, delta)`` (:func:`dpglass.privacy.accounting.calibrate`,
+relative tolerance :data:`TOL`); ``"auto"`` keeps whichever of the two lets
+``x`` be larger (ties: ``"pld"``), as :func:`~dpglass.privacy.accounting.choose_accountant`
+does, but runs PLD compositions only when PLD can win, and bisects from the
+RDP result.  ``x`` is never below the basic split (``"auto"`` then reports
+``"basic"``).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
+from typing import NamedTuple
 
-from dpglass.models._gbdt_releases import dpboost_gain_sensitivity, leaf_sum_entry
+from dpglass.models._base import DEFAULT_DELTA
+from dpglass.models._gbdt_releases import (
+    Candidates, dpboost_gain_sensitivity, dpboost_leaf_clip, leaf_sum_steps, leaf_value_step, quantile_step,
+    split_step,
+)
+from dpglass.models._gbdt_trees import check_feature_bounds
 from dpglass.privacy.accounting import CHOICES, calibrate, compose
 from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import ExponentialMechanism
 
-__all__ = ["LAMBDA_NOISE_SCALES", "TOL", "budget", "dpboost_plan", "leaf_delta", "leaf_epsilons",
-           "leaf_gradient_scale", "newton_plan", "resolved_lambda", "split_curve"]
+__all__ = ["GbdtPlan", "LAMBDA_NOISE_SCALES", "Public", "TOL", "TreeSteps", "budget", "gbdt_plan", "leaf_delta",
+           "leaf_epsilons", "leaf_gradient_scale", "release_plan", "resolved_lambda", "resolved_sizes",
+           "split_field"]
 
 #: Relative tolerance of the calibration (always on the safe side).
 TOL = 1e-2
+OWNER = "DPGradientBoostingClassifier"
 
 
 def split_curve(epsilon: float, sensitivity: float) -> dict:
     """The curve of one split level: the exponential mechanism's own (bounded range)."""
     return ExponentialMechanism(float(epsilon), float(sensitivity)).curve
-
-
-def _leaf_sums(epsilon: float, sensitivity: float, leaf_delta: float) -> LedgerEntry:
-    return LedgerEntry(**leaf_sum_entry("leaf sums", epsilon, sensitivity, "", leaf_delta))
 
 
 def leaf_delta(leaf_noise: str, delta: float, n_trees: int) -> float:
@@ -55,26 +69,197 @@ def leaf_delta(leaf_noise: str, delta: float, n_trees: int) -> float:
     return delta / (8 * (n_trees + 1)) if leaf_noise == "gaussian" else 0.0
 
 
-def newton_plan(x: float, n_trees: int, depth: int, split: str, split_share: float, hessian_share: float,
-                leaf_delta: float = 0.0) -> list:
-    """The entries of a newton run whose trees (and intercept) spend ``x`` each (``leaf_delta > 0``: Gaussian)."""
-    one = []
-    if split == "exponential":
-        s = x * split_share / depth
-        one += [LedgerEntry("split level", "exponential", epsilon=s, curve=split_curve(s, 1.0))] * depth
-    eps_g, eps_h = leaf_epsilons(x, split, split_share, hessian_share)
-    one += [_leaf_sums(eps_g, 1.0, leaf_delta), _leaf_sums(eps_h, 0.25, leaf_delta)]
+def resolved_sizes(params: dict) -> tuple[int, float]:
+    """``(n_estimators, learning_rate)`` with "auto" resolved (public functions of the parameters)."""
+    dpboost = params["variant"] == "dpboost"
+    if params["n_estimators"] == "auto":
+        T = 50 if dpboost else int(min(50, max(10, round(50 * float(params["epsilon"])))))
+    else:
+        T = int(params["n_estimators"])
+    if params["learning_rate"] == "auto":
+        lr = 0.1 if dpboost else min(1.0, 25.0 / T)
+    else:
+        lr = float(params["learning_rate"])
+    return T, lr
+
+
+@dataclass(frozen=True)
+class Public:
+    """The resolved public inputs of a plan (hashable: the calibration is cached on them)."""
+
+    variant: str
+    epsilon: float
+    delta: float
+    accountant: str
+    n_trees: int
+    depth: int
+    learning_rate: float
+    bounds: tuple
+    max_bins: int
+    binning: str
+    quantile_share: float
+    split: str = "exponential"
+    split_share: float = 0.3
+    hessian_share: float = 0.3
+    reg_lambda: float | None = None
+    trees_per_ensemble: int = 10
+    subset_selection: str = "random"
+    gradient_clip: float = 1.0
+    leaf_noise: str = "laplace"
+
+    @classmethod
+    def of(cls, params: dict, n_features: int) -> "Public":
+        """From a model's parameters (``get_params``, or a file's): "auto", None delta and bounds resolved."""
+        T, lr = resolved_sizes(params)
+        delta = DEFAULT_DELTA if params["delta"] is None else float(params["delta"])
+        lam = params["reg_lambda"]
+        return cls(
+            params["variant"], float(params["epsilon"]), delta, params["accountant"], T, int(params["max_depth"]),
+            lr, tuple(check_feature_bounds(params["bounds"], int(n_features), OWNER)), int(params["max_bins"]),
+            params["binning"], float(params["quantile_share"]), params["split"], float(params["split_share"]),
+            float(params["hessian_share"]), None if lam is None else float(lam), int(params["trees_per_ensemble"]),
+            params["subset_selection"], float(params["gradient_clip"]), params["leaf_noise"])
+
+    @property
+    def numeric(self) -> tuple:
+        """The numeric columns (public bounds)."""
+        return tuple(j for j, b in enumerate(self.bounds) if b is not None)
+
+    @property
+    def quantiles(self) -> bool:
+        return self.binning == "quantile" and bool(self.numeric)
+
+    @property
+    def n_ensembles(self) -> int:
+        return -(-self.n_trees // self.trees_per_ensemble)
+
+    def candidates(self) -> Candidates:
+        """Every (feature, cut): a 0/1 column has one cut, a numeric column ``max_bins - 1``."""
+        return Candidates(tuple((j, c) for j, b in enumerate(self.bounds)
+                                for c in range(1 if b is None else self.max_bins - 1)))
+
+
+class TreeSteps(NamedTuple):
+    """One tree's steps: its split levels (none: random splits) and its leaves (newton: gradient and Hessian
+    sums; DPBoost: leaf values).  A DPBoost tree after the first of its ensemble holds its ensemble's parts."""
+
+    splits: tuple
+    leaves: tuple
+
+
+@dataclass(frozen=True)
+class GbdtPlan:
+    """A fit's plan: ``x`` (each tree's epsilon; DPBoost: each ensemble's), the accountant, the resolved delta
+    and lambda, and the steps: ``bins`` (one per column of ``numeric``), ``intercept`` (newton), ``trees``;
+    ``steps``: the recorded ones, in ledger order."""
+
+    x: float
+    accountant: str
+    delta: float
+    reg_lambda: float
+    public: Public
+    bins: tuple
+    intercept: tuple
+    trees: tuple
+    steps: tuple
+
+
+def gbdt_plan(params: dict, n_features: int) -> GbdtPlan:
+    """The plan of a fit with these parameters on ``n_features`` columns (raises what the parameters do)."""
+    pub = Public.of(params, n_features)
+    x, accountant = budget(pub)
+    lam = resolved_lambda(pub.variant, pub.reg_lambda, x, pub.split, pub.split_share, pub.hessian_share)
+    if pub.variant == "newton":
+        how = f"{accountant} composition over {pub.n_trees} trees of epsilon_tree={x:.6g}"
+    else:
+        how = f"{accountant} composition over {pub.n_ensembles} ensembles of epsilon_ensemble={x:.6g}"
+    bins = _bin_steps(pub)
+    intercept, trees, steps = _tree_steps(pub, x, lam, how, pub.candidates())
+    return GbdtPlan(x, accountant, pub.delta, lam, pub, bins, intercept, trees, bins + steps)
+
+
+def release_plan(params: dict, n_features: int) -> list:
+    """DPGradientBoostingClassifier's recorded releases, in order, from its public parameters: the fit spends
+    through them and ``load_model`` replays them (docs/privacy.md, DP gradient boosted trees)."""
+    return list(gbdt_plan(params, n_features).steps)
+
+
+def _bin_steps(pub: Public) -> tuple:
+    if not pub.quantiles:
+        return ()
+    nb, numeric = pub.max_bins, pub.numeric
+    each = pub.epsilon * pub.quantile_share / (len(numeric) * (nb - 1))
+    return tuple(quantile_step(j, pub.bounds[j], nb, each) for j in numeric)
+
+
+def _tree_steps(pub: Public, x: float, lam: float, how: str, candidates) -> tuple[tuple, tuple, tuple]:
+    """``(intercept, trees, recorded steps)`` when each tree (DPBoost: each ensemble) spends ``x``."""
+    if pub.variant == "newton":
+        return _newton_steps(pub, x, how, candidates)
+    return _dpboost_steps(pub, x, lam, how, candidates)
+
+
+def _newton_steps(pub: Public, x: float, how: str, candidates) -> tuple[tuple, tuple, tuple]:
+    D, hs, ld = pub.depth, pub.hessian_share, leaf_delta(pub.leaf_noise, pub.delta, pub.n_trees)
+    g_note = f"gradients p - y in [-1, 1]; one record in one leaf; {how}"
+    h_note = f"Hessians p(1 - p) in [0, 1/4]; one record in one leaf; {how}"
     # the intercept: one leaf holding every record, released like a tree's leaves
-    start = [_leaf_sums(x * (1 - hessian_share), 1.0, leaf_delta), _leaf_sums(x * hessian_share, 0.25, leaf_delta)]
-    return start + one * n_trees
+    intercept = (leaf_sum_steps(x * (1 - hs), 1.0, ld)("intercept: leaf gradient sums", g_note),
+                 leaf_sum_steps(x * hs, 0.25, ld)("intercept: leaf Hessian sums", h_note))
+    eps_g, eps_h = leaf_epsilons(x, pub.split, pub.split_share, hs)
+    gradient, hessian = leaf_sum_steps(eps_g, 1.0, ld), leaf_sum_steps(eps_h, 0.25, ld)
+    mech = ExponentialMechanism(x * pub.split_share / D, 1.0) if pub.split == "exponential" else None
+    trees, steps = [], list(intercept)
+    for t in range(1, pub.n_trees + 1):
+        splits = () if mech is None else tuple(split_step(LedgerEntry(
+            release=f"tree {t}: level {lev + 1} splits", mechanism="exponential", epsilon=mech.epsilon,
+            sensitivity=1.0, guarantee="proven", curve=mech.curve,
+            note=f"one (feature, cut) per node, utility |G_left|+|G_right|; the level's nodes hold disjoint "
+                 f"records (parallel); {how}"), mech, candidates, (split_field(t - 1, lev),)) for lev in range(D))
+        tree = TreeSteps(splits, (gradient(f"tree {t}: leaf gradient sums", g_note),
+                                  hessian(f"tree {t}: leaf Hessian sums", h_note)))
+        trees.append(tree)
+        steps += [*tree.splits, *tree.leaves]
+    return intercept, tuple(trees), tuple(steps)
 
 
-def dpboost_plan(x: float, n_ensembles: int, depth: int, gradient_clip: float) -> list:
-    """The entries of a DPBoost run whose ensembles spend ``x`` each (half on splits, half on leaves)."""
-    s, sens = x / (2 * depth), dpboost_gain_sensitivity(gradient_clip)
-    one = [LedgerEntry("split level", "exponential", epsilon=s, curve=split_curve(s, sens))] * depth
-    one.append(LedgerEntry("leaf values", "laplace", epsilon=x / 2))
-    return one * n_ensembles
+def split_field(tree: int, level: int) -> str:
+    """The name of a tree level's (feature, cut) pairs in the verifier's view of a file (no dot: one key)."""
+    return f"trees[{tree}] splits at level {level + 1}"
+
+
+def _dpboost_steps(pub: Public, x: float, lam: float, how: str, candidates) -> tuple[tuple, tuple, tuple]:
+    """Per ensemble: a step per split level and one for the leaf values, each with its other trees as parts."""
+    D, K, gstar, lr = pub.depth, pub.trees_per_ensemble, pub.gradient_clip, pub.learning_rate
+    leaf_eps = x / 2
+    mech = ExponentialMechanism(x / (2 * D), dpboost_gain_sensitivity(gstar))
+    why = ("a public random partition (parallel composition)" if pub.subset_selection == "random" else
+           "per-record gradient pre-selection of unused records (docs/privacy.md: a record reaches one tree)")
+    trees, steps = [], []
+    for e in range(pub.n_ensembles):
+        first, n_k = e * K, min(K, pub.n_trees - e * K)
+        levels = []  # per level: the first tree's step, the ensemble's other trees as its parts
+        for lev in range(D):
+            entry = LedgerEntry(
+                release=f"ensemble {e + 1}: level {lev + 1} splits of every tree", mechanism="exponential",
+                epsilon=mech.epsilon, sensitivity=mech.sensitivity, guarantee="proven", curve=mech.curve,
+                note=f"XGBoost gain with unit Hessians, sensitivity 3 g*^2 plus float margin (g*={gstar:g}); trees "
+                     f"on {why}; {how}")
+            others = tuple(split_step(entry, mech, candidates, (split_field(first + k, lev),)) for k in range(1, n_k))
+            levels.append(split_step(entry, mech, candidates, (split_field(first, lev),), others))
+        entry = LedgerEntry(
+            release=f"ensemble {e + 1}: leaf values of every tree", mechanism="laplace", epsilon=leaf_eps,
+            sensitivity=gstar / (1.0 + lam), guarantee="proven",
+            note=f"V = -sum g/(m + lambda), tree k of the ensemble clipped to +-g*(1-eta)^k, sensitivity "
+                 f"min(g*/(1+lambda), 2 g*(1-eta)^k) (eta={lr:g}, lambda={lam:g}); trees on {why}; {how}")
+        # tree k's leaves are clipped to g*(1 - eta)^k: their own sensitivity, hence their own noise and grid
+        leaf = leaf_value_step(entry, leaf_eps, dpboost_leaf_clip(gstar, lam, lr, 0)[1], tuple(
+            leaf_value_step(entry, leaf_eps, dpboost_leaf_clip(gstar, lam, lr, k)[1]) for k in range(1, n_k)))
+        trees.append(TreeSteps(tuple(levels), (leaf,)))
+        trees += [TreeSteps(tuple(level.parts[k - 1] for level in levels), (leaf.parts[k - 1],))
+                  for k in range(1, n_k)]
+        steps += [*levels, leaf]
+    return (), tuple(trees), tuple(steps)
 
 
 def _pld_from(plan, epsilon: float, delta: float, x0: float) -> float:
@@ -116,38 +301,30 @@ def _choose(plan, epsilon: float, delta: float, accountant: str, x_basic: float)
 
 
 @functools.lru_cache(maxsize=256)
-def budget(variant: str, epsilon: float, delta: float, accountant: str, n_trees: int, depth: int, *,
-           split: str = "exponential", split_share: float = 0.3, hessian_share: float = 0.3,
-           trees_per_ensemble: int = 10, gradient_clip: float = 1.0, bins_epsilon: float = 0.0,
-           bin_releases: int = 0, leaf_noise: str = "laplace") -> tuple[float, str]:
-    """``(x, accountant used)``: each tree's budget (newton; DPBoost: each ensemble's).
+def budget(pub: Public) -> tuple[float, str]:
+    """``(x, accountant used)``: each tree's budget (newton; DPBoost: each ensemble's), for the plan's entries.
 
-    ``bins_epsilon`` is spent first, on the DP-quantile bins: ``bin_releases``
-    pure entries (one per numeric column) of equal epsilon.  ``leaf_noise=
-    "gaussian"`` (newton) needs delta > 0 and a tight accountant.  Raises
-    ValueError for an unknown accountant or Gaussian leaves without them.
+    The DP-quantile bins (``binning="quantile"``) are spent first.
+    ``leaf_noise="gaussian"`` (newton) needs delta > 0 and a tight accountant.
+    Raises ValueError for an unknown accountant or Gaussian leaves without them.
     """
-    if accountant not in CHOICES:
-        raise ValueError(f"accountant must be one of {CHOICES}; got {accountant!r}.")
-    newton = variant == "newton"
-    n_ens = -(-n_trees // trees_per_ensemble)
-    x_basic = (epsilon - bins_epsilon) / ((n_trees + 1) if newton else n_ens)
-    gaussian = newton and leaf_noise == "gaussian"
-    if accountant == "basic" or delta <= 0:
+    if pub.accountant not in CHOICES:
+        raise ValueError(f"accountant must be one of {CHOICES}; got {pub.accountant!r}.")
+    newton = pub.variant == "newton"
+    bins_epsilon = pub.epsilon * pub.quantile_share if pub.quantiles else 0.0
+    x_basic = (pub.epsilon - bins_epsilon) / ((pub.n_trees + 1) if newton else pub.n_ensembles)
+    gaussian = newton and pub.leaf_noise == "gaussian"
+    if pub.accountant == "basic" or pub.delta <= 0:
         if gaussian:
             raise ValueError("Gaussian leaves need delta > 0 and accountant 'auto', 'pld' or 'rdp'.")
         return x_basic, "basic"
-    k = max(int(bin_releases), 1)
-    prefix = [LedgerEntry("bins", "exponential-quantile", epsilon=bins_epsilon / k)] * k if bins_epsilon else []
-    if newton:
-        ld = leaf_delta(leaf_noise, delta, n_trees)
+    prefix, candidates = [s.entry for s in _bin_steps(pub)], pub.candidates()
 
-        def plan(x):
-            return prefix + newton_plan(x, n_trees, depth, split, split_share, hessian_share, ld)
-    else:
-        def plan(x):
-            return prefix + dpboost_plan(x, n_ens, depth, gradient_clip)
-    return _choose(plan, epsilon, delta, accountant, 0.0 if gaussian else x_basic)
+    def plan(x):  # the entries of the plan when each tree (ensemble) spends x (their notes do not compose)
+        lam = resolved_lambda(pub.variant, pub.reg_lambda, x, pub.split, pub.split_share, pub.hessian_share)
+        return prefix + [s.entry for s in _tree_steps(pub, x, lam, "", candidates)[2]]
+
+    return _choose(plan, pub.epsilon, pub.delta, pub.accountant, 0.0 if gaussian else x_basic)
 
 
 #: The newton default lambda in units of the leaf gradient-sum noise scale: a leaf of few records is shrunk

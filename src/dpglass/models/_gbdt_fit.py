@@ -24,26 +24,23 @@ different order of summation of the same per-record terms); DPBoost's
 per-record subset draws become per-entry binomial draws of the counts, equal
 in distribution (:func:`_select_counts`).
 
-The proofs are in docs/privacy.md, section "DP gradient boosted trees".
+Every release goes through the fit's plan (:mod:`dpglass.models._gbdt_budget`):
+the learners compute each step's exact values and call
+:meth:`~dpglass.privacy.ledger.PrivacyLedger.release`, which draws the step's
+noise.  The proofs are in docs/privacy.md, section "DP gradient boosted trees".
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 from scipy.special import expit
 
-from dpglass.models._gbdt_budget import leaf_epsilons
 from dpglass.models._gbdt_hist import Cells
-from dpglass.models._gbdt_releases import (
-    QUANTUM, dpboost_gain_sensitivity, dpboost_leaf_clip, dpboost_quantum, dpboost_units, quantise,
-    release_leaf_sums, release_leaf_values,
-)
+from dpglass.models._gbdt_releases import QUANTUM, dpboost_leaf_clip, dpboost_quantum, dpboost_units, quantise
 from dpglass.models._gbdt_trees import BinnedTree, leaf_index, random_structure
-from dpglass.privacy.mechanisms import ExponentialMechanism
 from dpglass.privacy.splits import coin_counts
 
 __all__ = ["Binned", "FitResult", "fit_dpboost", "fit_newton"]
@@ -80,7 +77,6 @@ class Binned:
 @dataclass
 class FitResult:
     trees: list
-    entries: list
     init_score: float = 0.0
 
 
@@ -100,9 +96,10 @@ def _left_sums(hist: np.ndarray, binned: Binned, cand_f, cand_c) -> tuple[np.nda
     return left, np.broadcast_to(total[:, None], left.shape)
 
 
-def _grow(binned: Binned, rows, depth, utility, mech, rng, weights):
-    """Split levels of one tree: random (``mech`` None), or by ``mech`` per node (parallel within a level)."""
-    if mech is None:
+def _grow(binned: Binned, rows, depth, utility, choose, rng, weights):
+    """Split levels of one tree: random (``choose`` None), or ``choose(level, utilities)``: the level's released
+    (feature, cut) per node (one row of utilities per node; the nodes hold disjoint records)."""
+    if choose is None:
         return random_structure(binned.n_cuts, depth, rng)
     cand_f, cand_c = binned.candidates()
     feature = np.zeros(2**depth - 1, dtype=np.int64)
@@ -115,13 +112,18 @@ def _grow(binned: Binned, rows, depth, utility, mech, rng, weights):
         first, width = 2**level - 1, 2**level
         hists = cells.histograms(node - first, width, ws)
         sums = [_left_sums(h, binned, cand_f, cand_c) for h in hists]
-        u = utility(*sums)
-        for i in range(width):
-            k = mech.select(u[i], rng)
-            feature[first + i], cut[first + i] = cand_f[k], cand_c[k]
+        for i, (f, c) in enumerate(choose(level, utility(*sums))):
+            feature[first + i], cut[first + i] = f, c
         right = binned.B[rows, feature[node]] > cut[node]
         node = 2 * node + 1 + right
     return feature, cut
+
+
+def _levels(ledger, steps, rng):
+    """``choose`` for :func:`_grow`: level ``l`` is released by the plan's step ``steps[l]`` (None: random)."""
+    if not steps:
+        return None
+    return lambda level, utilities: ledger.release(steps[level], utilities, rng)
 
 
 def _abs_gradient_utility(gsums):
@@ -131,60 +133,38 @@ def _abs_gradient_utility(gsums):
 
 
 # ---------------------------------------------------------------- newton
-def _newton_leaves(leaf, n_leaves, g, h, eps_g, eps_h, rng, name, how, leaf_delta):
-    """Noisy per-leaf gradient and Hessian sums, with their two ledger entries (``leaf_delta > 0``: Gaussian).
-
-    ``g``, ``h``: per entry of the table, the sums over its records (count times the record's
-    :func:`quantise`'d term, so every sum below is exact).
-    """
-    G, e1 = release_leaf_sums(np.bincount(leaf, g, minlength=n_leaves), epsilon=eps_g, sensitivity=1.0,
-                              rng=rng, release=f"{name}: leaf gradient sums", delta=leaf_delta,
-                              note=f"gradients p - y in [-1, 1]; one record in one leaf; {how}")
-    H, e2 = release_leaf_sums(np.bincount(leaf, h, minlength=n_leaves), epsilon=eps_h, sensitivity=0.25,
-                              rng=rng, release=f"{name}: leaf Hessian sums", delta=leaf_delta,
-                              note=f"Hessians p(1 - p) in [0, 1/4]; one record in one leaf; {how}")
-    return G, H, [e1, e2]
-
-
-def fit_newton(binned: Binned, *, tree_eps, n_trees, depth, split, split_share, hessian_share,
-               learning_rate, reg_lambda, max_leaf, rng, how, leaf_delta=0.0) -> FitResult:
-    """Newton boosting on all records: see the module docstring; ``tree_eps`` is each tree's budget.
-
-    ``leaf_delta > 0``: the leaf sums get discrete Gaussian noise of the same zCDP, their pairs stated at it.
-    """
+def fit_newton(binned: Binned, plan, ledger, rng, *, max_leaf) -> FitResult:
+    """Newton boosting on all records (module docstring), releasing through ``plan`` (a
+    :class:`~dpglass.models._gbdt_budget.GbdtPlan`) on ``ledger``, which follows it."""
     n = binned.B.shape[0]  # entries of the table
+    depth, lr, lam = plan.public.depth, plan.public.learning_rate, plan.reg_lambda
     rows = np.arange(n)
     F = np.zeros(n)
     y = np.asarray(binned.labels, dtype=np.float64)
     c = np.asarray(binned.counts, dtype=np.float64)  # exact: counts are below 2**53
-    sel = split_share if split == "exponential" else 0.0
-    eps_g, eps_h = leaf_epsilons(tree_eps, split, split_share, hessian_share)
-    mech = ExponentialMechanism(tree_eps * sel / depth, 1.0) if sel else None
+    # g, h per entry of the table: the sums over its records (count times the record's quantise'd term, so
+    # every sum below is exact); one leaf holds every record for the intercept
     p = np.full(n, 0.5)
-    G, H, entries = _newton_leaves(np.zeros(n, dtype=np.int64), 1, c * quantise(p - y), c * quantise(p * (1 - p)),
-                                   tree_eps * (1 - hessian_share), tree_eps * hessian_share, rng, "intercept", how,
-                                   leaf_delta)
-    init = float(np.clip(-G[0] / (max(H[0], 0.0) + reg_lambda), -max_leaf, max_leaf))
+    everyone = np.zeros(n, dtype=np.int64)
+    G = ledger.release(plan.intercept[0], np.bincount(everyone, c * quantise(p - y), minlength=1), rng)
+    H = ledger.release(plan.intercept[1], np.bincount(everyone, c * quantise(p * (1 - p)), minlength=1), rng)
+    init = float(np.clip(-G[0] / (max(H[0], 0.0) + lam), -max_leaf, max_leaf))
     F += init
     trees = []
-    for t in range(1, n_trees + 1):
+    for steps in plan.trees:
         p = expit(F)
         # an entry's sums: its count times its records' quantised term (exact integers in QUANTUM units)
         g = c * quantise(np.clip(p - y, -1.0, 1.0))
         h = c * quantise(np.clip(p * (1.0 - p), 0.0, 0.25))
-        feature, cut = _grow(binned, rows, depth, _abs_gradient_utility, mech, rng, [g])
-        if mech is not None:
-            entries += [dict(release=f"tree {t}: level {lev + 1} splits", mechanism="exponential",
-                             epsilon=mech.epsilon, sensitivity=1.0, guarantee="proven", curve=mech.curve,
-                             note=f"one (feature, cut) per node, utility |G_left|+|G_right|; the level's nodes "
-                                  f"hold disjoint records (parallel); {how}") for lev in range(depth)]
+        feature, cut = _grow(binned, rows, depth, _abs_gradient_utility, _levels(ledger, steps.splits, rng), rng,
+                             [g])
         leaf = leaf_index(binned.B, feature, cut, depth)
-        G, H, pair = _newton_leaves(leaf, 2**depth, g, h, eps_g, eps_h, rng, f"tree {t}", how, leaf_delta)
-        entries += pair
-        value = learning_rate * np.clip(-G / (np.maximum(H, 0.0) + reg_lambda), -max_leaf, max_leaf)
+        G = ledger.release(steps.leaves[0], np.bincount(leaf, g, minlength=2**depth), rng)
+        H = ledger.release(steps.leaves[1], np.bincount(leaf, h, minlength=2**depth), rng)
+        value = lr * np.clip(-G / (np.maximum(H, 0.0) + lam), -max_leaf, max_leaf)
         trees.append(BinnedTree(feature, cut, value))
         F += value[leaf]
-    return FitResult(trees, entries, init)
+    return FitResult(trees, init)
 
 
 # --------------------------------------------------------------- dpboost
@@ -216,53 +196,33 @@ def _select_counts(unused: np.ndarray, g: np.ndarray, k: int, K: int, mode: str,
     return coin_counts(unused, p, rng)
 
 
-def fit_dpboost(binned: Binned, *, ensemble_eps, n_trees, trees_per_ensemble, depth, learning_rate,
-                reg_lambda, gradient_clip, subset_selection, rng, how) -> FitResult:
-    """DPBoost (module docstring): each ensemble spends ``ensemble_eps``, half on splits, half on leaves."""
+def fit_dpboost(binned: Binned, plan, ledger, rng) -> FitResult:
+    """DPBoost (module docstring), releasing through ``plan`` on ``ledger``: each ensemble spends ``plan.x``,
+    half on splits, half on leaves; its trees after the first release their steps' parts."""
+    pub = plan.public
     n = binned.B.shape[0]  # entries of the table
     y = np.asarray(binned.labels, dtype=np.float64)
     F = np.zeros(n)
-    K = trees_per_ensemble
-    gstar = float(gradient_clip)
+    K, depth, lr, lam = pub.trees_per_ensemble, pub.depth, pub.learning_rate, plan.reg_lambda
+    gstar = float(pub.gradient_clip)
     q = dpboost_quantum(gstar)  # gradients in units of q: every sum below is exact (docs/privacy.md)
-    split_eps, leaf_eps = ensemble_eps / (2 * depth), ensemble_eps / 2
-    mech = ExponentialMechanism(split_eps, dpboost_gain_sensitivity(gstar))
-    trees, entries = [], []
-    n_ens = math.ceil(n_trees / K)
-    for e in range(n_ens):
+    trees = []
+    for e in range(pub.n_ensembles):
         unused = np.asarray(binned.counts, dtype=np.int64).copy()
-        for k in range(min(K, n_trees - e * K)):
+        for k in range(min(K, pub.n_trees - e * K)):
+            steps = plan.trees[e * K + k]
             u = dpboost_units(expit(F) - y, gstar)
-            taken = _select_counts(unused, u * q, k, K, subset_selection, rng)
+            taken = _select_counts(unused, u * q, k, K, pub.subset_selection, rng)
             unused -= taken
             rows = np.flatnonzero(taken)
             m_e = taken.astype(np.float64)
-            feature, cut = _grow(binned, rows, depth, lambda gs, cs: _dpboost_gain(gs, cs, reg_lambda, q), mech,
-                                 rng, [m_e * u, m_e])
+            feature, cut = _grow(binned, rows, depth, lambda gs, cs: _dpboost_gain(gs, cs, lam, q),
+                                 _levels(ledger, steps.splits, rng), rng, [m_e * u, m_e])
             leaf = leaf_index(binned.B[rows], feature, cut, depth)
             G = np.bincount(leaf, (m_e * u)[rows], minlength=2**depth) * q
             m = np.bincount(leaf, m_e[rows], minlength=2**depth)
-            clip, sens = dpboost_leaf_clip(gstar, reg_lambda, learning_rate, k)  # geometric (tree k of the ensemble)
-            V = np.clip(-G / (m + reg_lambda), -clip, clip)
-            Vn, _ = release_leaf_values(V, epsilon=leaf_eps, sensitivity=sens, rng=rng, release="", note="")
-            value = learning_rate * Vn
+            clip = dpboost_leaf_clip(gstar, lam, lr, k)[0]  # geometric (tree k of the ensemble)
+            value = lr * ledger.release(steps.leaves[0], np.clip(-G / (m + lam), -clip, clip), rng)
             trees.append(BinnedTree(feature, cut, value))
             F += value[leaf_index(binned.B, feature, cut, depth)]
-        entries += _ensemble_entries(e + 1, depth, mech, leaf_eps, gstar, reg_lambda, learning_rate,
-                                     subset_selection, how)
-    return FitResult(trees, entries)
-
-
-def _ensemble_entries(e, depth, mech, leaf_eps, gstar, lam, lr, mode, how) -> list:
-    """One ensemble's entries: its trees hold disjoint records, so each release step is charged once."""
-    why = ("a public random partition (parallel composition)" if mode == "random" else
-           "per-record gradient pre-selection of unused records (docs/privacy.md: a record reaches one tree)")
-    splits = [dict(release=f"ensemble {e}: level {lev + 1} splits of every tree", mechanism="exponential",
-                   epsilon=mech.epsilon, sensitivity=mech.sensitivity, guarantee="proven", curve=mech.curve,
-                   note=f"XGBoost gain with unit Hessians, sensitivity 3 g*^2 plus float margin (g*={gstar:g}); trees on {why}; {how}")
-              for lev in range(depth)]
-    leaves = dict(release=f"ensemble {e}: leaf values of every tree", mechanism="laplace", epsilon=leaf_eps,
-                  sensitivity=gstar / (1.0 + lam), guarantee="proven",
-                  note=f"V = -sum g/(m + lambda), tree k of the ensemble clipped to +-g*(1-eta)^k, sensitivity "
-                       f"min(g*/(1+lambda), 2 g*(1-eta)^k) (eta={lr:g}, lambda={lam:g}); trees on {why}; {how}")
-    return splits + [leaves]
+    return FitResult(trees)

@@ -1,21 +1,38 @@
-"""The noisy leaf releases of :mod:`dpglass.models.gbdt`: sums and values on a public grid.
+"""The releases of :mod:`dpglass.models.gbdt`, one factory per kind: ledger entry, noise and public domain.
 
-Every function draws its noise through :mod:`dpglass.privacy.mechanisms` and
-returns the released values with the ledger entry (a dict for
-:meth:`~dpglass.privacy.ledger.PrivacyLedger.spend`) that describes it.
+Each factory returns :class:`~dpglass.privacy.plan.PlannedRelease` steps for
+the family's release plan (:mod:`dpglass.models._gbdt_budget`): the entry the
+ledger records, the mechanism's own noise (drawn by
+:meth:`~dpglass.privacy.ledger.PrivacyLedger.release`, never here) and the
+public domain of the released values:
+
+* :func:`quantile_step`: a numeric column's ``max_bins - 1`` DP quantiles,
+  points of the quantile's public grid on the column's bounds;
+* :func:`split_step`: one exponential-mechanism choice per node of a tree
+  level, among the public (feature, cut) candidates (:class:`Candidates`);
+* :func:`leaf_sum_steps` (newton): noisy per-leaf gradient or Hessian sums,
+  multiples of their public grid;
+* :func:`leaf_value_step` (DPBoost): noisy clipped leaf values, multiples of
+  the Laplace mechanism's grid.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
+from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, LaplaceMechanism
+from dpglass.privacy.plan import GridMultiples, PlannedRelease, Points
+from dpglass.privacy.quantile import GRID_CELLS, _grid, dp_quantile_from_counts
 
 __all__ = [
-    "QUANTUM", "dpboost_gain_sensitivity", "dpboost_leaf_clip", "dpboost_quantum", "dpboost_units",
-    "gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "quantise", "release_leaf_sums", "release_leaf_values",
+    "Candidates", "QUANTUM", "dpboost_gain_sensitivity", "dpboost_leaf_clip", "dpboost_quantum", "dpboost_units",
+    "gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "leaf_sum_steps", "leaf_value_step", "quantile_step",
+    "quantise", "split_step",
 ]
 
 #: Units of the grid below the noise scale: the grid is 2**-16 of it.
@@ -105,7 +122,7 @@ def gaussian_leaf_mechanism(epsilon: float, sensitivity: float, delta: float):
 
 
 def leaf_sum_entry(release: str, epsilon: float, sensitivity: float, note: str, delta: float = 0.0) -> dict:
-    """The ledger entry of :func:`release_leaf_sums` (also the calibration plan's entry).
+    """The ledger entry of a leaf-sum release (:func:`leaf_sum_steps`).
 
     ``delta > 0``: the Gaussian release of :func:`gaussian_leaf_mechanism`, its pair stated at ``delta``.
     """
@@ -123,38 +140,112 @@ def leaf_sum_entry(release: str, epsilon: float, sensitivity: float, note: str, 
     )
 
 
-def release_leaf_sums(unit_sums: np.ndarray, *, epsilon: float, sensitivity: float, rng, release: str, note: str,
-                      delta: float = 0.0):
-    """Per-leaf sums of bounded per-record terms, noisy, on a public grid.
+def leaf_sum_steps(epsilon: float, sensitivity: float, delta: float = 0.0):
+    """A factory ``(release, note) -> PlannedRelease`` of per-leaf sums of bounded per-record terms.
 
-    ``unit_sums`` are exact sums of :func:`quantise`'d terms (in
-    :data:`QUANTUM` units).  One record lies in one leaf, so it moves one
-    coordinate of the sums by at most ``sensitivity`` (add/remove), exactly.  The sums are rounded to the grid ``g``
-    (:func:`grid_for`); in grid units the rounded vector moves by at most
-    ``k = floor(sensitivity/g) + 1`` in l1, and discrete Laplace noise of
-    parameter ``epsilon / k`` (:class:`DiscreteLaplaceMechanism`, sensitivity
-    ``k``) makes the release ``epsilon``-DP.  With ``delta > 0`` the noise is
-    the discrete Gaussian of :func:`gaussian_leaf_mechanism` on its grid
-    instead.  Returns ``(values, entry)``; the values are multiples of the grid.
+    The steps share one mechanism.  Their exact values are sums of
+    :func:`quantise`'d terms (in :data:`QUANTUM` units).  One record lies in
+    one leaf, so it moves one coordinate of the sums by at most
+    ``sensitivity`` (add/remove), exactly.  The noise rounds the sums to the
+    grid ``g`` (:func:`grid_for`); in grid units the rounded vector moves by
+    at most ``k = floor(sensitivity/g) + 1`` in l1, and discrete Laplace noise
+    of parameter ``epsilon / k`` (:class:`DiscreteLaplaceMechanism`,
+    sensitivity ``k``) makes the release ``epsilon``-DP.  With ``delta > 0``
+    the noise is the discrete Gaussian of :func:`gaussian_leaf_mechanism` on
+    its grid instead.  The released values are multiples of the grid; the
+    file holds only the leaf values computed from them (no fields).
     """
-    entry = leaf_sum_entry(release, epsilon, sensitivity, note, delta)
+    base = leaf_sum_entry("", epsilon, sensitivity, "", delta)
     if delta > 0:
         mech, g = gaussian_leaf_mechanism(epsilon, sensitivity, delta)
     else:
         g = grid_for(sensitivity, epsilon)
-        mech = DiscreteLaplaceMechanism(float(epsilon), entry["curve"]["sensitivity"])
-    # QUANTUM / g is a power of two: the product is exact, and so is rint; clipping to +-2**52 (public,
-    # 1-Lipschitz per coordinate) keeps the units in the sampler's range whatever n and epsilon are
-    units = np.clip(np.rint(np.asarray(unit_sums, dtype=np.float64) * (QUANTUM / g)), -2.0**52, 2.0**52)
-    noisy = np.asarray(mech.randomise(units, rng), dtype=np.float64)
-    return noisy * g, entry
+        mech = DiscreteLaplaceMechanism(float(epsilon), base["curve"]["sensitivity"])
+
+    def noise(unit_sums, rng):
+        # QUANTUM / g is a power of two: the product is exact, and so is rint; clipping to +-2**52 (public,
+        # 1-Lipschitz per coordinate) keeps the units in the sampler's range whatever n and epsilon are
+        units = np.clip(np.rint(np.asarray(unit_sums, dtype=np.float64) * (QUANTUM / g)), -2.0**52, 2.0**52)
+        return np.asarray(mech.randomise(units, rng), dtype=np.float64) * g
+
+    domain = GridMultiples(g)
+
+    def step(release: str, note: str) -> PlannedRelease:
+        entry = LedgerEntry(**dict(base, release=release, note=note, curve=dict(base["curve"])))
+        return PlannedRelease(entry, noise, domain)
+
+    return step
 
 
-def release_leaf_values(values: np.ndarray, *, epsilon: float, sensitivity: float, rng, release: str, note: str):
-    """DPBoost's leaf release: Laplace noise on the (clipped) leaf values, on the mechanism's grid."""
+def leaf_value_step(entry: LedgerEntry, epsilon: float, sensitivity: float, parts: tuple = ()) -> PlannedRelease:
+    """DPBoost's leaf release: Laplace noise on the (clipped) leaf values, on the mechanism's grid.
+
+    The released values are multiples of the grid of
+    :class:`LaplaceMechanism` ``(epsilon, sensitivity)``; the file holds
+    ``learning_rate`` times them (checked as derived values).
+    """
     mech = LaplaceMechanism(float(epsilon), float(sensitivity))
-    noisy = np.asarray(mech.randomise(np.asarray(values, dtype=np.float64), rng), dtype=np.float64)
-    entry = dict(release=release, mechanism="laplace", epsilon=float(epsilon), sensitivity=float(sensitivity),
-                 scale=mech.scale_for(max(np.size(values), 1)), guarantee="proven", note=note)
-    return noisy, entry
 
+    def noise(values, rng):
+        return np.asarray(mech.randomise(np.asarray(values, dtype=np.float64), rng), dtype=np.float64)
+
+    return PlannedRelease(entry, noise, GridMultiples(mech.granularity), (), parts)
+
+
+@dataclass(frozen=True)
+class Candidates(Points):
+    """The public (feature, cut) candidates of a split: ``points`` holds every pair; a level's release is one
+    pair per node (a pair is one point, not two)."""
+
+    @cached_property
+    def _allowed(self) -> frozenset:
+        return frozenset(self.points)
+
+    def problem(self, values) -> str | None:
+        for v in values:
+            try:
+                ok = tuple(v) in self._allowed
+            except TypeError:
+                ok = False
+            if not ok:
+                return f"holds {v!r}, not one of the public (feature, cut) candidates"
+        return None
+
+    def __str__(self) -> str:
+        return f"one of the {len(self.points)} public (feature, cut) candidates"
+
+
+def split_step(entry: LedgerEntry, mech, candidates: Candidates, fields: tuple, parts: tuple = ()) -> PlannedRelease:
+    """One tree level's splits: the exponential mechanism ``mech`` picks a candidate per node.
+
+    The exact values are the level's utilities, one row per node (the nodes
+    hold disjoint records: one entry for the level); the released values are
+    the chosen (feature, cut) pairs.
+    """
+    pairs = candidates.points
+
+    def noise(utilities, rng):
+        return [pairs[mech.select(row, rng)] for row in utilities]
+
+    return PlannedRelease(entry, noise, candidates, fields, parts)
+
+
+def quantile_step(column: int, bounds: tuple, max_bins: int, each: float) -> PlannedRelease:
+    """The ``max_bins - 1`` DP quantiles of a numeric column, each ``each``-DP, sorted: its cut points.
+
+    The exact values are the column's grid counts and its number of records
+    (:func:`~dpglass.privacy.quantile.grid_counts`); the noise is the
+    exponential-mechanism quantile (:func:`~dpglass.privacy.quantile.dp_quantile_from_counts`),
+    whose outputs are points of its public grid on ``bounds``.
+    """
+    nb = int(max_bins)
+    entry = LedgerEntry(release=f"bins: {nb - 1} quantiles of column {column}", mechanism="exponential-quantile",
+                        epsilon=each * (nb - 1), guarantee="proven",
+                        note="Smith (2011) exponential-mechanism quantiles on a public grid, basic composition")
+
+    def noise(stat, rng):
+        below, n = stat
+        return np.sort(np.array([dp_quantile_from_counts(below, n, k / nb, each, bounds, rng) for k in range(1, nb)]))
+
+    grid = Points(tuple(_grid(bounds[0], bounds[1], GRID_CELLS).tolist()))
+    return PlannedRelease(entry, noise, grid, (f"edges[{column}]",))

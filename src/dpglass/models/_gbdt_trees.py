@@ -22,8 +22,8 @@ import numpy as np
 
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 
-__all__ = ["BinnedTree", "apply_bins", "check_feature_bounds", "check_tree_arrays", "leaf_index", "random_structure",
-           "uniform_edges"]
+__all__ = ["BinnedTree", "apply_bins", "check_feature_bounds", "check_no_nan", "check_tree_arrays", "leaf_index",
+           "random_structure", "uniform_edges"]
 
 
 def check_feature_bounds(bounds, d: int, owner: str) -> list:
@@ -58,6 +58,15 @@ def uniform_edges(low: float, high: float, max_bins: int) -> np.ndarray:
     return low + (high - low) * (np.arange(1, max_bins) / max_bins)
 
 
+def check_no_nan(X: np.ndarray, owner: str) -> None:
+    """Refuse NaN (no missing-value policy), saying what to do."""
+    if np.isnan(np.asarray(X, dtype=np.float64)).any():
+        raise DataValidationError(
+            f"{owner} got NaN in X. It has no missing-value policy: impute with a public value (for example "
+            "the middle of the column's bounds) or drop the rows first."
+        )
+
+
 def apply_bins(X: np.ndarray, bounds: list, edges: list, owner: str) -> np.ndarray:
     """Bin index of every value (uint8), clipping numeric columns to their bounds.
 
@@ -66,11 +75,7 @@ def apply_bins(X: np.ndarray, bounds: list, edges: list, owner: str) -> np.ndarr
     not 0/1 (it says what to pass).
     """
     X = np.asarray(X, dtype=np.float64)
-    if np.isnan(X).any():
-        raise DataValidationError(
-            f"{owner} got NaN in X. It has no missing-value policy: impute with a public value (for example "
-            "the middle of the column's bounds) or drop the rows first."
-        )
+    check_no_nan(X, owner)
     B = np.empty(X.shape, dtype=np.uint8)
     for j, b in enumerate(bounds):
         col = X[:, j]

@@ -38,7 +38,6 @@ The privacy argument is in docs/privacy.md, section "DP gradient boosted trees".
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
@@ -46,15 +45,15 @@ from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpglass._validation import Interval
-from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
+from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
-from dpglass.models._gbdt_budget import budget, leaf_delta, resolved_lambda
+from dpglass.models._gbdt_budget import Public, budget, gbdt_plan, resolved_sizes
 from dpglass.models._gbdt_fit import Binned, fit_dpboost, fit_newton
 from dpglass.models._gbdt_trees import (
-    BinnedTree, apply_bins, check_feature_bounds, check_tree_arrays, leaf_index, uniform_edges,
+    BinnedTree, apply_bins, check_feature_bounds, check_no_nan, check_tree_arrays, leaf_index, uniform_edges,
 )
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES
-from dpglass.privacy.ledger import RELATIVE_TOLERANCE, PrivacyLedger
+from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable
 
 __all__ = ["DPGradientBoostingClassifier"]
@@ -261,15 +260,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
 
     def _resolved_sizes(self) -> tuple[int, float]:
         """``(n_estimators, learning_rate)`` with "auto" resolved (public functions of the parameters)."""
-        if self.n_estimators == "auto":
-            T = 50 if self.variant == "dpboost" else int(min(50, max(10, round(50 * float(self.epsilon)))))
-        else:
-            T = int(self.n_estimators)
-        if self.learning_rate == "auto":
-            lr = 0.1 if self.variant == "dpboost" else min(1.0, 25.0 / T)
-        else:
-            lr = float(self.learning_rate)
-        return T, lr
+        return resolved_sizes(self.get_params(deep=False))
 
     # ------------------------------------------------------------------- fit
     def fit(self, X, y):
@@ -301,31 +292,19 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         self._warn_about_guarantee(eps)
         self._check_leaf_noise(delta)
         self.n_estimators_, self.learning_rate_ = self._resolved_sizes()
-        x, accountant = self._budget(delta)  # public parameters only
-        # entries are collected without a budget under basic sums (fast), then checked once below
-        ledger = PrivacyLedger(epsilon=None, accountant="basic")
-        self._fit_edges(data, eps, rng, ledger)
+        plan = gbdt_plan(self.get_params(deep=False), d)  # public parameters only
+        # every release goes through the plan: its budget is checked before the first draw
+        ledger = PrivacyLedger(epsilon=eps, delta=delta, accountant=plan.accountant).follow(plan.steps)
+        self._fit_edges(data, plan, ledger, rng)
         binned = self._binned_table(data)
-        how = f"{accountant} composition"
-        lam = self.reg_lambda_ = resolved_lambda(self.variant, self.reg_lambda, x, self.split, self.split_share,
-                                                 self.hessian_share)
+        self.reg_lambda_ = plan.reg_lambda
         if self.variant == "newton":
-            result = self._fit_newton(binned, x, f"{how} over {self.n_estimators_} trees of epsilon_tree={x:.6g}",
-                                      lam, rng, leaf_delta(self.leaf_noise, delta, self.n_estimators_))
+            result = fit_newton(binned, plan, ledger, rng, max_leaf=float(self.max_leaf_value))
         else:
-            n_ens = math.ceil(self.n_estimators_ / int(self.trees_per_ensemble))
-            result = self._fit_dpboost(binned, x, f"{how} over {n_ens} ensembles of epsilon_ensemble={x:.6g}",
-                                       lam, rng)
-        for e in result.entries:
-            ledger.spend(**e)
-        ledger.epsilon, ledger.delta, ledger.accountant = eps, delta, accountant
-        spent = ledger.total()
-        if spent[0] > eps * (1 + RELATIVE_TOLERANCE) or spent[1] > ledger.delta * (1 + RELATIVE_TOLERANCE):
-            raise BudgetExceededError(f"The releases compose to {spent}, above the budget ({eps}, {ledger.delta}): "
-                                      "nothing is returned.")  # pragma: no cover - calibration prevents it
+            result = fit_dpboost(binned, plan, ledger, rng)
         self.estimators_ = result.trees
         self.init_score_ = result.init_score
-        self.tree_epsilon_ = x
+        self.tree_epsilon_ = plan.x
         self.delta_ = delta
         self.privacy_ledger_ = ledger
         self.privacy_ledger_.replayable = is_replayable(rng)
@@ -345,15 +324,8 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
 
     def _budget(self, delta: float) -> tuple[float, str]:
         """``(each tree's epsilon (DPBoost: each ensemble's), accountant used)``, from public parameters only."""
-        numeric = sum(b is not None for b in self.bounds_)
-        quantiles = self.binning == "quantile" and numeric > 0
-        eps = float(self.epsilon)
-        return budget(self.variant, eps, float(delta), self.accountant, self._resolved_sizes()[0],
-                      int(self.max_depth), split=self.split, split_share=float(self.split_share),
-                      hessian_share=float(self.hessian_share), trees_per_ensemble=int(self.trees_per_ensemble),
-                      gradient_clip=float(self.gradient_clip),
-                      bins_epsilon=eps * float(self.quantile_share) if quantiles else 0.0,
-                      bin_releases=numeric if quantiles else 0, leaf_noise=self.leaf_noise)
+        params = dict(self.get_params(deep=False), delta=delta, bounds=self.bounds_)
+        return budget(Public.of(params, len(self.bounds_)))
 
     def _binned_table(self, data) -> Binned:
         """The binned pattern table of the training data (:mod:`dpglass.aggregates.binned`), in memory or on Dask."""
@@ -367,46 +339,24 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
             table = binned_table(Xf, y01, self._bins, BitLayout(n_cuts))
         return Binned(table.bins, n_cuts, table.labels, table.counts)
 
-    def _fit_edges(self, data, eps, rng, ledger) -> float:
-        """Cut points of every feature; DP quantiles spend ``quantile_share`` of epsilon."""
+    def _fit_edges(self, data, plan, ledger, rng) -> None:
+        """Cut points of every feature: public ones, or the plan's DP quantiles of each numeric column."""
         nb = int(self.max_bins)
-        numeric = [j for j, b in enumerate(self.bounds_) if b is not None]
-        if self.binning == "uniform" or not numeric:
-            self.edges_ = [np.array([0.5]) if b is None else uniform_edges(b[0], b[1], nb) for b in self.bounds_]
-            return 0.0
-        from dpglass.privacy.quantile import GRID_CELLS, dp_quantile, dp_quantile_from_counts
+        edges = [np.array([0.5]) if b is None else uniform_edges(b[0], b[1], nb) for b in self.bounds_]
+        if plan.bins:
+            from dpglass.privacy.quantile import GRID_CELLS, grid_counts
 
-        share = eps * float(self.quantile_share)
-        each = share / (len(numeric) * (nb - 1))
-        edges = [np.array([0.5]) if b is None else None for b in self.bounds_]
-        if isinstance(data, _DaskData):  # the grid counts of every numeric column, summed on the cluster
-            below, n = data.grid_counts(self, numeric, GRID_CELLS)
-            quantile = lambda j, q: dp_quantile_from_counts(below[numeric.index(j)], n, q, each,  # noqa: E731
-                                                            self.bounds_[j], rng)
-        else:
-            Xf = data[0]
-            quantile = lambda j, q: dp_quantile(Xf[:, j], q, each, self.bounds_[j], rng)  # noqa: E731
-        for j in numeric:
-            qs = [quantile(j, k / nb) for k in range(1, nb)]
-            edges[j] = np.sort(np.array(qs))
-            ledger.spend(release=f"bins: {nb - 1} quantiles of column {j}", mechanism="exponential-quantile",
-                         epsilon=each * (nb - 1), guarantee="proven",
-                         note="Smith (2011) exponential-mechanism quantiles on a public grid, basic composition")
+            numeric = list(plan.public.numeric)
+            if isinstance(data, _DaskData):  # the grid counts of every numeric column, summed on the cluster
+                below, n = data.grid_counts(self, numeric, GRID_CELLS)
+            else:
+                Xf, below, n = data[0], [], data[0].shape[0]
+                for j in numeric:
+                    check_no_nan(Xf[:, j], type(self).__name__)
+                    below.append(grid_counts(Xf[:, j], self.bounds_[j], GRID_CELLS))
+            for i, (j, step) in enumerate(zip(numeric, plan.bins)):
+                edges[j] = ledger.release(step, (below[i], n), rng)  # the quantiles' statistic: counts and n
         self.edges_ = edges
-        return share
-
-    def _fit_newton(self, binned, x, how, lam, rng, gauss_delta):
-        T, D = self.n_estimators_, int(self.max_depth)
-        return fit_newton(binned, tree_eps=x, n_trees=T, depth=D, learning_rate=self.learning_rate_,
-                          reg_lambda=lam, max_leaf=float(self.max_leaf_value), rng=rng, how=how, split=self.split,
-                          split_share=float(self.split_share), hessian_share=float(self.hessian_share),
-                          leaf_delta=gauss_delta)
-
-    def _fit_dpboost(self, binned, x, how, lam, rng):
-        return fit_dpboost(binned, ensemble_eps=x, n_trees=self.n_estimators_,
-                           trees_per_ensemble=int(self.trees_per_ensemble), depth=int(self.max_depth),
-                           learning_rate=self.learning_rate_, reg_lambda=lam, gradient_clip=float(self.gradient_clip),
-                           subset_selection=self.subset_selection, rng=rng, how=how)
 
     # ------------------------------------------------------------ prediction
     def decision_function(self, X):
