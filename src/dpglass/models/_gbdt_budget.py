@@ -56,11 +56,6 @@ TOL = 1e-2
 OWNER = "DPGradientBoostingClassifier"
 
 
-def split_curve(epsilon: float, sensitivity: float) -> dict:
-    """The curve of one split level: the exponential mechanism's own (bounded range)."""
-    return ExponentialMechanism(float(epsilon), float(sensitivity)).curve
-
-
 def leaf_delta(leaf_noise: str, delta: float, n_trees: int) -> float:
     """The delta each Gaussian leaf release states its pair at: a quarter of delta over the 2(T + 1) releases.
 
