@@ -21,7 +21,7 @@ guarantee ``"alpha-LDP per report; classifier is post-processing"``.
 
 ``bandwidth="auto"``: :func:`auto_bandwidth`, ``h = c (n alpha^2)^(-1/(2d+2))``
 (capped at 1), with ``c`` chosen per randomizer on a simulated distribution
-(``dpglass.experiments.ldp``; never on an evaluation set).  It satisfies
+(``dpglass_experiments.ldp``; never on an evaluation set).  It satisfies
 Theorem 2's conditions (``h -> 0``, ``n alpha^2 h^(2d) -> infinity``) and is
 the rate-optimal choice ``h ~ (n alpha^2)^(-1/(2 beta + 2d))`` of Theorem 3 for
 Lipschitz ``eta`` (``beta = 1``).
@@ -58,7 +58,7 @@ __all__ = ["AUTO_BANDWIDTH_CONSTANT", "GUARANTEE", "LDPHistogramClassifier", "Hi
            "auto_bandwidth"]
 
 #: ``c`` of the auto bandwidth, per randomizer (chosen on the simulated
-#: distribution of ``dpglass.experiments.ldp.calibrate``, see docs/privacy.md).
+#: distribution of ``dpglass_experiments.ldp.calibrate``, see docs/privacy.md).
 AUTO_BANDWIDTH_CONSTANT = {"laplace": 2.8, "oue": 1.4}
 GUARANTEE = "alpha-LDP per report; classifier is post-processing"
 
