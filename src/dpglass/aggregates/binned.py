@@ -255,12 +255,8 @@ def dask_grid_counts(X, binning: PartitionBinning, numeric: list, grid_cells: in
                 return dask.compute(_sum_tree(parts, dask_backend._delayed_submit))[0]
             except (DataValidationError, MemoryError):
                 raise
-            except Exception:  # find the partition that fails (error path only)
-                for i, part in enumerate(parts):
-                    try:
-                        part.compute()
-                    except Exception as inner:
-                        raise dask_backend._partition_error(i, n, inner) from inner
+            except Exception:
+                dask_backend.raise_first_failure(parts, n)
                 raise
         from distributed import wait
 

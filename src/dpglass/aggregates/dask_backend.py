@@ -179,6 +179,16 @@ def _lost(exc) -> bool:
         or isinstance(exc, (OSError, TimeoutError))
 
 
+def raise_first_failure(parts, n_parts: int) -> None:
+    """The error path of a reduction without a client: compute the delayed parts one by one and raise the first
+    failure as its partition's error (:func:`_partition_error`)."""
+    for i, part in enumerate(parts):
+        try:
+            part.compute()
+        except Exception as inner:
+            raise _partition_error(i, n_parts, inner) from inner
+
+
 def _partition_error(index: int, n_parts: int, exc) -> Exception:
     """The error of partition ``index``: data errors name it, lost workers become DistributedFitError."""
     if isinstance(exc, DataValidationError):
@@ -342,12 +352,8 @@ def pattern_table(X, y, *, classes=None, retries: int = 2):
                 keys, counts = dask.compute(_merge_tree(parts, _delayed_submit))[0]
             except (DataValidationError, MemoryError):
                 raise
-            except Exception as exc:  # find the partition that fails (error path only)
-                for i, part in enumerate(parts):
-                    try:
-                        part.compute()
-                    except Exception as inner:
-                        raise _partition_error(i, n, inner) from inner
+            except Exception:
+                raise_first_failure(parts, n)
                 raise
         else:
             from distributed import wait
@@ -415,12 +421,8 @@ def partition_results(frame, fn, *args, retries: int = 2) -> list:
                 return list(dask.compute(*parts))
             except (DataValidationError, MemoryError):
                 raise
-            except Exception:  # find the partition that fails (error path only)
-                for i, part in enumerate(parts):
-                    try:
-                        part.compute()
-                    except Exception as inner:
-                        raise _partition_error(i, n, inner) from inner
+            except Exception:
+                raise_first_failure(parts, n)
                 raise
         from distributed import wait
 
