@@ -19,13 +19,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpglass._validation import InstanceOf, Interval, check_binary_X, check_binary_y, validate_params
 from dpglass.exceptions import InvalidParameterError
+from dpglass.privacy.accounting import DEFAULT_DELTA
 from dpglass.privacy.ledger import PrivacyLedger
 
 __all__ = ["BinaryClassifierBase", "CLASSES", "DEFAULT_DELTA", "EPSILON", "DELTA_OR_NONE", "RANDOM_STATE"]
 
-#: The delta used when ``delta=None``: a public constant, at most 1/(100 n) for
-#: tables of up to a million records.  Pass a smaller delta for larger tables.
-DEFAULT_DELTA = 1e-8
 #: Above this, ``fit`` warns that delta is large (whatever the data).
 LARGE_DELTA = 1e-5
 #: Above this epsilon, ``fit`` warns that the guarantee is weak.

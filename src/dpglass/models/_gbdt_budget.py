@@ -37,7 +37,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from dpglass.models._base import DEFAULT_DELTA
+from dpglass.privacy.accounting import DEFAULT_DELTA
 from dpglass.models._gbdt_releases import (
     Candidates, dpboost_gain_sensitivity, dpboost_leaf_clip, leaf_sum_steps, leaf_value_step, quantile_step,
     split_step,

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from dpglass.models._base import DEFAULT_DELTA
+from dpglass.privacy.accounting import DEFAULT_DELTA
 from dpglass.privacy.accounting import compose
 from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism, ReportNoisyMax
@@ -57,7 +57,7 @@ SAA_MECHANISM_PREFIX = "composition("
 
 
 def resolved_delta(params: dict) -> float:
-    """The delta a fit uses: ``params["delta"]``, or the public default :data:`~dpglass.models._base.DEFAULT_DELTA`."""
+    """The delta a fit uses: ``params["delta"]``, or the public default :data:`~dpglass.privacy.accounting.DEFAULT_DELTA`."""
     return DEFAULT_DELTA if params.get("delta") is None else float(params["delta"])
 
 

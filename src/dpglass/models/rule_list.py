@@ -573,7 +573,7 @@ class DPRuleListClassifier(_RuleListBase):
     ----------
     epsilon : float > 0, default=1.0
     delta : float in [0, 1) or None, default=None
-        None means ``dpglass.models._base.DEFAULT_DELTA`` (1e-8), a public
+        None means ``dpglass.privacy.accounting.DEFAULT_DELTA`` (1e-8), a public
         constant: the number of training records n is private, so the
         default cannot be 1/n**2.  Pass a smaller delta for tables of more
         than a million records.  Pure mechanisms (``errors-pf``, ``local-pf``, ``smooth-cauchy``,

@@ -58,7 +58,11 @@ import numpy as np
 from dpglass.exceptions import InvalidParameterError
 from dpglass.privacy import rdp
 
-__all__ = ["ACCOUNTANTS", "calibrate", "choose_accountant", "compose", "curve_pld", "curve_rdp"]
+__all__ = ["ACCOUNTANTS", "DEFAULT_DELTA", "calibrate", "choose_accountant", "compose", "curve_pld", "curve_rdp"]
+
+#: The delta a model uses when ``delta=None``: a public constant, at most 1/(100 n) for
+#: tables of up to a million records.  Pass a smaller delta for larger tables.
+DEFAULT_DELTA = 1e-8
 
 ACCOUNTANTS = ("basic", "pld", "rdp")
 #: What a model's ``accountant=`` accepts: an accountant, or "auto".
