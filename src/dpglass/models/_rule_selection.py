@@ -194,8 +194,18 @@ class RuleSelector:
         return dict(mechanism=mechanism, epsilon=self.epsilon, delta=self.delta + self.cert.delta,
                     guarantee=guarantee, note=note, **details)
 
-    def select(self, counts: StepCounts, rng) -> tuple[int, dict]:  # pragma: no cover - overridden
+    def entry(self, n_options: int, n_hat: float) -> dict:  # pragma: no cover - overridden
+        """The selection's ledger fields: public parameters, the number of options ("no rule" included) and the
+        released remaining count only (the release plan's step, replayed by the file verifier)."""
         raise NotImplementedError
+
+    def choose(self, counts: StepCounts, rng) -> int:  # pragma: no cover - overridden
+        """The selected option's index ("no rule" last): the step's noise."""
+        raise NotImplementedError
+
+    def select(self, counts: StepCounts, rng) -> tuple[int, dict]:
+        """``(choice, entry)``: one selection and its ledger fields."""
+        return self.choose(counts, rng), self.entry(counts.c0.shape[0], counts.n_hat)
 
 
 class LocalPF(RuleSelector):
@@ -203,13 +213,15 @@ class LocalPF(RuleSelector):
 
     name = "local-pf"
 
-    def select(self, counts, rng):
+    def choose(self, counts, rng):
         n = int(counts.n0 + counts.n1)
         mech = PermuteAndFlip(self.epsilon / LOCAL_SCALE_FACTOR, float(gini_local_sensitivity(n)))
+        return mech.select(-counts.ginis, rng)
+
+    def entry(self, n_options, n_hat):
         # sensitivity and scale depend on the exact remaining count: not recorded
-        return mech.select(-counts.ginis, rng), self._entry(
-            "permute-and-flip (local scale)",
-            note="scale 2 g(n-1) / (8 epsilon / 9) at the true remaining count n (not recorded); pure")
+        return self._entry("permute-and-flip (local scale)",
+                           note="scale 2 g(n-1) / (8 epsilon / 9) at the true remaining count n (not recorded); pure")
 
 
 class CertifiedPF(RuleSelector):
@@ -218,13 +230,18 @@ class CertifiedPF(RuleSelector):
     name = "certified-pf"
     certifies = True
 
-    def select(self, counts, rng):
-        m0 = math.ceil(counts.n_hat - self.cert.margin)
+    def _mechanism(self, n_hat):
+        m0 = math.ceil(n_hat - self.cert.margin)
         sens = float(gini_local_sensitivity(m0)) if m0 >= 2 else GINI_GLOBAL_SENSITIVITY
-        mech = PermuteAndFlip(self.epsilon, sens)
-        return mech.select(-counts.ginis, rng), self._entry(
-            "permute-and-flip", sensitivity=sens, scale=mech.scale,
-            note=f"sensitivity g(m0-1) with certified lower bound m0={m0} on the remaining count")
+        return m0, PermuteAndFlip(self.epsilon, sens)
+
+    def choose(self, counts, rng):
+        return self._mechanism(counts.n_hat)[1].select(-counts.ginis, rng)
+
+    def entry(self, n_options, n_hat):
+        m0, mech = self._mechanism(n_hat)
+        return self._entry("permute-and-flip", sensitivity=mech.sensitivity, scale=mech.scale,
+                           note=f"sensitivity g(m0-1) with certified lower bound m0={m0} on the remaining count")
 
 
 class SmoothSelector(RuleSelector):
@@ -239,17 +256,18 @@ class SmoothSelector(RuleSelector):
             return SmoothLaplaceMechanism(min(self.epsilon, SmoothLaplaceMechanism.max_epsilon(self.delta)), self.delta)
         return SmoothCauchyMechanism(self.epsilon, self.gamma)
 
-    def select(self, counts, rng):
+    def choose(self, counts, rng):
         mech = self._mechanism()
         support = self.cert.support if self.certifies_support else 1
         sens = float(gini_smooth_sensitivity(int(counts.n0 + counts.n1), mech.beta, min_support=support,
                                              variant="paper" if self.paper else "corrected"))
-        noisy = mech.randomise(counts.ginis, sens, rng)
+        return int(np.argmin(mech.randomise(counts.ginis, sens, rng)))
+
+    def entry(self, n_options, n_hat):
         # the smooth sensitivity is a function of the exact count: not recorded
-        return int(np.argmin(noisy)), self._entry(
-            self.name, guarantee="paper-claim",
-            note=("report-noisy-min over smooth-sensitivity noise counted as one release "
-                  f"(paper 001); beta={mech.beta:.4g}; not proven, see docs/privacy.md"))
+        return self._entry(self.name, guarantee="paper-claim",
+                           note=("report-noisy-min over smooth-sensitivity noise counted as one release "
+                                 f"(paper 001); beta={self._mechanism().beta:.4g}; not proven, see docs/privacy.md"))
 
 
 class SmoothLaplace(SmoothSelector):
@@ -274,13 +292,17 @@ class GlobalLaplace(RuleSelector):
 
     name = "global-laplace"
 
-    def select(self, counts, rng):
+    def _mechanism(self):
         # variant="paper": scale sens/eps as if the scores were monotone (not proven)
-        mech = ReportNoisyMax(self.epsilon, GINI_GLOBAL_SENSITIVITY, monotonic=self.paper)
-        return mech.select(-counts.ginis, rng), self._entry(
-            "report-noisy-min (discrete laplace)", sensitivity=GINI_GLOBAL_SENSITIVITY, scale=mech.scale,
-            guarantee="paper-claim" if self.paper else "proven",
-            note="paper 001 scale sens/eps on non-monotone scores" if self.paper else "")
+        return ReportNoisyMax(self.epsilon, GINI_GLOBAL_SENSITIVITY, monotonic=self.paper)
+
+    def choose(self, counts, rng):
+        return self._mechanism().select(-counts.ginis, rng)
+
+    def entry(self, n_options, n_hat):
+        return self._entry("report-noisy-min (discrete laplace)", sensitivity=GINI_GLOBAL_SENSITIVITY,
+                           scale=self._mechanism().scale, guarantee="paper-claim" if self.paper else "proven",
+                           note="paper 001 scale sens/eps on non-monotone scores" if self.paper else "")
 
 
 class GlobalGaussian(RuleSelector):
@@ -289,17 +311,22 @@ class GlobalGaussian(RuleSelector):
     name = "global-gaussian"
     uses_delta = True
 
-    def select(self, counts, rng):
-        m = counts.c0.shape[0]
+    def _mechanism(self, m: int):
         # paper 001 calibrates each value to 0.5; the rigorous version the whole vector
         sens = GINI_GLOBAL_SENSITIVITY * (1.0 if self.paper else math.sqrt(m))
-        mech = GaussianMechanism(self.epsilon, self.delta, sens, calibration="analytic")
+        return GaussianMechanism(self.epsilon, self.delta, sens, calibration="analytic")
+
+    def choose(self, counts, rng):
+        return int(np.argmin(self._mechanism(counts.c0.shape[0]).randomise(counts.ginis, rng)))
+
+    def entry(self, n_options, n_hat):
+        m = n_options
+        mech = self._mechanism(m)
         note = ("Gaussian per value (paper 001); argmin over values not proven" if self.paper
                 else f"analytic Gaussian on the vector of {m} Ginis, l2 sensitivity sqrt(m)*0.5; "
                      "float noise inside the argmin (docs/privacy.md)")
-        return int(np.argmin(mech.randomise(counts.ginis, rng))), self._entry(
-            "gaussian", sensitivity=sens, scale=mech.scale,
-            guarantee="paper-claim" if self.paper else "proven", note=note)
+        return self._entry("gaussian", sensitivity=mech.sensitivity, scale=mech.scale,
+                           guarantee="paper-claim" if self.paper else "proven", note=note)
 
 
 class Exponential(RuleSelector):
@@ -311,10 +338,12 @@ class Exponential(RuleSelector):
     def curve_for(cls, epsilon):
         return ExponentialMechanism(epsilon, GINI_GLOBAL_SENSITIVITY).curve
 
-    def select(self, counts, rng):
-        mech = ExponentialMechanism(self.epsilon, GINI_GLOBAL_SENSITIVITY)
-        return mech.select(-counts.ginis, rng), self._entry(
-            "exponential", sensitivity=GINI_GLOBAL_SENSITIVITY, scale=2 * GINI_GLOBAL_SENSITIVITY / self.epsilon)
+    def choose(self, counts, rng):
+        return ExponentialMechanism(self.epsilon, GINI_GLOBAL_SENSITIVITY).select(-counts.ginis, rng)
+
+    def entry(self, n_options, n_hat):
+        return self._entry("exponential", sensitivity=GINI_GLOBAL_SENSITIVITY,
+                           scale=2 * GINI_GLOBAL_SENSITIVITY / self.epsilon)
 
 
 class NoisyCounts(RuleSelector):
@@ -322,16 +351,19 @@ class NoisyCounts(RuleSelector):
 
     name = "noisy-counts"
 
-    def select(self, counts, rng):
-        m = counts.c0.shape[0]
-        per = self.epsilon / (2 * m if self.paper else m)
-        mech = DiscreteLaplaceMechanism(per)
+    def _mechanism(self, m: int):
+        return DiscreteLaplaceMechanism(self.epsilon / (2 * m if self.paper else m))
+
+    def choose(self, counts, rng):
         c0, c1 = counts.c0, counts.c1
         table = np.stack([c1, c0, counts.n1 - c1, counts.n0 - c0])
-        a, b, c, d = np.maximum(mech.randomise(table, rng), 0).astype(np.float64)
-        return int(np.argmin(_gini_of_noisy(a, b, c, d))), self._entry(
-            "discrete laplace counts", sensitivity=1.0, scale=mech.scale,
-            note=f"4-cell table of each of {m} candidates at epsilon/{2 * m if self.paper else m} each")
+        a, b, c, d = np.maximum(self._mechanism(c0.shape[0]).randomise(table, rng), 0).astype(np.float64)
+        return int(np.argmin(_gini_of_noisy(a, b, c, d)))
+
+    def entry(self, n_options, n_hat):
+        m = n_options
+        return self._entry("discrete laplace counts", sensitivity=1.0, scale=self._mechanism(m).scale,
+                           note=f"4-cell table of each of {m} candidates at epsilon/{2 * m if self.paper else m} each")
 
 
 class ErrorsPF(RuleSelector):
@@ -350,7 +382,7 @@ class ErrorsPF(RuleSelector):
     def _mechanism(self):
         return PermuteAndFlip(self.epsilon, 1.0, monotonic=True)
 
-    def entry(self) -> dict:
+    def entry(self, n_options=None, n_hat=None) -> dict:
         """The selection's ledger fields: public parameters only (the release plan's step)."""
         return self._entry(
             "permute-and-flip (errors)", sensitivity=1.0, scale=self._mechanism().scale,
@@ -363,8 +395,6 @@ class ErrorsPF(RuleSelector):
         utilities[-1] += self.stop_bonus(len(utilities))
         return self._mechanism().select(utilities, rng)
 
-    def select(self, counts, rng):
-        return self.choose(counts, rng), self.entry()
 
 
 SELECTORS = {cls.name: cls for cls in (LocalPF, CertifiedPF, SmoothLaplace, SmoothCauchy, GlobalLaplace,
