@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from dpglass._parsing import parse_value as _parse_value
 from dpglass.exceptions import (
     BudgetExceededError,
     DataValidationError,
@@ -24,14 +25,6 @@ from dpglass.exceptions import (
 )
 
 __all__ = ["main", "build_parser"]
-
-
-def _parse_value(text: str):
-    """``--param k=v`` values: JSON when it parses (numbers, true, null), else the string."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -80,11 +80,10 @@ def _label_set(args) -> list | None:
     if args.classes is not None and args.positive is not None:
         raise InvalidParameterError("Pass --classes NEG,POS or --positive POS, not both.")
     if args.classes is not None:
-        from dpglass.cli import _parse_value
-
+        from dpglass._parsing import parse_value
         from dpglass.local.classifier import _declared_classes
 
-        labels = [_parse_value(v) for v in args.classes.split(",")]
+        labels = [parse_value(v) for v in args.classes.split(",")]
         try:
             _declared_classes(labels)
         except InvalidParameterError:
