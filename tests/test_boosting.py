@@ -16,6 +16,7 @@ from dpglass.models._weak_learners import (
     gini_bound,
     literal_errors,
 )
+from dpglass.models._boosting_plan import round_steps
 from dpglass.models.boosting import (
     SmoothBoostClassifier,
     advanced_composition_epsilon,
@@ -170,10 +171,16 @@ def test_stump_learner_picks_best_literal_at_huge_epsilon(data):
         assert errors[X.shape[1] + j] == pytest.approx(p[(1 - X[:, j]) != y].sum())
     assert errors[-2] == pytest.approx(p[y == 0].sum()) and errors[-1] == pytest.approx(p[y == 1].sum())
     best = int(np.argmin(errors))
+    steps = round_steps("stump", X.shape[1], 1e7)
+    assert steps[0].entry.epsilon == 1e7
     for seed in range(5):
-        stump, entries, _ = dp_one_rule(F, y, p, epsilon=1e7, rng=np.random.default_rng(seed))
+        stump, _ = dp_one_rule(F, y, p, steps=steps, release=_drawing(np.random.default_rng(seed)))
         assert (stump.feature, stump.sign) == (best % X.shape[1], 1 if best < X.shape[1] else -1)
-        assert entries[0]["epsilon"] == 1e7
+
+
+def _drawing(rng):
+    """A weak learner's ``release`` outside a fit: the step's noise, no ledger."""
+    return lambda step, exact: step.noise(exact, rng)
 
 
 def test_hypotheses_predict():
@@ -569,16 +576,17 @@ def test_joint_tree_sampler_draws_the_chain_law():
     rng = np.random.default_rng(0)
     counts = np.zeros(len(trees))
     draws = 4000
+    steps = round_steps("joint", 2, eps, tree_nodes=3)
     for _ in range(draws):
-        tree, entries, pred = dp_joint_tree(F, y, mu, epsilon=eps, n_nodes=3, rng=rng)
+        tree, pred = dp_joint_tree(F, y, mu, steps=steps, release=_drawing(rng))
         counts[index[tree]] += 1
     np.testing.assert_array_equal(pred, tree.predict(X))
     expected = draws * np.exp([law[t] for t in trees])
     assert expected.min() > 5  # every cell of the test is populated
     assert chisquare(counts, expected * draws / expected.sum()).pvalue > 1e-5
-    (entry,) = entries
-    assert entry["epsilon"] == eps and entry["sensitivity"] == 1.0
-    assert entry["curve"] == {"kind": "bounded-range", "epsilon": eps}
+    (step,) = steps
+    assert step.entry.epsilon == eps and step.entry.sensitivity == 1.0
+    assert step.entry.curve == {"kind": "bounded-range", "epsilon": eps}
     # the common rate pays 4 * 2**-40 for each stage's grid rounding (3 stages at depth 2, 2 at depth 1)
     assert joint_tree_rate(eps, 2) == (eps - 12 * 2.0**-40) / 2 and joint_tree_rate(eps, 1) == (eps - 8 * 2.0**-40) / 2
 
@@ -593,8 +601,9 @@ def test_joint_tree_picks_a_best_tree_at_huge_epsilon(data, n_nodes):
     mu = np.random.default_rng(0).random(300)
     errors = [mu[t.predict(X[:300]) != 2 * y.astype(np.int8) - 1].sum()
               for t in _every_joint_tree(X.shape[1], JOINT_TREE_DEPTH[n_nodes])]
+    steps = round_steps("joint", X.shape[1], 1e7, tree_nodes=n_nodes)
     for seed in range(3):
-        tree, _, pred = dp_joint_tree(F, y, mu, epsilon=1e7, n_nodes=n_nodes, rng=np.random.default_rng(seed))
+        tree, pred = dp_joint_tree(F, y, mu, steps=steps, release=_drawing(np.random.default_rng(seed)))
         assert mu[pred != 2 * y.astype(np.int8) - 1].sum() == pytest.approx(min(errors), abs=1e-9)
         assert tree.n_internal == n_nodes
 

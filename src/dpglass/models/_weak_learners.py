@@ -1,26 +1,31 @@
-"""Weak learners of smooth boosting: DP 1-Rules (stumps) and DP TopDown trees.
+"""Weak learners of smooth boosting: DP 1-Rules (stumps), joint trees and DP TopDown trees.
 
-Both learners receive the records, the labels and the smooth measure ``mu``
+Each learner receives the records, the labels and the smooth measure ``mu``
 of the records produced by :func:`dpglass.models.boosting.smooth_boost` (every
-entry in [0, 1], unnormalised), select their hypothesis with a mechanism of
-:mod:`dpglass.privacy.mechanisms`, and return the hypothesis together with the
-ledger entries that describe the releases.  Working with the unnormalised
-measure keeps the number of records out of every calibration: the
-sensitivities below are constants, proven for add/remove neighbours with n
-private (``docs/privacy.md``, section "Smooth boosting").
+entry in [0, 1], unnormalised), computes the exact values of its round's
+releases (utilities, leaf margins) and releases them through ``release(step,
+exact)``: the steps are the round's in the family's release plan
+(:mod:`dpglass.models._boosting_plan`, which holds each step's entry, its
+mechanism and its public domain), and ``release`` is the fit's ledger's
+(:meth:`~dpglass.privacy.ledger.PrivacyLedger.release`), which checks the
+budget before it draws.  Working with the unnormalised measure keeps the
+number of records out of every calibration: the sensitivities below are
+constants, proven for add/remove neighbours with n private
+(``docs/privacy.md``, section "Smooth boosting").
 
 Hypotheses predict in ``{-1, +1}``: ``+1`` is the second class (``classes_[1]``).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from dpglass.aggregates import CHUNK_ROWS, PackedRows
-from dpglass.privacy.mechanisms import ExponentialMechanism, LaplaceMechanism
+from dpglass.privacy.mechanisms import ExponentialMechanism
 from dpglass.privacy.mechanisms._common import GRID_SLACK
 
 __all__ = [
@@ -32,6 +37,7 @@ __all__ = [
     "gini_bound",
     "dp_top_down",
     "dp_joint_tree",
+    "sample_joint_tree",
     "joint_tree_rate",
     "STUMP_SENSITIVITY_FACTOR",
     "SPLIT_SENSITIVITY_FACTOR",
@@ -224,7 +230,7 @@ def _stump_of(index: int, d: int) -> Stump:
     return Stump(-1, 1 if index == 2 * d else -1)
 
 
-def dp_one_rule(F: FeatureMatrix, y01: np.ndarray, mu: np.ndarray, *, epsilon: float, paper: bool = False, rng):
+def dp_one_rule(F: FeatureMatrix, y01: np.ndarray, mu: np.ndarray, *, steps: tuple, release):
     """DP-1R (paper 002, Algorithm 3): the exponential mechanism on -weighted error.
 
     Parameters
@@ -233,18 +239,16 @@ def dp_one_rule(F: FeatureMatrix, y01: np.ndarray, mu: np.ndarray, *, epsilon: f
     y01 : ndarray of 0/1
     mu : ndarray
         The smooth measure (entries in [0, 1]).
-    epsilon : float
-        This call's budget.
-    paper : bool
-        Calibrate to paper 002's sensitivity 2 (Theorem 7's eta) instead of
-        the proven 1 (``variant="paper"``; also proven, with half the utility).
-    rng : numpy.random.Generator
+    steps : tuple of PlannedRelease
+        The round's one step: the exponential mechanism over the ``2d + 2``
+        stumps at the round's epsilon, sensitivity 1 (2 with paper 002's
+        calibration, ``variant="paper"``: also proven, with half the utility).
+    release : callable ``(step, exact) -> released``
+        The fit's ledger's release (it draws the noise).
 
     Returns
     -------
     stump : Stump
-    entries : list of dict
-        Ledger entries (keyword arguments of ``PrivacyLedger.spend``).
     predictions : ndarray of int8
         The stump's +1/-1 predictions on the training records.
 
@@ -256,24 +260,10 @@ def dp_one_rule(F: FeatureMatrix, y01: np.ndarray, mu: np.ndarray, *, epsilon: f
     in the paper's normalised units (divide by ``kappa n``) that is
     ``eta = epsilon kappa n / 2``, twice Theorem 7's ``eps kappa n / (4 tau)``.
     """
-    utilities = -literal_errors(F, y01, mu)
-    sensitivity = PAPER_STUMP_SENSITIVITY_FACTOR if paper else STUMP_SENSITIVITY_FACTOR
-    mech = ExponentialMechanism(epsilon, sensitivity)
-    index = int(mech.select(utilities, rng))
-    entry = dict(
-        release="stump",
-        mechanism="exponential",
-        epsilon=epsilon,
-        sensitivity=sensitivity,
-        curve=mech.curve,
-        note=(
-            f"DP-1R over {utilities.size} literals and constants; utility -mu-weighted error under a "
-            f"kappa-dense measure, sensitivity {sensitivity:g}"
-            + (" (paper 002's calibration, Thm 7)" if paper else " (proven, n private)")
-        ),
-    )
-    stump = _stump_of(index, F.n_features)
-    return stump, [entry], F.map_rows(stump.predict)
+    (step,) = steps
+    ((feature, sign),) = release(step, -literal_errors(F, y01, mu))
+    stump = Stump(int(feature), int(sign))
+    return stump, F.map_rows(stump.predict)
 
 
 # ------------------------------------------------------------------- DP-TopDown
@@ -312,27 +302,25 @@ def _improvements(masses):
     return gini_bound(a, b) - gini_bound(a - a1, b - b1) - gini_bound(a1, b1)
 
 
-def dp_top_down(
-    F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, epsilon: float, n_nodes: int, paper: bool = False, rng
-):
+def dp_top_down(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, steps: tuple, release):
     """DP-TopDown (paper 002, Algorithm 2) on a smooth weighting.
 
-    Grows a tree to ``n_nodes`` internal nodes: each step selects a pair (leaf,
-    feature) among all current leaves times all features with the exponential
-    mechanism on the improvement of the Gini bound ``sum_l w_l G(q_l)``; then
-    labels every leaf by the sign of its weighted margin ``a_l - b_l`` plus
-    Laplace noise.
+    Grows a tree to ``n_nodes = len(steps) - 1`` internal nodes: each step
+    selects a pair (leaf, feature) among all current leaves times all features
+    with the exponential mechanism on the improvement of the Gini bound
+    ``sum_l w_l G(q_l)``; then labels every leaf by the sign of its weighted
+    margin ``a_l - b_l`` plus Laplace noise.
 
-    Budget: half of ``epsilon`` for the ``n_nodes`` selections (basic
-    composition, ``epsilon / (2 n_nodes)`` each), half for the leaf labels, as
-    in the paper's Theorem 9.
+    Budget (the round's steps): half of the round's epsilon for the
+    ``n_nodes`` selections (basic composition, ``epsilon / (2 n_nodes)``
+    each), half for the leaf labels, as in the paper's Theorem 9.
 
     ``p`` is the smooth measure ``mu`` (entries in [0, 1], unnormalised).
     Sensitivities (proofs in docs/privacy.md, n private): a split's
     improvement changes by at most 8 (every partial derivative of the
     improvement in the masses lies in ``[-4, 4]`` and ``||mu - mu'||_1 <= 2``;
-    the paper's halved constant does not hold, ``paper=True`` uses it and is a
-    paper-claim); the vector of leaf margins has l1 sensitivity 2, so one
+    the paper's halved constant does not hold, ``variant="paper"`` uses it and
+    is a paper-claim); the vector of leaf margins has l1 sensitivity 2, so one
     grid Laplace draw of scale ``2 / (epsilon/2)`` per leaf labels all leaves
     at once (the leaves partition the records, but the measure couples them,
     so parallel composition alone would not do).
@@ -340,30 +328,27 @@ def dp_top_down(
     Returns
     -------
     tree : Tree
-    entries : list of dict
     predictions : ndarray of int8
         The tree's +1/-1 predictions on the training records.
     """
-    eps_split = epsilon / (2.0 * n_nodes)
-    split_sens = PAPER_SPLIT_SENSITIVITY_FACTOR if paper else SPLIT_SENSITIVITY_FACTOR
-    select = ExponentialMechanism(eps_split, split_sens)
-    split = dict(epsilon=eps_split, sensitivity=split_sens, guarantee="paper-claim" if paper else "proven",
-                 curve=select.curve)
-    feature, left, right, leaf_of, leaves, entries = _grow(F, y01, p, n_nodes, select, split, rng)
-    value, entry = _label_leaves(y01, p, leaf_of, leaves, len(feature), epsilon / 2.0, rng)
-    entries.append(entry)
+    *splits, labels = steps
+    feature, left, right, leaf_of, leaves = _grow(F, y01, p, splits, release)
+    margins = np.bincount(leaf_of, weights=p * (2.0 * y01 - 1.0), minlength=len(feature))[leaves]
+    value = [0] * len(feature)
+    for leaf, v in zip(leaves, release(labels, margins)):
+        value[leaf] = int(v)
     tree = Tree(tuple(feature), tuple(left), tuple(right), tuple(value))
-    return tree, entries, np.asarray(value, dtype=np.int8)[leaf_of]
+    return tree, np.asarray(value, dtype=np.int8)[leaf_of]
 
 
-def _grow(F: FeatureMatrix, y01, p, n_nodes: int, select, split: dict, rng):
-    """DP-TopDown's splits: ``n_nodes`` (leaf, feature) pairs chosen by ``select`` on the Gini-bound improvements.
+def _grow(F: FeatureMatrix, y01, p, splits: tuple, release):
+    """DP-TopDown's splits: one (leaf position, feature) pair released per step on the Gini-bound improvements.
 
-    Returns the tree's arrays (feature, left, right), each record's leaf, the
-    leaves and one ledger entry per split (``split``: its epsilon, sensitivity
-    and guarantee).
+    Returns the tree's arrays (feature, left, right), each record's leaf and
+    the leaves, in the order the labels are released.  Split ``s`` creates
+    nodes ``2s + 1`` (``x_j = 0``) and ``2s + 2``.
     """
-    n, d = F.n_samples, F.n_features
+    n_nodes, n = len(splits), F.n_samples
     feature = [-1]
     left = [-1]
     right = [-1]
@@ -371,11 +356,9 @@ def _grow(F: FeatureMatrix, y01, p, n_nodes: int, select, split: dict, rng):
     leaves = [0]
     masses = {0: _leaf_masses(F, y01, p, np.ones(n))}
     improvements = {0: _improvements(masses[0])}
-    entries = []
-    for step in range(n_nodes):
-        utilities = np.concatenate([improvements[leaf] for leaf in leaves])
-        index = int(select.select(utilities, rng))
-        leaf, j = leaves[index // d], index % d
+    for s, step in enumerate(splits):
+        ((position, j),) = release(step, np.concatenate([improvements[leaf] for leaf in leaves]))
+        leaf, j = leaves[position], int(j)
         lo, hi = len(feature), len(feature) + 1
         feature[leaf], left[leaf], right[leaf] = j, lo, hi
         feature += [-1, -1]
@@ -389,47 +372,13 @@ def _grow(F: FeatureMatrix, y01, p, n_nodes: int, select, split: dict, rng):
         del improvements[leaf]
         parent = masses.pop(leaf)
         leaves += [lo, hi]
-        if step + 1 < n_nodes:  # improvements of the new leaves are needed only if another split follows
+        if s + 1 < n_nodes:  # improvements of the new leaves are needed only if another split follows
             # masses are additive: the x_j = 0 child is the parent minus the x_j = 1 child
             masses[hi] = _leaf_masses(F, y01, p, (leaf_of == hi).astype(np.float64))
             masses[lo] = tuple(u - v for u, v in zip(parent, masses[hi]))
             for new in (lo, hi):
                 improvements[new] = _improvements(masses[new])
-        entries.append(
-            dict(
-                release="tree split (leaf, feature)",
-                mechanism="exponential",
-                **split,
-                note=(
-                    f"DP-TopDown split {step + 1}/{n_nodes} among {utilities.size} (leaf, feature) pairs; "
-                    "utility: improvement of the Gini bound sum_l w_l 4q_l(1-q_l)"
-                ),
-            )
-        )
-    return feature, left, right, leaf_of, leaves, entries
-
-
-def _label_leaves(y01, p, leaf_of, leaves, n_slots: int, eps_leaf: float, rng):
-    """Leaf labels: the sign of each leaf's weighted margin plus Laplace noise (one draw per leaf, l1 sensitivity 2)."""
-    leaf_sens = LEAF_SENSITIVITY_FACTOR
-    margins = np.bincount(leaf_of, weights=p * (2.0 * y01 - 1.0), minlength=n_slots)[leaves]
-    laplace = LaplaceMechanism(eps_leaf, leaf_sens)
-    noisy = np.atleast_1d(np.asarray(laplace.randomise(margins, rng), dtype=np.float64))
-    value = [0] * n_slots
-    for leaf, v in zip(leaves, noisy):
-        value[leaf] = 1 if v > 0 else -1
-    entry = dict(
-        release="tree leaf labels",
-        mechanism="laplace",
-        epsilon=eps_leaf,
-        sensitivity=leaf_sens,
-        scale=laplace.scale_for(len(leaves)),
-        note=(
-            f"sign of each of the {len(leaves)} leaf margins a_l - b_l plus Laplace noise on a public "
-            "grid; the vector of margins has l1 sensitivity 2"
-        ),
-    )
-    return value, entry
+    return feature, left, right, leaf_of, leaves
 
 
 # -------------------------------------------------------------- joint trees
@@ -571,50 +520,41 @@ def _stage_epsilon(epsilon: float, depth: int) -> float:
     return epsilon - 4 * stages * 2.0**-40 + GRID_SLACK
 
 
-def dp_joint_tree(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, epsilon: float, n_nodes: int, rng):
+def sample_joint_tree(stage: ExponentialMechanism, util: _TreeUtilities, rng) -> tuple[tuple, tuple]:
+    """``(split features, leaf labels)`` of one draw of the whole-tree mechanism: the chain of ``stage`` selections
+    (the root, then the children's features at depth 2, then the labels) on ``util``, built at ``stage``'s rate."""
+    j = int(stage.select(util.root(), rng))
+    if util.depth == 1:
+        return (j,), _LABELLINGS[int(stage.select(util.labels(j), rng))]
+    k, l = divmod(int(stage.select(util.pairs(j), rng)), util.d)
+    i = int(stage.select(util.labels(j, k, l), rng))
+    return (j, k, l), _LABELLINGS[i // 4] + _LABELLINGS[i % 4]
+
+
+def dp_joint_tree(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, steps: tuple, release):
     """A whole tree (split features and leaf labels) by one exponential mechanism on minus its weighted error.
 
-    The candidates are all complete trees of depth 1 (``n_nodes=1``) or 2
-    (``n_nodes=3``) on the d features with every labelling of their leaves
+    The candidates are all complete trees of depth 1 (``tree_nodes=1``) or 2
+    (``tree_nodes=3``) on the d features with every labelling of their leaves
     (``4 d`` or ``16 d**3``, a set fixed by the schema).  Utility: minus the
     mu-weighted error, sensitivity 1 as for DP-1R (Lemma S'), floored at
     ``TREE_FLOOR / rate`` below the best tree (still sensitivity 1).  The whole
-    of ``epsilon`` goes to this one selection: no split of the budget between
-    splits and leaves, and no 8 of the Gini bound.  Sampled exactly as a chain
-    of exponential mechanisms (:class:`_TreeUtilities`; the proof, including
-    the grid rounding of each stage, is in docs/privacy.md, "Joint trees").
+    of the round's epsilon goes to this one selection (the round's one step):
+    no split of the budget between splits and leaves, and no 8 of the Gini
+    bound.  Sampled exactly as a chain of exponential mechanisms
+    (:func:`sample_joint_tree`; the proof, including the grid rounding of each
+    stage, is in docs/privacy.md, "Joint trees").  The exact values handed to
+    ``release`` are the utilities as a function of the depth and the chain's
+    rate, which the step owns.
 
     Returns
     -------
     tree : Tree
-    entries : list of dict
-        One ledger entry: ``epsilon``-bounded range.
     predictions : ndarray of int8
     """
-    depth = JOINT_TREE_DEPTH[n_nodes]
-    stage = ExponentialMechanism(_stage_epsilon(epsilon, depth), TREE_ERROR_SENSITIVITY)
-    util = _TreeUtilities(F, y01, p, depth, stage._rate)
-    j = int(stage.select(util.root(), rng))
-    if depth == 1:
-        features = (j,)
-        labels = _LABELLINGS[int(stage.select(util.labels(j), rng))]
-    else:
-        k, l = divmod(int(stage.select(util.pairs(j), rng)), F.n_features)
-        features = (j, k, l)
-        i = int(stage.select(util.labels(j, k, l), rng))
-        labels = _LABELLINGS[i // 4] + _LABELLINGS[i % 4]
-    tree = _joint_tree(depth, features, labels)
-    whole = ExponentialMechanism(epsilon, TREE_ERROR_SENSITIVITY)
-    entry = dict(
-        release="tree (splits and leaf labels)",
-        mechanism="exponential",
-        epsilon=epsilon,
-        sensitivity=TREE_ERROR_SENSITIVITY,
-        curve=whole.curve,
-        note=(
-            f"one exponential mechanism over every complete depth-{depth} tree on the schema's features with "
-            "every leaf labelling; utility -mu-weighted error (sensitivity 1, n private), sampled exactly as a "
-            f"chain of {depth + 1} exponential mechanisms at one rate"
-        ),
-    )
-    return tree, [entry], F.map_rows(tree.predict)
+    (step,) = steps
+    (chosen,) = release(step, functools.partial(_TreeUtilities, F, y01, p))
+    internal = (len(chosen) - 1) // 2  # 1 split feature and 2 labels, or 3 and 4
+    tree = _joint_tree(JOINT_TREE_DEPTH[internal], tuple(int(f) for f in chosen[:internal]),
+                       tuple(int(v) for v in chosen[internal:]))
+    return tree, F.map_rows(tree.predict)

@@ -30,9 +30,7 @@ Rothblum and Vadhan (2010).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import math
 import numbers
 from collections import Counter
 from dataclasses import dataclass
@@ -42,17 +40,24 @@ import numpy as np
 from dpglass._validation import Interval
 from dpglass.aggregates import pattern_table
 from dpglass.exceptions import InvalidParameterError
-from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._base import CLASSES, DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._boosting_plan import (
+    AUTO_COUNT_SHARE, AUTO_RECORDS_PER_ROUND, AUTO_ROUNDS, COUNT_RELEASE, BoostPlan, advanced_composition_epsilon,
+    auto_rounds, boost_plan, counts_records, per_round_epsilon, resolved_rounds, round_budget, round_plan,
+)
+from dpglass.models._smooth_measure import bregman_projection, smooth_weighting
 from dpglass.models._weak_learners import (
     JOINT_TREE_DEPTH, FeatureMatrix, Stump, Tree, dp_joint_tree, dp_one_rule, dp_top_down,
 )
-from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, choose_accountant
-from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger, ledger_of
-from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism, count_fields
+from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES
+from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable
 
 __all__ = [
+    "AUTO_COUNT_SHARE",
+    "AUTO_RECORDS_PER_ROUND",
     "AUTO_ROUNDS",
+    "COUNT_RELEASE",
     "SmoothBoostClassifier",
     "SmoothBoostRelease",
     "bregman_projection",
@@ -66,299 +71,6 @@ __all__ = [
     "smooth_boost",
     "smooth_weighting",
 ]
-
-
-# ------------------------------------------------------------------ projection
-def _project_log(log_w: np.ndarray, target: float, counts: np.ndarray) -> np.ndarray:
-    """Projection of ``exp(log_w)`` (values with multiplicities ``counts``) in log space."""
-    m = log_w.size
-    finite = np.isfinite(log_w)
-    out = np.zeros(m, dtype=np.float64)
-    if not finite.any():
-        return out
-    capped_at_one = np.minimum(log_w, 0.0)
-    slack_mass = float(np.sum(counts[finite] * np.exp(capped_at_one[finite])))
-    if slack_mass >= target:  # constraint inactive: c = 1, just cap at 1
-        out[finite] = np.exp(capped_at_one[finite])
-        return out
-    if float(counts[finite].sum()) <= target:  # infeasible (or exactly all ones)
-        out[finite] = 1.0
-        return out
-    idx = np.flatnonzero(finite)
-    order = idx[np.argsort(-log_w[idx], kind="stable")]
-    v = log_w[order]
-    c = counts[order].astype(np.float64)
-    k_max = v.size
-    # capping the first k values (k = 0..k_max-1): c_k = (target - K_k) / S_k
-    K = np.concatenate([[0.0], np.cumsum(c)[:-1]])  # records capped before position k
-    # suffix log-sums log S_k = logsumexp(v[k:] + log c[k:])
-    terms = v + np.log(c)
-    log_S = np.logaddexp.accumulate(terms[::-1])[::-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_c = np.log(np.maximum(target - K, 0.0)) - log_S
-    prev_ok = np.ones(k_max, dtype=bool)
-    prev_ok[1:] = log_c[1:] + v[:-1] >= 0.0  # the capped values stay capped
-    this_ok = log_c + v <= 0.0  # the uncapped values stay below 1
-    valid = prev_ok & this_ok & (target - K > 0)
-    k = int(np.argmax(valid)) if valid.any() else int(np.argmin(np.abs(log_c + v)))
-    lc = max(float(log_c[k]), 0.0)
-    out[finite] = np.exp(np.minimum(log_w[finite] + lc, 0.0))
-    return out
-
-
-def bregman_projection(mu_tilde, target: float, counts=None) -> np.ndarray:
-    """KL (Bregman) projection onto the measures of total mass at least ``target``.
-
-    Solves ``argmin_mu KL(mu || mu_tilde)`` over ``{mu : 0 <= mu_i <= 1,
-    sum_i counts_i mu_i >= target}``, with the generalised KL divergence of
-    measures ``sum mu log(mu / mu_tilde) - mu + mu_tilde``.  By the KKT
-    conditions the solution is ``min(1, c * mu_tilde)`` with the smallest
-    ``c >= 1`` meeting the mass constraint; ``c`` is found exactly by sorting
-    the values (with ``target = kappa * n`` this is the projection onto the
-    kappa-dense measures of paper 002).
-
-    Parameters
-    ----------
-    mu_tilde : array-like of non-negative floats
-        The measure to project (entries 0 stay 0).
-    target : float
-        Required total mass (``kappa * n``), > 0.
-    counts : array-like of positive ints, optional
-        Multiplicity of each entry (LazyBB projects one value per distinct
-        margin).  Default: all ones.
-
-    Returns
-    -------
-    numpy.ndarray
-        The projected measure (same shape as ``mu_tilde``).  If even
-        ``mu = 1`` on every positive entry has mass below ``target`` the
-        problem is infeasible and that all-ones measure is returned (it never
-        happens in LazyBB, whose ``target = kappa n < n``).
-
-    Examples
-    --------
-    >>> bregman_projection([0.1, 0.1, 0.4, 2.0], target=2.0).round(6).tolist()
-    [0.166667, 0.166667, 0.666667, 1.0]
-    >>> bregman_projection([0.5, 0.9, 3.0], target=1.0).tolist()  # already dense: only capped
-    [0.5, 0.9, 1.0]
-    """
-    mu_tilde = np.asarray(mu_tilde, dtype=np.float64)
-    if mu_tilde.ndim != 1 or np.any(~np.isfinite(mu_tilde)) or np.any(mu_tilde < 0):
-        raise InvalidParameterError("mu_tilde must be a 1-d array of finite non-negative numbers.")
-    if not (isinstance(target, numbers.Real) and target > 0 and math.isfinite(target)):
-        raise InvalidParameterError(f"target must be a finite number > 0. Got {target!r} instead.")
-    counts = np.ones(mu_tilde.size) if counts is None else np.asarray(counts, dtype=np.float64)
-    if counts.shape != mu_tilde.shape or np.any(counts <= 0):
-        raise InvalidParameterError("counts must be positive and have the shape of mu_tilde.")
-    with np.errstate(divide="ignore"):
-        log_w = np.log(mu_tilde)
-    return _project_log(log_w, float(target), counts)
-
-
-def smooth_weighting(margin, t: int, *, density: float, learning_rate: float, target: float,
-                     counts=None) -> np.ndarray:
-    """The kappa-dense measure LazyBB gives the weak learner in round ``t + 1``.
-
-    ``mu~(i) = kappa * exp(-lambda * margin[i])`` projected by
-    :func:`bregman_projection` onto the measures of mass at least ``target``
-    (``kappa * n``).  Not normalised: the weak learners' utilities are
-    mu-weighted sums, whose sensitivity is a constant (docs/privacy.md); the
-    paper's normalised weighting is this divided by its mass.  The measure
-    takes one value per distinct margin (at most ``2t + 1`` after ``t``
-    rounds), so the projection runs on those values with their counts.
-
-    Parameters
-    ----------
-    margin : ndarray of int
-        ``sigma_t(i) = y_i * sum_j h_j(x_i)``, in ``[-t, t]``.
-    t : int
-        Rounds done so far.
-    counts : ndarray of int, optional
-        Records behind each entry of ``margin`` (the pattern table's counts);
-        default one each.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``mu``, entries in [0, 1], total at least ``target`` when feasible.
-
-    Examples
-    --------
-    >>> smooth_weighting(np.array([0, 0, 0, 0]), 0, density=0.5, learning_rate=0.5, target=2.0).tolist()
-    [0.5, 0.5, 0.5, 0.5]
-    """
-    margin = np.asarray(margin, dtype=np.int64)
-    counts = np.bincount(margin + t, weights=counts, minlength=2 * t + 1).astype(np.float64)
-    present = counts > 0
-    levels = np.arange(-t, t + 1)
-    log_w = math.log(density) - learning_rate * levels[present]
-    mu_levels = np.zeros(levels.size)
-    if target > 0:
-        mu_levels[present] = _project_log(log_w, float(target), counts[present])
-    return np.take(np.roll(mu_levels, -t), margin, mode="wrap")  # mu_levels[margin + t], without its index copy
-
-
-# ----------------------------------------------------------------- composition
-def advanced_composition_epsilon(epsilon_0: float, k: int, delta: float) -> float:
-    """Advanced composition (Dwork, Rothblum, Vadhan 2010; Dwork & Roth 2014, Thm 3.20).
-
-    ``k`` adaptively chosen ``epsilon_0``-DP mechanisms are together
-    ``(eps, delta)``-DP with ``eps = sqrt(2 k ln(1/delta)) epsilon_0 + k epsilon_0 (e^epsilon_0 - 1)``.
-
-    Examples
-    --------
-    >>> round(advanced_composition_epsilon(0.01, 100, 1e-5), 4)
-    0.4899
-    """
-    return math.sqrt(2.0 * k * math.log(1.0 / delta)) * epsilon_0 + k * epsilon_0 * math.expm1(epsilon_0)
-
-
-def per_round_epsilon(epsilon: float, delta: float, k: int) -> tuple[float, str]:
-    """The largest per-round pure epsilon whose ``k``-fold composition fits ``(epsilon, delta)``.
-
-    Returns ``(epsilon_0, composition)`` with ``composition`` ``"basic"``
-    (``epsilon / k``, no delta spent) or ``"advanced"`` (bisection on
-    :func:`advanced_composition_epsilon`, never above ``epsilon``).
-
-    Examples
-    --------
-    >>> per_round_epsilon(1.0, 0.0, 10)
-    (0.1, 'basic')
-    >>> eps0, how = per_round_epsilon(1.0, 1e-5, 1000)
-    >>> how, round(eps0, 5), advanced_composition_epsilon(eps0, 1000, 1e-5) <= 1.0
-    ('advanced', 0.00633, True)
-    """
-    basic = epsilon / k
-    if delta <= 0:
-        return basic, "basic"
-    lo, hi = 0.0, epsilon  # advanced(eps0) >= k*eps0^2 + ... is increasing; advanced(epsilon) > epsilon
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if advanced_composition_epsilon(mid, k, delta) <= epsilon:
-            lo = mid
-        else:
-            hi = mid
-    if lo > basic:
-        return lo, "advanced"
-    return basic, "basic"
-
-
-def round_plan(weak_learner: str, tree_nodes: int, n_rounds: int, tree_learner: str = "joint"):
-    """The ledger entries of a full run at per-round epsilon ``x``, with each release's curve.
-
-    A stump, and a joint tree, is one exponential-mechanism selection (bounded
-    range); a top-down tree of t splits is t of them at ``x / (2t)`` and the
-    leaf labels (a Laplace vector: charged as pure) at ``x / 2``.
-    """
-    from dpglass.privacy.mechanisms import ExponentialMechanism
-
-    def plan(x):
-        if weak_learner == "stump" or tree_learner == "joint":
-            one = [LedgerEntry("stump", "exponential", epsilon=x, curve=ExponentialMechanism(x, 1.0).curve)]
-        else:
-            s = x / (2 * tree_nodes)
-            one = [LedgerEntry("split", "exponential", epsilon=s, curve=ExponentialMechanism(s, 1.0).curve)] * tree_nodes
-            one.append(LedgerEntry("leaves", "laplace", epsilon=x / 2))
-        return one * n_rounds
-
-    return plan
-
-
-@functools.lru_cache(maxsize=256)
-def round_budget(epsilon: float, delta: float, n_rounds: int, weak_learner: str, tree_nodes: int,
-                 accountant: str, tree_learner: str = "joint") -> tuple[float, str]:
-    """``(epsilon per round, composition)`` for the accountant asked for (public parameters only).
-
-    ``"basic"``: the better of basic and advanced composition
-    (:func:`per_round_epsilon`); ``"pld"`` / ``"rdp"``: the largest round
-    epsilon whose tight composition of the whole run fits ``(epsilon,
-    delta)``; ``"auto"``: ``"basic"`` when delta = 0, else whichever of
-    ``"pld"`` and ``"rdp"`` allows more.
-
-    Examples
-    --------
-    >>> eps0, how = round_budget(1.0, 1e-5, 100, "stump", 1, "auto")
-    >>> how, eps0 > per_round_epsilon(1.0, 1e-5, 100)[0] > 1.0 / 100
-    ('rdp', True)
-    """
-    if accountant == "basic" or delta <= 0:
-        return per_round_epsilon(epsilon, delta, n_rounds)
-    return choose_accountant(round_plan(weak_learner, tree_nodes, n_rounds, tree_learner), epsilon, delta, accountant)
-
-
-#: ``n_rounds="auto"``: 15 for stumps and top-down trees (the former default), 5 for joint trees, whose
-#: larger candidate set needs more budget per round (chosen on a held-out quarter of Adult's training
-#: part, never its test part: docs/results/boosting/trees_accuracy.md).  Public constants.
-AUTO_ROUNDS = {"stump": 15, "top-down": 15, "joint": 5}
-
-
-#: ``n_rounds="auto"`` under basic composition (delta = 0, the default), stumps and joint trees: this share
-#: of epsilon buys a discrete-Laplace count of the records, and the rounds follow from it
-#: (:func:`auto_rounds`).  n is private, and the right committee size grows with n * epsilon: 15 rounds
-#: vote noise on German's 700 records at epsilon = 1 (below the majority class), one round wastes Adult.
-AUTO_COUNT_SHARE = 0.02
-#: Records x epsilon per round for :func:`auto_rounds`, chosen on validation parts of the shipped datasets'
-#: training parts (``benchmarks/boosting_rounds.py``; the test parts were not read).  Public constants.
-AUTO_RECORDS_PER_ROUND = {"stump": 400.0, "joint": 500.0}
-#: The ledger's name of that count.
-COUNT_RELEASE = "number of records (n_rounds='auto')"
-
-
-def counts_records(n_rounds, weak_learner: str, tree_learner: str, delta: float, accountant: str) -> bool:
-    """Whether ``n_rounds="auto"`` resolves from a noisy count of the records (:func:`auto_rounds`).
-
-    Only under basic composition: with a tight accountant the rounds' plan
-    must be fixed before the data are touched (a plan chosen from a released
-    count composes adaptively, which PLD and Rényi composition do not cover as
-    used here), so ``"auto"`` keeps :data:`AUTO_ROUNDS` there.
-    """
-    learner = "stump" if weak_learner == "stump" else tree_learner
-    return (n_rounds == "auto" and learner in AUTO_RECORDS_PER_ROUND
-            and (delta <= 0 or accountant == "basic"))
-
-
-def auto_rounds(records_estimate: int, epsilon: float, weak_learner: str, tree_learner: str = "joint") -> int:
-    """Rounds for a noisy record count: ``records_estimate * epsilon / AUTO_RECORDS_PER_ROUND``, odd, in [1, cap].
-
-    ``epsilon`` is what the rounds share (the budget left after the count);
-    the cap is :data:`AUTO_ROUNDS`; odd, so that the committee's vote never
-    ties.  A function of released values and parameters only.
-
-    Examples
-    --------
-    >>> auto_rounds(700, 0.98, "stump"), auto_rounds(5000, 0.98, "stump"), auto_rounds(30000, 0.98, "stump")
-    (1, 11, 15)
-    >>> auto_rounds(-3, 1.0, "tree"), auto_rounds(2000, 0.98, "tree"), auto_rounds(10**6, 1.0, "tree")
-    (1, 3, 5)
-    """
-    learner = "stump" if weak_learner == "stump" else tree_learner
-    value = float(records_estimate) * float(epsilon) / AUTO_RECORDS_PER_ROUND[learner]
-    tau = int(min(max(value, 1.0), AUTO_ROUNDS[learner]))
-    return tau if tau % 2 else tau - 1
-
-
-def resolved_rounds(n_rounds, weak_learner: str, tree_learner: str = "joint") -> int:
-    """``n_rounds`` with ``"auto"`` resolved by :data:`AUTO_ROUNDS` (parameters only, never the data).
-
-    Examples
-    --------
-    >>> resolved_rounds("auto", "stump"), resolved_rounds("auto", "tree"), resolved_rounds(9, "tree")
-    (15, 5, 9)
-    """
-    if n_rounds != "auto":
-        return int(n_rounds)
-    return AUTO_ROUNDS["stump" if weak_learner == "stump" else tree_learner]
-
-
-def _count_records(n: int, epsilon: float, rng) -> tuple[LedgerEntry, int]:
-    """The ledger entry and the value of ``n + Z``, ``Z`` discrete Laplace of scale ``1 / (AUTO_COUNT_SHARE epsilon)``."""
-    mech = DiscreteLaplaceMechanism(epsilon * AUTO_COUNT_SHARE)
-    estimate = int(mech.randomise(int(n), rng))
-    entry = LedgerEntry(
-        release=COUNT_RELEASE, **count_fields(mech),
-        note=f"a count has sensitivity 1 under add/remove; {AUTO_COUNT_SHARE:g} of epsilon; the rounds are "
-             "auto_rounds(estimate, the rest of epsilon): post-processing; basic composition with the rounds")
-    return entry, estimate
 
 
 # ---------------------------------------------------------------- pure release
@@ -387,17 +99,11 @@ def smooth_boost(
     X01,
     y01,
     *,
-    epsilon: float,
-    delta: float,
-    weak_learner: str,
-    n_rounds: int,
+    plan: BoostPlan,
+    ledger: PrivacyLedger,
     learning_rate: float,
     density: float,
-    tree_nodes: int,
     rng: np.random.Generator,
-    variant: str = "corrected",
-    accountant: str = "auto",
-    tree_learner: str = "joint",
 ) -> SmoothBoostRelease:
     """LazyBB (paper 002, Algorithm 1) with a DP weak learner: the private computation.
 
@@ -409,27 +115,18 @@ def smooth_boost(
     ----------
     X01 : ndarray of 0/1, shape (n, d), or a :class:`~dpglass.aggregates.PatternTable` (then y01 is ignored)
     y01 : ndarray of 0/1, shape (n,)
-    epsilon, delta : float
-        Total budget; ``delta > 0`` lets the rounds compose by ``accountant`` (Rényi, PLD, or advanced composition).
-    weak_learner : {"stump", "tree"}
-    n_rounds : int
-        tau, the committee size.
+    plan : BoostPlan
+        The fit's release plan (:func:`~dpglass.models._boosting_plan.boost_plan`,
+        with the committee size resolved): each round's steps, in order.
+    ledger : PrivacyLedger
+        Following ``plan``: every release of every round goes through
+        :meth:`~dpglass.privacy.ledger.PrivacyLedger.release` as the round
+        makes it (the budget checked before the draw).
     learning_rate : float
         lambda.
     density : float
         kappa.
-    tree_nodes : int
-        Internal nodes of each tree (``weak_learner="tree"``; 1 or 3 for
-        ``tree_learner="joint"``: depth 1 or 2).
     rng : numpy.random.Generator
-    variant : {"corrected", "paper"}
-        ``"paper"``: paper 002's calibrations (stumps: Theorem 7's eta,
-        proven but with half the utility; top-down trees: Lemma 15's split
-        sensitivity, a paper-claim).
-    tree_learner : {"joint", "top-down"}
-        ``"joint"``: :func:`~dpglass.models._weak_learners.dp_joint_tree`;
-        ``"top-down"``: paper 002's DP-TopDown
-        (:func:`~dpglass.models._weak_learners.dp_top_down`).
 
     Returns
     -------
@@ -439,62 +136,28 @@ def smooth_boost(
     table = pattern_table(X01, y01)
     n = table.n_records
     target = density * n  # private: used only inside the projection (Lemma S')
-    paper = variant == "paper"
     y01, counts = table.labels, table.counts.astype(np.float64)
     y_sign = 2 * y01.astype(np.int8) - 1
     F = FeatureMatrix(table)
     del table  # F keeps the packed rows; the int64 counts are not needed any more
 
-    eps_round, composition = round_budget(epsilon, delta, n_rounds, weak_learner, tree_nodes, accountant,
-                                          tree_learner)
-    ledger = PrivacyLedger(epsilon=epsilon, delta=delta,
-                           accountant=composition if composition in ("pld", "rdp") else "basic")
+    learner = {"stump": dp_one_rule, "joint": dp_joint_tree, "top-down": dp_top_down}[plan.learner]
+    release = functools.partial(_release, ledger, rng)
     margin = np.zeros(F.n_samples, dtype=np.int64)  # sigma_t(i) = y_i * sum_j h_j(x_i), in [-t, t]
     hypotheses = []
-    round_entries = []
-    for t in range(n_rounds):
+    for t, steps in enumerate(plan.rounds):
         # mu of each entry's records times their number: the weak learners' sums run over entries
         p = None  # the last round's weights are not needed: free them first
         p = smooth_weighting(margin, t, density=density, learning_rate=learning_rate, target=target, counts=counts)
         p *= counts
-        if weak_learner == "stump":
-            h, entries, pred = dp_one_rule(F, y01, p, epsilon=eps_round, paper=paper, rng=rng)
-        elif tree_learner == "joint":
-            h, entries, pred = dp_joint_tree(F, y01, p, epsilon=eps_round, n_nodes=tree_nodes, rng=rng)
-        else:
-            h, entries, pred = dp_top_down(F, y01, p, epsilon=eps_round, n_nodes=tree_nodes, paper=paper, rng=rng)
+        h, pred = learner(F, y01, p, steps=steps, release=release)
         hypotheses.append(h)
         margin += y_sign * pred.astype(np.int64)
-        for e in entries:
-            e = dict(e)
-            e["release"] = f"round {t + 1}: {e['release']}"
-            round_entries.append(e)
+    return SmoothBoostRelease(tuple(hypotheses), ledger, plan.round_epsilon, plan.composition)
 
-    if composition in ("basic", "pld", "rdp"):
-        how = {"basic": "basic composition", "pld": "PLD composition (dp-accounting)",
-               "rdp": "Rényi composition (exponential mechanism as bounded range)"}[composition]
-        for e in round_entries:
-            e["note"] = (e.get("note", "") + f"; {how} over {_count(n_rounds, 'round')} of "
-                         f"epsilon_round={eps_round:.6g}").lstrip("; ")
-            ledger.spend(**e)
-    else:
-        total = advanced_composition_epsilon(eps_round, n_rounds, delta)
-        kinds = Counter(e["mechanism"] for e in round_entries)
-        ledger.spend(
-            release=f"{n_rounds} boosting rounds ({weak_learner} weak learner)",
-            mechanism="advanced-composition(" + ", ".join(f"{k} x{v}" for k, v in sorted(kinds.items())) + ")",
-            epsilon=total,
-            delta=delta,
-            guarantee="paper-claim" if any(e.get("guarantee") == "paper-claim" for e in round_entries) else "proven",
-            note=(
-                f"advanced composition (Dwork-Rothblum-Vadhan 2010, Dwork-Roth Thm 3.20) of {n_rounds} "
-                f"rounds, each a pure epsilon_round={eps_round:.6g}-DP weak learner (basic composition "
-                f"inside a round: {round_entries[0]['mechanism']} with sensitivity "
-                f"{round_entries[0]['sensitivity']:.6g} first); delta'={delta:g}; basic composition "
-                f"would give epsilon_round={epsilon / n_rounds:.6g}"
-            ),
-        )
-    return SmoothBoostRelease(tuple(hypotheses), ledger, eps_round, composition)
+
+def _release(ledger: PrivacyLedger, rng, step, exact):
+    return ledger.release(step, exact, rng)
 
 
 # ------------------------------------------------------------------- estimator
@@ -664,7 +327,7 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         return round_plan(self.weak_learner, int(self.tree_nodes), rounds, self.tree_learner)(x)
 
     def fit(self, X, y):
-        """Fit the committee; every release is recorded in ``privacy_ledger_``.
+        """Fit the committee; every release goes through the release plan and is recorded in ``privacy_ledger_``.
 
         Parameters
         ----------
@@ -683,35 +346,20 @@ class SmoothBoostClassifier(BinaryClassifierBase):
         paper_trees = self.variant == "paper" and self.weak_learner == "tree"
         self._warn_about_guarantee(float(self.epsilon), "variant='paper' trees (Lemma 15's split sensitivity)"
                                    if paper_trees else None)
-        epsilon, rounds, count_entry = float(self.epsilon), None, None
-        if counts_records(self.n_rounds, self.weak_learner, self.tree_learner, delta, self.accountant):
-            # n is private: the committee size comes from a noisy count of the records (AUTO_COUNT_SHARE of epsilon)
-            count_entry, self.records_estimate_ = _count_records(X01.shape[0], epsilon, rng)
-            epsilon -= count_entry.epsilon
-            rounds = auto_rounds(self.records_estimate_, epsilon, self.weak_learner, self.tree_learner)
-        else:
-            self.records_estimate_ = None
-            rounds = resolved_rounds(self.n_rounds, self.weak_learner, self.tree_learner)
-        release = smooth_boost(
-            X01,
-            y01,
-            epsilon=epsilon,
-            delta=delta,
-            weak_learner=self.weak_learner,
-            n_rounds=rounds,
-            learning_rate=float(self.learning_rate),
-            density=float(self.density),
-            tree_nodes=int(self.tree_nodes),
-            rng=rng,
-            variant=self.variant,
-            accountant=self.accountant,
-            tree_learner=self.tree_learner,
-        )
+        params = self.get_params(deep=False)
+        plan = boost_plan(params, self.n_features_in_)
+        # the whole plan is checked against the budget here, before anything is drawn
+        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta, accountant=plan.accountant).follow(plan.steps)
+        self.records_estimate_ = None
+        if plan.count is not None:
+            # n is private: the committee size comes from a noisy count of the records (AUTO_COUNT_SHARE of
+            # epsilon); the plan stops after it and is rebuilt from the released count
+            self.records_estimate_ = ledger.release(plan.count, X01.shape[0], rng)
+            plan = boost_plan(params, self.n_features_in_, self.records_estimate_)
+            ledger.follow(plan.steps)
+        release = smooth_boost(X01, y01, plan=plan, ledger=ledger, learning_rate=float(self.learning_rate),
+                               density=float(self.density), rng=rng)
         self.estimators_ = release.hypotheses
-        if count_entry is not None:  # the whole fit: the count, then the rounds, against the full budget
-            release = dataclasses.replace(release, ledger=ledger_of(
-                (count_entry, *release.ledger.entries), epsilon=float(self.epsilon), delta=release.ledger.delta,
-                accountant=release.ledger.accountant))
         self.privacy_ledger_ = release.ledger
         self.privacy_ledger_.replayable = is_replayable(rng)
         self.round_epsilon_ = release.round_epsilon

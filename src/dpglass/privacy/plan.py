@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
 
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE, LedgerEntry
 
-__all__ = ["GridMultiples", "Integers", "PlannedRelease", "Points", "check_against_plan"]
+__all__ = ["GridMultiples", "Integers", "PlannedRelease", "Points", "Product", "check_against_plan"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,40 @@ class Points:
         return f"one of {len(self.points)} public points"
 
 
+@dataclass(frozen=True)
+class Product:
+    """Released values are public candidates too many to list: tuples whose i-th coordinate is one of the public
+    points ``factors[i]`` (a stump's (feature, sign); a whole tree's split features and leaf labels).
+
+    A release is a list of such tuples (one per node or per hypothesis); ``what`` names the candidates in the
+    verifier's message.
+    """
+
+    factors: tuple
+    what: str = "public candidates"
+
+    @cached_property
+    def _sets(self) -> tuple:
+        return tuple(frozenset(f) for f in self.factors)
+
+    def problem(self, values) -> str | None:
+        for v in values:
+            if not self._contains(v):
+                return f"holds {v!r}, not one of the {self.what}"
+        return None
+
+    def _contains(self, v) -> bool:
+        try:
+            t = tuple(v)
+            return len(t) == len(self._sets) and all(
+                not isinstance(c, bool) and c in s for c, s in zip(t, self._sets))
+        except TypeError:  # not a sequence, or an unhashable coordinate
+            return False
+
+    def __str__(self) -> str:
+        return f"one of the {math.prod(len(s) for s in self._sets)} {self.what}"
+
+
 def _flat(values):
     if isinstance(values, (list, tuple, np.ndarray)):
         for v in values:
@@ -119,7 +154,11 @@ class PlannedRelease:
         step's, covers them all; e.g. the trees of a DPBoost ensemble).  Each
         has this step's entry and its own noise, domain and fields; the fit
         releases each once, after this step, and the ledger records nothing
-        for them.
+        for them.  A step whose entry is a composition result (the ledger's
+        conventions allow one entry for a whole loop) holds the loop's other
+        releases as its parts the same way: smooth boosting's rounds under
+        advanced composition, whose one entry is checked against the budget
+        before the first round draws.
     """
 
     entry: LedgerEntry
