@@ -16,8 +16,8 @@ from dpglass.privacy.plan import GridMultiples, Integers, PlannedRelease, Points
 SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "dpglass"
 
 #: Families whose fit spends only through ``PrivacyLedger.release`` (the list grows as families move to plans).
-PLANNED_FAMILIES = ("models/logistic.py", "models/_errors_rule_list.py", "models/bagging.py", "models/gbdt.py",
-                    "models/_gbdt_fit.py")
+PLANNED_FAMILIES = ("models/logistic.py", "models/_errors_rule_list.py", "models/_gini_rule_list.py",
+                    "models/bagging.py", "models/gbdt.py", "models/_gbdt_fit.py")
 
 
 def _step(name="count", eps=0.5, domain=Integers(), noise=lambda v, rng: [int(x) + 1 for x in v]):
@@ -165,3 +165,61 @@ def test_a_fitted_model_pickles_without_its_plan(saved_list):
     assert hasattr(ledger, "_plan")
     for clone in (pickle.loads(pickle.dumps(model)).privacy_ledger_, copy.deepcopy(ledger)):
         assert clone.entries == ledger.entries and not hasattr(clone, "_plan")
+
+
+GINI_FITS = {
+    "certified-pf": dict(mechanism="certified-pf"),
+    "exponential, basic": dict(mechanism="exponential", accountant="basic"),
+    "global-gaussian, paper": dict(mechanism="global-gaussian", variant="paper", delta=1e-6),
+    "noisy-counts, gaussian counts": dict(mechanism="noisy-counts", count_noise="gaussian", delta=1e-6),
+}
+
+
+@pytest.fixture(scope="module")
+def gini_files(tmp_path_factory):
+    import warnings
+
+    from dpglass.models import DPRuleListClassifier
+
+    rng = np.random.default_rng(5)
+    X = (rng.random((800, 5)) < 0.4).astype(int)
+    y = (X[:, 0] & X[:, 1]) | X[:, 2]
+    out = {}
+    for name, kw in GINI_FITS.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = DPRuleListClassifier(epsilon=2.0, max_length=3, classes=[0, 1], random_state=6, **kw).fit(X, y)
+        out[name] = json.loads(json.dumps(model.to_dict()))
+    return out
+
+
+@pytest.mark.parametrize("name", list(GINI_FITS))
+def test_a_gini_list_records_exactly_its_plan(gini_files, name):
+    from dpglass.models._gini_plan import gini_steps  # noqa: F401  (the plan the verifier replays)
+
+    data = gini_files[name]
+    assert len(data["remaining_counts"]) == sum(e["release"].endswith("remaining count")
+                                                for e in _entries(data))
+    assert load_model_dict(data).stop_reason_ == data["stop_reason"]
+
+
+GINI_TAMPERS = {
+    # a count below the minimum support and margin stops the plan at once (certified-pf's entries read it too)
+    "a remaining count changed": lambda d: d["remaining_counts"].__setitem__(0, -10**6),
+    "a remaining count off the integers": lambda d: d["remaining_counts"].__setitem__(0, 10.5),
+    "a remaining count dropped": lambda d: d["remaining_counts"].pop(),
+    "the stop reason": lambda d: d.update(stop_reason="minimum support" if d["stop_reason"] != "minimum support"
+                                          else "no improvement"),
+    "a count entry dropped": lambda d: _entries(d).pop(0),
+    "a cheaper selection": lambda d: _entries(d)[1].update(epsilon=_entries(d)[1]["epsilon"] / 2),
+    "a selection's note": lambda d: _entries(d)[1].update(note="Alice, 37"),
+}
+
+
+@pytest.mark.parametrize("tamper", list(GINI_TAMPERS))
+@pytest.mark.parametrize("name", list(GINI_FITS))
+def test_the_verifier_replays_the_gini_plan(gini_files, name, tamper):
+    data = json.loads(json.dumps(gini_files[name]))
+    GINI_TAMPERS[tamper](data)
+    with pytest.raises(ModelFileError, match=r"privacy_ledger|remaining_counts|stop_reason|rules"):
+        load_model_dict(data)

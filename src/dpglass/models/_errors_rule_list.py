@@ -40,6 +40,7 @@ import numpy as np
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._candidates import CandidateSet, CountCache, SufficientStats
 from dpglass.models._rule_selection import Certification, ErrorsPF, select_next_rule
+from dpglass.models._rules import RuleListRelease
 from dpglass.privacy.accounting import compose
 from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
@@ -114,8 +115,6 @@ def fit_errors_rule_list(X, y, *, candidates: CandidateSet, epsilon: float, delt
     model-file verifier expects.  Every release goes through
     :func:`errors_plan`.
     """
-    from dpglass.models.rule_list import RuleListRelease
-
     K = max_length
     plan = errors_plan(epsilon, K, K, K, count_share, bonus)
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant="basic").follow(plan)

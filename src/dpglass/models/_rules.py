@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -84,3 +84,14 @@ def format_rule_list(rules, default_rule, classes) -> str:
     lines.append((f"else {label}", counts))
     width = max(len(l) for l, _ in lines)
     return "\n".join(f"{l.ljust(width)}   {c}" for l, c in lines)
+
+
+@dataclass
+class RuleListRelease:
+    """What a rule-list learner outputs: candidate indices, counts, ledger."""
+
+    selected: list = field(default_factory=list)  # (candidate index, (c0, c1))
+    default_counts: tuple = (0.0, 0.0)
+    stop_reason: str = "max_length"
+    ledger: object = None  # the PrivacyLedger of every release
+    remaining_counts: list | None = None  # the Gini mechanisms' released remaining counts, step by step

@@ -7,11 +7,8 @@ import numbers
 
 import numpy as np
 
-from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
-from dpglass.models._file_checks import (
-    _GUARANTEE_RANK, _Context, _check_declared_curve, _check_noise_scale, _close, _fail,
-    _is_num, _need,
-)
+from dpglass.exceptions import DataValidationError, InvalidParameterError
+from dpglass.models._file_checks import _Context, _fail, _is_count, _is_num, _need
 
 
 #: Mechanism names each private model writes into its ledger (a name ending in
@@ -111,136 +108,64 @@ def _check_condition(cond, field: str, ctx: _Context) -> None:
 
 
 def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
-    """The releases fit_dp_rule_list makes: a count and a selection per step, then the class counts.
-
-    One table of every cell's counts (epsilon / (2K + 1) each, the table all
-    that is left under basic accounting), or with variant="paper" each
-    rule's pair at its step and the default rule's last (epsilon / (3K + 1)).
-    """
-    from dpglass.models._errors_rule_list import COUNTS_RELEASE
-    from dpglass.models._rule_selection import SELECTORS
-    from dpglass.models.rule_list import (
-        COUNT_NOISES, DEFAULT_RELEASE, class_count_mechanism, delta_plan, one_count_table, rule_list_budget,
-    )
-    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+    """The Gini mechanisms: the ledger is the release plan (``gini_steps``) replayed from the parameters and the
+    values that select its branches (the file's remaining counts and rules), entry for entry; every released
+    count lies in its domain, and the list stops where the plan says, for the reason it gives."""
+    from dpglass.models._gini_plan import COUNT_NOISES, GiniListConfig, resolve_min_support
+    from dpglass.privacy.plan import check_against_plan
 
     p, entries = ctx.params, ctx.entries
-    K = p["max_length"]
-    plan = delta_plan(p["mechanism"], p["confidence"], p["variant"])
-    table = one_count_table(p["variant"])
-    count_noise = p.get("count_noise", "laplace")
-    if count_noise not in COUNT_NOISES:
-        _fail("params.count_noise", f"is {count_noise!r}", f"one of {COUNT_NOISES}")
+    if p.get("count_noise", "laplace") not in COUNT_NOISES:
+        _fail("params.count_noise", f"is {p.get('count_noise')!r}", f"one of {COUNT_NOISES}")
+    cfg = GiniListConfig(
+        epsilon=float(p["epsilon"]), delta=ctx.ledger.delta, K=int(p["max_length"]), mechanism=p["mechanism"],
+        min_support=resolve_min_support(p["mechanism"], p["min_support"]), confidence=p["confidence"],
+        gamma=4.0 if p["gamma"] is None else float(p["gamma"]), variant=p["variant"], accountant=p["accountant"],
+        count_noise=p.get("count_noise", "laplace"))
     try:
-        eps_node, part, acct = rule_list_budget(float(p["epsilon"]), ctx.ledger.delta, K, plan,
-                                                p.get("accountant", "basic"), p["mechanism"], count_noise,
-                                                table=table)
+        accountant = cfg.budget[2]
     except InvalidParameterError as exc:
         _fail("params", f"cannot be composed ({exc})", "parameters a DPRuleListClassifier accepts")
-    if ctx.ledger.accountant != acct:
-        _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{acct!r} for these parameters")
-    most = (2 if table else 3) * K + 1
-    if len(entries) > most:
-        _fail("privacy_ledger.entries", f"has {len(entries)} releases", f"at most {most} for these parameters")
-    names = RULE_LIST_SELECTION_NAMES.get(p["mechanism"])
-    if names is None:  # a selector added to rule_list without its name here
-        raise ModelFileError(f"dpglass cannot verify mechanism={p['mechanism']!r}: add its ledger name to "
-                             "dpglass.models._verify_rule_list.RULE_LIST_SELECTION_NAMES.")
-    last = COUNTS_RELEASE if table else DEFAULT_RELEASE
-    n_rules, stop = _rule_list_sequence(entries, K, names, last, per_rule_counts=not table)
-    if stop is None:  # the ledger allows K rules (max_length) or K - 1 (no improvement): the file says which
-        stop = "no improvement" if data["stop_reason"] == "no improvement" else "max_length"
-        n_rules = K - 1 if stop == "no improvement" else K
-    if n_rules != len(data["rules"]):
-        _fail("rules", f"has {len(data['rules'])} rules", f"{n_rules}, as many as the ledger's released rules")
-    if stop != data["stop_reason"]:
-        _fail("stop_reason", f"is {data['stop_reason']!r}", f"{stop!r}, where the ledger's releases stop")
-    if plan.spends_delta and ctx.ledger.delta <= 0:
+    if ctx.ledger.accountant != accountant:
+        _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{accountant!r} for these parameters")
+    if cfg.plan.spends_delta and ctx.ledger.delta <= 0:
         _fail("privacy_ledger.budget.delta", "is 0", f"> 0: mechanism={p['mechanism']!r} spends delta")
-    class_mech = class_count_mechanism(count_noise, eps_node, ctx.ledger.delta, 1 if table else K + 1)
-    if table and acct == "basic":  # the table takes what the steps left
-        class_mech = DiscreteLaplaceMechanism(float(p["epsilon"]) - (len(entries) - 1) * eps_node)
-    counts = {"remaining count": DiscreteLaplaceMechanism(eps_node), "class counts": class_mech}
-    sel_delta = part * (int(plan.selection) + int(plan.charged_certification))
-    paper = p["mechanism"] in ("smooth-laplace", "smooth-cauchy") or (
-        p["variant"] == "paper" and p["mechanism"] in ("global-laplace", "global-gaussian")
-    ) or (p["confidence"] is not None and plan.certification)
-    sel_guarantee = "paper-claim" if paper else "proven"
-    for i, e in enumerate(entries):
-        field = f"privacy_ledger.entries[{i}]"
-        selection = e["release"].endswith(": selection")
-        mech = None if selection else counts["remaining count" if e["release"].endswith("remaining count")
-                                             else "class counts"]
-        want_eps = eps_node if mech is None else mech.epsilon
-        if not _close(e["epsilon"], want_eps):
-            _fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"{want_eps!r}, the per-release epsilon ({acct} accounting)")
-        want_delta = sel_delta if selection else mech.delta
-        if not (_close(e.get("delta", 0.0), want_delta) or e.get("delta", 0.0) == want_delta):
-            _fail(f"{field}.delta", f"is {e.get('delta')!r}", repr(want_delta))
-        want_g = sel_guarantee if selection else "proven"
-        if _GUARANTEE_RANK.get(e.get("guarantee", "proven"), 0) < _GUARANTEE_RANK[want_g]:
-            _fail(f"{field}.guarantee", f"is {e.get('guarantee')!r}", f"{want_g!r} for these parameters")
-        if mech is not None:
-            names = _count_names(mech, legacy=e["release"] != COUNTS_RELEASE)  # the table never had float noise
-            if e["mechanism"] not in names:
-                _fail(f"{field}.mechanism", f"is {e['mechanism']!r}", " or ".join(map(repr, names)))
-            if e.get("sensitivity") not in (None, 1.0):  # a record moves one count, or one cell of the table
-                _fail(f"{field}.sensitivity", f"is {e.get('sensitivity')!r}", "1")
-            _check_noise_scale(e, field, mech.scale * mech.epsilon, mech.epsilon)
-        _check_declared_curve(e, field, SELECTORS[p["mechanism"]].curve_for(float(e["epsilon"])) if selection
-                              else mech.curve)
+    counts = data.get("remaining_counts")
+    if not (isinstance(counts, list) and all(_is_count(c) for c in counts)):
+        _fail("remaining_counts", f"is {counts!r}", "the released noisy remaining counts (integers), one per step")
+    steps, stop, n_rules = _replay(cfg, data, ctx, counts)
+    check_against_plan(entries, steps, data, _fail)
+    if n_rules != len(data["rules"]):
+        _fail("rules", f"has {len(data['rules'])} rules", f"{n_rules}, as many as the plan's selected rules")
+    if stop != data["stop_reason"]:
+        _fail("stop_reason", f"is {data['stop_reason']!r}", f"{stop!r}, where the plan stops on the released values")
 
 
-def _count_names(mech, legacy: bool = True) -> tuple:
-    """Ledger names of a count release (``legacy``: also "laplace", files of versions before discrete noise)."""
-    if mech.curve["kind"] == "discrete-gaussian":
-        return ("discrete gaussian",)
-    return ("discrete laplace", "laplace") if legacy else ("discrete laplace",)
+def _replay(cfg, data: dict, ctx: _Context, counts: list) -> tuple[list, str, int]:
+    """Walk the plan on the file's released values: its remaining counts in order, and selections that chose
+    its rules (then "no rule"); ``(steps, stop reason, rules chosen)``."""
+    from dpglass.models._gini_plan import gini_steps
 
-
-def _rule_list_sequence(entries: list, K: int, selection: tuple, last: str,
-                        per_rule_counts: bool) -> tuple[int, str]:
-    """Walk the releases in the order fit_dp_rule_list makes them; (rules released, stop reason).
-
-    ``last`` is the final release's name (the table of counts, or the
-    default rule's pair); ``per_rule_counts``: each rule's pair follows its
-    selection (variant="paper").  The stop reason is None when the ledger
-    cannot tell: K selections, then the table (a K-th rule, "max_length",
-    or "no rule", "no improvement" after K - 1 rules).
-    """
-    pos = 0
-
-    def expect(release: str, mechanisms: tuple) -> None:
-        nonlocal pos
-        if pos >= len(entries):
-            _fail("privacy_ledger.entries", f"end after {pos} releases", f"{release!r} next")
-        e = entries[pos]
-        if e["release"] != release:
-            _fail(f"privacy_ledger.entries[{pos}].release", f"is {e['release']!r}", repr(release))
-        if e["mechanism"] not in mechanisms:
-            _fail(f"privacy_ledger.entries[{pos}].mechanism", f"is {e['mechanism']!r}", " or ".join(map(repr, mechanisms)))
-        pos += 1
-
-    def at_last() -> bool:
-        return pos < len(entries) and entries[pos]["release"] == last
-
-    n_rules, stop = 0, "max_length"
-    for step in range(1, K + 1):
-        expect(f"rule {step}: remaining count", RULE_LIST_COUNT_NAMES)
-        if at_last():
-            stop = "minimum support"
+    n_candidates = len(ctx.cls(**ctx.params)._candidate_set(ctx.d, list(ctx.names)).literals)
+    released, rules, hats, chosen = [], len(data["rules"]), iter(counts), 0
+    while True:
+        steps, kind, stop = gini_steps(cfg, n_candidates, released)
+        if kind == "done":
             break
-        expect(f"rule {step}: selection", selection)
-        if at_last():  # "no rule"; with one table, the K-th selection may also have been a rule
-            stop = "no improvement" if per_rule_counts or step < K else None
-            break
-        if per_rule_counts:
-            expect(f"rule {step}: class counts of caught records", RULE_LIST_COUNT_NAMES)
-        n_rules += 1
-    expect(last, RULE_LIST_COUNT_NAMES)
-    if pos != len(entries):
-        _fail("privacy_ledger.entries", f"has {len(entries) - pos} releases after {last!r}", "none")
-    return n_rules, stop
+        if kind == "count":
+            value = next(hats, None)
+            if value is None:
+                _fail("remaining_counts", f"has {len(counts)} counts", "one per remaining count the plan releases")
+            released.append(float(value))
+        elif kind == "select":
+            released.append(chosen < rules)
+            chosen += int(released[-1])
+        else:
+            released.append(None)
+    if next(hats, None) is not None:
+        _fail("remaining_counts", f"has {len(counts)} counts", f"{sum(isinstance(v, float) for v in released)}, "
+              "one per remaining count the plan releases")
+    return steps, stop, chosen
 
 
 def _check_errors_list_ledger(data: dict, ctx: _Context) -> None:

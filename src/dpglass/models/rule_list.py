@@ -24,27 +24,26 @@ function :func:`fit_dp_rule_list`; the estimator is a thin wrapper.
 
 from __future__ import annotations
 
-import functools
-import math
 import numbers
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from dpglass._validation import InstanceOf, Interval
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
-from dpglass.models._candidates import CandidateSet, CountCache, SufficientStats, build_candidates
-from dpglass.models._errors_rule_list import COUNTS_RELEASE, check_errors_params, fit_errors_rule_list
-from dpglass.models._rule_selection import (
-    MECHANISMS, PURE_MECHANISMS, SELECTORS, Certification, certification_margin, select_next_rule,
+from dpglass.models._candidates import CandidateSet, CountCache, build_candidates
+from dpglass.models._errors_rule_list import check_errors_params, fit_errors_rule_list
+from dpglass.models._gini_plan import (  # noqa: F401  (re-exported: the family's budget, used by experiments and tests)
+    AUTO_MARGIN, COUNT_NOISES, DEFAULT_RELEASE, PAPER_MIN_SUPPORT, DeltaPlan, GiniListConfig, class_count_mechanism,
+    delta_plan, one_count_table, resolve_min_support, rule_list_budget, rule_list_plan,
 )
-from dpglass.models._rules import Condition, Rule, format_rule_list
-from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES, choose_accountant
-from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
-from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, count_fields
+from dpglass.models._gini_rule_list import fit_gini_rule_list
+from dpglass.models._greedy_rule_list import fit_greedy_rule_list
+from dpglass.models._rule_selection import MECHANISMS, PURE_MECHANISMS
+from dpglass.models._rules import Condition, Rule, RuleListRelease, format_rule_list  # noqa: F401
+from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES
+from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.rng import check_random_state, is_replayable
-from dpglass.privacy.sensitivity import weighted_gini
 
 __all__ = [
     "GreedyRuleListClassifier",
@@ -63,108 +62,7 @@ _COMMON_CONSTRAINTS = {
 }
 
 
-@dataclass
-class RuleListRelease:
-    """What a rule-list learner outputs: candidate indices, counts, ledger."""
-
-    selected: list = field(default_factory=list)  # (candidate index, (c0, c1))
-    default_counts: tuple = (0.0, 0.0)
-    stop_reason: str = "max_length"
-    ledger: PrivacyLedger | None = None
-
-
-@dataclass(frozen=True)
-class DeltaPlan:
-    """Which parts of a DP rule list spend delta (see docs/privacy.md).
-
-    ``selection``: the selection itself is (epsilon, delta)-DP.
-    ``certification``: the minimum-support stop certifies the remaining count
-    (certified-pf's sensitivity, or a smooth sensitivity taken over datasets of
-    at least Lambda records); ``charged_certification``: its failure
-    probability is charged to delta (not with the paper's ``confidence``).
-    ``smooth_support``: the smooth sensitivity is restricted to >= Lambda.
-    """
-
-    selection: bool
-    certification: bool
-    charged_certification: bool
-    smooth_support: bool
-
-    @property
-    def spends_delta(self) -> bool:
-        return self.selection or self.charged_certification
-
-
-def delta_plan(mechanism: str, confidence, variant: str) -> DeltaPlan:
-    """The :class:`DeltaPlan` of a mechanism under the given options."""
-    heuristic_stop = confidence is not None
-    # smooth-cauchy keeps pure DP by taking its smooth sensitivity over all
-    # dataset sizes, unless it reproduces the paper (minimum support Lambda).
-    paper_cauchy = mechanism == "smooth-cauchy" and (heuristic_stop or variant == "paper")
-    certification = mechanism in ("certified-pf", "smooth-laplace") or paper_cauchy
-    return DeltaPlan(
-        selection=mechanism in ("smooth-laplace", "global-gaussian"),
-        certification=certification,
-        charged_certification=certification and not heuristic_stop,
-        smooth_support=mechanism == "smooth-laplace" or paper_cauchy,
-    )
-
-
-#: lambda of the Gini mechanisms when ``min_support=None`` (paper 001's, for COMPAS and Adult).
-PAPER_MIN_SUPPORT = 0.05
-
-
-def resolve_min_support(mechanism: str, min_support: float | None) -> float:
-    """``min_support=None``: 0.05 for the Gini mechanisms, 0 for ``errors-pf`` (which has none)."""
-    if min_support is not None:
-        return float(min_support)
-    return 0.0 if mechanism == "errors-pf" else PAPER_MIN_SUPPORT
-
-
 # --------------------------------------------------------------------- learners
-def fit_greedy_rule_list(X, y, *, candidates: CandidateSet, max_length: int, min_support: float,
-                         criterion: str = "gini") -> RuleListRelease:
-    """Non-private greedy rule list (GreedyRL) on 0/1 data.
-
-    A candidate qualifies if it catches at least ``max(1, floor(min_support * n))``
-    remaining records.  ``criterion="gini"`` (paper 001) picks the lowest
-    weighted Gini impurity of the split, ties broken by the lower impurity of
-    the caught side, then by candidate order.  ``criterion="errors"`` picks
-    the fewest training errors of the list ended by the candidate (each side
-    predicted by its majority, as ``errors-pf`` scores), ties broken by the
-    fewer errors on the caught side, then by candidate order.  Either stops
-    when the best candidate does not improve on stopping.
-    """
-    stats = SufficientStats(X, y, candidates)
-    support = max(1, math.floor(min_support * sum(stats.remaining())))
-    used = np.zeros(len(candidates), dtype=bool)
-    out = RuleListRelease()
-    for _ in range(max_length):
-        n0, n1 = stats.remaining()
-        c0, c1 = stats.caught_counts()
-        ok = ~used & (c0 + c1 >= support) & (c0 + c1 < n0 + n1)
-        if not ok.any():
-            out.stop_reason = "minimum support"
-            break
-        score, caught, stop = _greedy_scores(criterion, c0, c1, n0, n1)
-        order = np.flatnonzero(ok)
-        best = order[np.lexsort((order, caught[order], score[order]))[0]]
-        if score[best] >= stop:
-            out.stop_reason = "no improvement"
-            break
-        out.selected.append((int(best), (float(c0[best]), float(c1[best]))))
-        stats.remove(best)
-        used[best] = True
-    out.default_counts = stats.remaining()
-    return out
-
-
-def _greedy_scores(criterion: str, c0, c1, n0: float, n1: float):
-    """(score of each candidate, its caught side's score, the score of stopping): lower is better."""
-    if criterion == "errors":
-        return np.minimum(c0, c1) + np.minimum(n0 - c0, n1 - c1), np.minimum(c0, c1), min(n0, n1)
-    return (np.round(weighted_gini(c1, c0, n1 - c1, n0 - c0), 12), np.round(weighted_gini(c1, c0, 0, 0), 12),
-            np.round(weighted_gini(n1, n0, 0, 0), 12))
 
 
 def fit_dp_rule_list(
@@ -235,186 +133,10 @@ def fit_dp_rule_list(
         check_errors_params(min_support=min_support, confidence=confidence, variant=variant, count_noise=count_noise)
         return fit_errors_rule_list(X, y, candidates=candidates, epsilon=epsilon, delta=delta,
                                     max_length=max_length, rng=rng, cache=cache)
-    min_support = resolve_min_support(mechanism, min_support)
-
-    K = max_length
-    plan = delta_plan(mechanism, confidence, variant)
-    table = one_count_table(variant)
-    eps_node, delta_part, accountant = rule_list_budget(epsilon, delta, K, plan, accountant, mechanism, count_noise,
-                                                        table=table)
-    margin = _stop_margin(eps_node, delta_part, confidence, plan)
-
-    ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant=accountant)
-    count_mech = DiscreteLaplaceMechanism(eps_node)
-    class_mech = class_count_mechanism(count_noise, eps_node, delta, 1 if table else K + 1)
-    if cache is None:
-        cache = CountCache(SufficientStats(X, y, candidates))
-    removed: list[int] = []
-    cells: list[tuple[float, float]] = []  # exact (negatives, positives) each selected rule catches
-    used = np.zeros(len(candidates), dtype=bool)
-    out = RuleListRelease(ledger=ledger)
-    count_kw = count_fields(count_mech)
-    selector = support = None
-
-    for step in range(1, K + 1):
-        n0, n1 = cache.remaining(tuple(removed))
-        n_hat = float(count_mech.randomise(int(n0 + n1), rng))
-        ledger.spend(f"rule {step}: remaining count", **count_kw)
-        if step == 1:
-            # Lambda from the first noisy count (a noisy n): n itself is private
-            support = max(1, math.floor(min_support * max(n_hat, 0.0)))
-            cert = Certification(margin=margin, support=support if plan.smooth_support else 1,
-                                 delta=delta_part if plan.charged_certification else 0.0,
-                                 heuristic_confidence=confidence)
-            selector = SELECTORS[mechanism](epsilon=eps_node, delta=delta_part, certification=cert,
-                                            gamma=gamma, variant=variant)
-        if n_hat < support + margin:
-            out.stop_reason = "minimum support"
-            break
-        cand, caught = select_next_rule(cache, removed, used, selector, n_hat, rng, ledger, step)
-        if cand is None:
-            out.stop_reason = "no improvement"
-            break
-        cells.append(caught)
-        if not table:  # variant="paper": each rule's counts when it is selected (paper 001's Algorithm 1)
-            noisy = class_mech.randomise(np.array(caught), rng)
-            ledger.spend(f"rule {step}: class counts of caught records", **count_fields(class_mech))
-            out.selected.append((cand, (float(noisy[0]), float(noisy[1]))))
-    cells.append(cache.remaining(tuple(removed)))
-    _release_counts(out, cells, removed, class_mech, table, rng)
-    return out
-
-
-def _release_counts(out: RuleListRelease, cells: list, removed: list, class_mech, table: bool,
-                    rng: np.random.Generator) -> None:
-    """Release the class counts not yet released: the default rule's, or (``table``) every cell's at once.
-
-    Under basic composition the table gets all the budget the steps left
-    (``epsilon`` minus the ledger's total): a filter, proven in docs/privacy.md.
-    """
-    ledger = out.ledger
-    if not table:
-        noisy = class_mech.randomise(np.array(cells[-1]), rng)
-        ledger.spend(DEFAULT_RELEASE, **count_fields(class_mech))
-        out.default_counts = (float(noisy[0]), float(noisy[1]))
-        return
-    rest = ledger.accountant == "basic"
-    if rest:
-        class_mech = DiscreteLaplaceMechanism(ledger.epsilon - ledger.total()[0])
-    noisy = class_mech.randomise(np.array(cells, dtype=np.int64), rng).astype(np.float64)
-    ledger.spend(COUNTS_RELEASE, **count_fields(class_mech),
-                 note=f"{len(cells)} cells x 2 classes; a record lies in one cell of the released list "
-                      "(l1 and l2 sensitivity 1)" + ("; all the budget the steps left" if rest else ""))
-    out.selected = [(cand, (noisy[i, 0], noisy[i, 1])) for i, cand in enumerate(removed)]
-    out.default_counts = (noisy[-1, 0], noisy[-1, 1])
-
-
-#: The ledger's name for the default rule's counts when each rule's are released on its own (variant="paper").
-DEFAULT_RELEASE = "default rule: class counts of remaining records"
-
-
-def one_count_table(variant: str) -> bool:
-    """Whether the class counts are released as one table at the end (every variant but the paper's)."""
-    return variant != "paper"
-
-
-#: How the class counts of each rule (and of the default rule) are released.
-COUNT_NOISES = ("laplace", "gaussian")
-
-
-def class_count_mechanism(count_noise: str, eps_node: float, delta: float, n_releases: int):
-    """The mechanism releasing class counts (l1 = l2 sensitivity 1: a record moves one cell).
-
-    ``"laplace"``: discrete Laplace at ``eps_node``.  ``"gaussian"``: the
-    discrete Gaussian with ``sigma = 1 / eps_node``, i.e. the same
-    ``eps_node**2 / 2``-zCDP as a pure ``eps_node``-DP release, its ledger
-    pair stated at ``delta / (4 n_releases)`` (a quarter of delta over the
-    class-count releases of a full run: one table, or K + 1 pairs with
-    ``variant="paper"``; only for the basic view, the tight accountants read
-    the curve).
-    """
-    if count_noise == "gaussian":
-        return DiscreteGaussianMechanism(1.0 / eps_node, delta / (4 * n_releases))
-    return DiscreteLaplaceMechanism(eps_node)
-
-
-def _stop_margin(eps_node: float, delta_part: float, confidence, plan: DeltaPlan) -> float:
-    """T of the minimum-support stop: paper 001's Algorithm 3 heuristic, the certification margin, or 0."""
-    if confidence is not None:
-        return math.floor(-(math.log(2) + math.log(1 - confidence)) / eps_node) + 1
-    if plan.certification:
-        return certification_margin(eps_node, delta_part)
-    return 0.0
-
-
-@functools.lru_cache(maxsize=256)
-def rule_list_budget(epsilon: float, delta: float, K: int, plan: DeltaPlan, accountant: str, mechanism: str = "",
-                     count_noise: str = "laplace", *, table: bool):
-    """``(epsilon per release, delta per delta-spending part, accountant used)``.
-
-    A full run is K remaining counts, K selections and the class counts:
-    one table (``table=True``, :func:`one_count_table`) or K + 1 pairs
-    (``variant="paper"``), so R = 2K + 1 or 3K + 1 releases.  ``"basic"``
-    (and any accountant when delta = 0): epsilon / R each, delta split
-    evenly over the parts; a run that stops early gives its table all that
-    is left.  ``"pld"`` / ``"rdp"``: half of delta split over the parts, and
-    the largest common per-release epsilon whose composition of a full run
-    (discrete-Laplace counts, the selector's own curve and delta part) is
-    within ``(epsilon, delta)``; a run that stops early spends less.
-    ``"auto"``: whichever of the two allows more
-    (:func:`dpglass.privacy.accounting.choose_accountant`), unless that is
-    no more than :data:`AUTO_MARGIN` above the basic split: then basic (with
-    discrete Laplace counts), which also spends an early stop's rest.  With
-    ``count_noise="gaussian"`` the class counts are discrete Gaussian
-    releases (:func:`class_count_mechanism`); that needs delta > 0 and a
-    tight accountant.  Depends on public parameters only (cached: sweeps
-    call it per fit).
-    """
-    n_parts = K * (int(plan.selection) + int(plan.charged_certification))
-    if count_noise == "gaussian" and (accountant == "basic" or delta <= 0):
-        raise InvalidParameterError(
-            "count_noise='gaussian' composes by Rényi or privacy-loss-distribution accounting and needs "
-            f"delta > 0 and accountant 'auto', 'pld' or 'rdp'; got delta={delta!r}, accountant={accountant!r}. "
-            "Use count_noise='laplace' for pure or basic accounting.")
-    basic = epsilon / ((2 if table else 3) * K + 1), (delta / n_parts if n_parts else 0.0), "basic"
-    if accountant == "basic" or delta <= 0:
-        return basic
-    part = delta / (2 * n_parts) if n_parts else 0.0
-    full_run = rule_list_plan(K, plan, mechanism, count_noise, delta, part, table=table)
-    x, used = choose_accountant(full_run, epsilon, delta, accountant)
-    if accountant == "auto" and count_noise == "laplace" and x <= basic[0] * (1 + AUTO_MARGIN):
-        return basic  # the tight plan buys nothing, and basic gives an early stop's rest to the table
-    return x, (part if used != "basic" else basic[1]), used
-
-
-#: ``accountant="auto"`` keeps basic composition unless a tight accountant lets
-#: each release spend more than this fraction above the basic split (the
-#: calibration's own tolerance): basic also gives the table an early stop's rest.
-AUTO_MARGIN = 1e-3
-
-
-def rule_list_plan(K: int, plan: DeltaPlan, mechanism: str, count_noise: str, delta: float, part: float, *,
-                   table: bool):
-    """The ledger entries of a full run at per-release epsilon ``x`` (a function of ``x``).
-
-    K remaining counts (discrete Laplace), K selections with the selector's
-    own curve and ``part`` of delta per delta-spending part, and the class
-    counts (:func:`class_count_mechanism`): one table, or K + 1 pairs.
-    """
-    sel_delta = part * (int(plan.selection) + int(plan.charged_certification))
-    selector = SELECTORS.get(mechanism)
-    n_counts = 1 if table else K + 1
-
-    def full_run(x):
-        count = LedgerEntry("rule: remaining count", "discrete laplace", epsilon=x,
-                            curve=DiscreteLaplaceMechanism(x).curve)
-        cls = class_count_mechanism(count_noise, x, delta, n_counts)
-        counts = LedgerEntry("rule: class counts", "counts", epsilon=cls.epsilon, delta=cls.delta, curve=cls.curve)
-        sel = LedgerEntry("rule: selection", "selection", epsilon=x, delta=sel_delta,
-                          curve=selector.curve_for(x) if selector else None)
-        return [count] * K + [sel] * K + [counts] * n_counts
-
-    return full_run
+    cfg = GiniListConfig(epsilon=float(epsilon), delta=float(delta), K=int(max_length), mechanism=mechanism,
+                         min_support=resolve_min_support(mechanism, min_support), confidence=confidence,
+                         gamma=float(gamma), variant=variant, accountant=accountant, count_noise=count_noise)
+    return fit_gini_rule_list(X, y, candidates=candidates, cfg=cfg, rng=rng, cache=cache)
 
 
 # ------------------------------------------------------------------- estimators
@@ -779,9 +501,23 @@ class DPRuleListClassifier(_RuleListBase):
             accountant=self.accountant, count_noise=self.count_noise,
         )
         self._store(release, candidates)
+        # the Gini mechanisms' noisy remaining counts: released values that select the plan's branches (the stop,
+        # certified-pf's sensitivity), kept so that the file verifier can replay the plan
+        rc = release.remaining_counts
+        self.remaining_counts_ = None if rc is None else [int(v) for v in rc]
         self.privacy_ledger_ = release.ledger
         self.privacy_ledger_.replayable = is_replayable(rng)
         return self
+
+    def _state_to_dict(self) -> dict:
+        state = super()._state_to_dict()
+        if getattr(self, "remaining_counts_", None) is not None:
+            state["remaining_counts"] = list(self.remaining_counts_)
+        return state
+
+    def _state_from_dict(self, data: dict) -> None:
+        super()._state_from_dict(data)
+        self.remaining_counts_ = data.get("remaining_counts")
 
 
 def _resolve_rules(rules, names: list[str]):
