@@ -1,90 +1,146 @@
-"""SmoothBoostClassifier's model-file checks: the committee's stumps or trees and the rounds' releases."""
+"""SmoothBoostClassifier's model-file checks: the committee's stumps or trees, then the family's release plan.
+
+In order:
+
+* structure: as many hypotheses as the plan's rounds, each a stump
+  ``[feature, sign]`` or a tree (four int arrays, rooted at node 0, labels
+  ±1 at the leaves and 0 at the splits, ``tree_nodes`` internal nodes; a
+  joint tree in the complete layout of its depth, a top-down tree in
+  DP-TopDown's: split s makes nodes 2s + 1 and 2s + 2);
+* the release plan (:func:`dpglass.models._boosting_plan.boost_plan`),
+  rebuilt from the file's parameters, ``n_features_in`` and, where the
+  committee size comes from a noisy count, ``records_estimate``, is replayed
+  (:func:`~dpglass.privacy.plan.check_against_plan`): the ledger is the plan,
+  entry for entry, and every released value lies in its step's public
+  domain (the count an integer, each stump among the 2d + 2, each joint tree
+  among the complete trees with every labelling, each top-down split a (leaf
+  position, feature) pair, the leaf labels ±1; under advanced composition
+  through the one step's parts);
+* derived values: the resolved delta, ``round_epsilon``, ``composition`` and
+  the ledger's accountant are the plan's.
+
+A file written by a model selection holds no ledger of its own: only the
+domains are checked.  The verifier has no copy of the budget arithmetic.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-
-
-from dpglass.models._file_checks import (
-    COUNT_MECHANISM, _GUARANTEE_RANK, _Context, _check_declared_curve, _check_noise_scale, _close, _fail,
-    _is_count, _is_int, _is_num, _need, _need_num, _resolved_delta,
-)
+from dpglass.models._file_checks import _Context, _close, _fail, _is_count, _is_int, _need, _need_num
 
 
 def _check_boosting(data: dict, ctx: _Context) -> None:
-    from dpglass.models.boosting import resolved_rounds, round_budget
-
-    delta = _need_num(data, "delta", "delta", "the resolved delta, a number in [0, 1)")
-    counted = _check_records_count(data, ctx, delta)
-    if counted is not None:  # n_rounds="auto" from a noisy count: the rounds' budget is what the count left
-        p = dict(ctx.params, **counted)
-        ctx = dataclasses.replace(ctx, entries=ctx.entries[1:])
-    else:
-        p = dict(ctx.params, n_rounds=resolved_rounds(ctx.params["n_rounds"], ctx.params["weak_learner"],
-                                                      ctx.params["tree_learner"]))
-    hyps = _need(data, "estimators", "estimators", list, f"the {p['n_rounds']} hypotheses")
-    if len(hyps) != p["n_rounds"]:
-        _fail("estimators", f"has {len(hyps)} hypotheses", f"params.n_rounds = {p['n_rounds']}")
-    joint = p["weak_learner"] == "tree" and p["tree_learner"] == "joint"
-    if joint:
-        _check_joint_tree_params(p)
-    for i, h in enumerate(hyps):
-        if p["weak_learner"] == "stump":
-            _check_stump(h, f"estimators[{i}]", ctx.d)
-        else:
-            _check_tree(h, f"estimators[{i}]", ctx.d, p["tree_nodes"])
-            if joint:
-                _check_joint_tree_shape(h, f"estimators[{i}]")
-    want = _resolved_delta(p)
-    if not 0 <= delta < 1 or (want is not None and not _close(delta, want) and delta != want):
-        _fail("delta", f"is {delta!r}", f"the resolved params.delta = {want!r}, in [0, 1)")
-    eps_round, composition = round_budget(float(p["epsilon"]), delta, int(p["n_rounds"]), p["weak_learner"],
-                                          int(p["tree_nodes"]), p.get("accountant", "basic"), p["tree_learner"])
-    want_acct = composition if composition in ("pld", "rdp") else "basic"
-    if ctx.ledger is not None and ctx.ledger.accountant != want_acct:
-        _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{want_acct!r} for these parameters")
-    if not _close(_need_num(data, "round_epsilon", "round_epsilon"), eps_round):
-        _fail("round_epsilon", f"is {data['round_epsilon']!r}", f"{eps_round!r} for these epsilon, delta, n_rounds")
-    if _need(data, "composition", "composition", str, "'basic', 'advanced', 'pld' or 'rdp'") != composition:
-        _fail("composition", f"is {data['composition']!r}", f"{composition!r} for these epsilon, delta, n_rounds")
-    if ctx.ledger is not None:
-        if not (_close(ctx.ledger.delta, delta) or ctx.ledger.delta == delta):
-            _fail("privacy_ledger.budget.delta", f"is {ctx.ledger.delta!r}", f"the model's delta = {delta!r}")
-        _check_boosting_ledger(ctx, p, eps_round, composition, delta)
-
-
-def _check_records_count(data: dict, ctx: _Context, delta: float) -> dict | None:
-    """``n_rounds="auto"`` by a noisy count (:func:`~dpglass.models.boosting.counts_records`): check the count's
-    entry (first in the ledger) and return the resolved ``{"n_rounds", "epsilon"}`` of the rounds; else None."""
-    from dpglass.models.boosting import AUTO_COUNT_SHARE, auto_rounds, counts_records
+    from dpglass.exceptions import InvalidParameterError
+    from dpglass.models._boosting_plan import boost_plan, counts_records, resolved_delta
 
     p = ctx.params
+    delta = _need_num(data, "delta", "delta", "the resolved delta, a number in [0, 1)")
+    counted = counts_records(p["n_rounds"], p["weak_learner"], p["tree_learner"], resolved_delta(p), p["accountant"])
+    estimate = _check_records_estimate(data, counted)
+    learner = "stump" if p["weak_learner"] == "stump" else p["tree_learner"]
+    if learner == "joint":
+        _check_joint_tree_params(p)
+    try:
+        plan = boost_plan(p, ctx.d, estimate)
+    except (InvalidParameterError, TypeError, ValueError) as exc:
+        _fail("params", f"give no release plan ({exc})", "the parameters of a fit that ran")
+    hyps = _need(data, "estimators", "estimators", list, f"the {plan.n_rounds} hypotheses")
+    if len(hyps) != plan.n_rounds:
+        _fail("estimators", f"has {len(hyps)} hypotheses", f"{plan.n_rounds}, the plan's rounds (params.n_rounds)")
+    for i, h in enumerate(hyps):
+        _check_hypothesis(h, f"estimators[{i}]", learner, ctx.d, int(p["tree_nodes"]))
+    _check_derived(data, ctx, plan, delta)
+    view = _released(data, plan)
+    if ctx.ledger is not None:  # its own fit (a selection's file is checked by its selection)
+        from dpglass.privacy.plan import check_against_plan
+
+        check_against_plan(ctx.entries, plan.steps, view, _fail)
+    else:
+        _check_domains(plan.steps, view)
+
+
+def _check_records_estimate(data: dict, counted: bool) -> int | None:
+    """``records_estimate``: the released noisy count of records where the committee size comes from one (an
+    integer: the plan's rounds are a function of it), else null."""
     estimate = data.get("records_estimate")
-    if not counts_records(p["n_rounds"], p["weak_learner"], p["tree_learner"], delta, p.get("accountant", "basic")):
+    if not counted:
         if estimate is not None:
             _fail("records_estimate", f"is {estimate!r}", "null (n_rounds is not resolved from a count here)")
         return None
     if not _is_count(estimate):
         _fail("records_estimate", f"is {estimate!r}", "the released noisy count of records (an integer)")
-    eps0 = float(p["epsilon"]) * AUTO_COUNT_SHARE
-    if ctx.ledger is not None:
-        _check_first_count_entry(ctx, eps0, "the record count")
-    rest = float(p["epsilon"]) - eps0
-    return {"n_rounds": auto_rounds(estimate, rest, p["weak_learner"], p["tree_learner"]), "epsilon": rest}
+    return estimate
 
 
-def _check_first_count_entry(ctx: _Context, eps0: float, what: str) -> None:
-    """The ledger's first entry is a count released by discrete Laplace at ``eps0`` (sensitivity 1, its own curve)."""
-    e, field = ctx.entries[0] if ctx.entries else {}, "privacy_ledger.entries[0]"
-    if e.get("mechanism") != COUNT_MECHANISM or e.get("sensitivity") != 1.0 or not _close(e["epsilon"], eps0):
-        _fail(field, f"is {e.get('release')!r} by {e.get('mechanism')!r} at epsilon {e.get('epsilon')!r}",
-              f"{what} by {COUNT_MECHANISM!r}, sensitivity 1, epsilon {eps0!r}")
-    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+def _check_derived(data: dict, ctx: _Context, plan, delta: float) -> None:
+    """delta, round_epsilon, composition and the ledger's accountant and delta are the plan's."""
+    if not 0 <= delta < 1 or not (_close(delta, plan.delta) or delta == plan.delta):
+        _fail("delta", f"is {delta!r}", f"the resolved params.delta = {plan.delta!r}, in [0, 1)")
+    if ctx.ledger is not None and ctx.ledger.accountant != plan.accountant:
+        _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{plan.accountant!r}, the plan's")
+    if not _close(_need_num(data, "round_epsilon", "round_epsilon"), plan.round_epsilon):
+        _fail("round_epsilon", f"is {data['round_epsilon']!r}", f"{plan.round_epsilon!r}, the plan's")
+    if _need(data, "composition", "composition", str, "'basic', 'advanced', 'pld' or 'rdp'") != plan.composition:
+        _fail("composition", f"is {data['composition']!r}", f"{plan.composition!r}, the plan's")
+    if ctx.ledger is not None and not (_close(ctx.ledger.delta, delta) or ctx.ledger.delta == delta):
+        _fail("privacy_ledger.budget.delta", f"is {ctx.ledger.delta!r}", f"the model's delta = {delta!r}")
 
-    want = DiscreteLaplaceMechanism(eps0).scale  # exactly the mechanism's: a larger one would claim more noise
-    if not (_is_num(e.get("scale")) and _close(e["scale"], want)):
-        _fail(f"{field}.scale", f"is {e.get('scale')!r}", f"{want!r}, the discrete Laplace scale at epsilon {eps0!r}")
-    _check_declared_curve(e, field, {"kind": "discrete-laplace", "parameter": eps0, "sensitivity": 1})
+
+def _released(data: dict, plan) -> dict:
+    """The file's released values by the plan's field names: the count, each round's stump or joint tree (split
+    features, then leaf labels), each top-down tree's (leaf position, feature) splits and its leaf labels."""
+    from dpglass.models._boosting_plan import labels_field, round_field, split_field
+
+    view = {"records_estimate": data.get("records_estimate")}
+    for t, h in enumerate(data["estimators"]):
+        if plan.learner == "stump":
+            view[round_field(t)] = [tuple(h)]
+        elif plan.learner == "joint":
+            internal = (len(h["feature"]) - 1) // 2
+            view[round_field(t)] = [(*h["feature"][:internal], *h["value"][internal:])]
+        else:
+            splits, labels = _top_down_releases(h, f"estimators[{t}]")
+            view.update({split_field(t, s): [pair] for s, pair in enumerate(splits)})
+            view[labels_field(t)] = labels
+    return view
+
+
+def _top_down_releases(t: dict, field: str) -> tuple[list, list]:
+    """A DP-TopDown tree's releases, replaying its growth: split s makes nodes 2s + 1 and 2s + 2 from one of the
+    leaves, released as (its position among the leaves, feature); then the leaves' labels, in the fit's order."""
+    feature, left, right = t["feature"], t["left"], t["right"]
+    leaves, splits = [0], []
+    for s in range((len(feature) - 1) // 2):
+        lo = 2 * s + 1
+        node = next((k for k in leaves if feature[k] >= 0 and left[k] == lo and right[k] == lo + 1), None)
+        if node is None:
+            _fail(f"{field}.left/right", f"make no leaf the parent of nodes {lo}, {lo + 1}",
+                  "DP-TopDown's layout: split s (from 0) turns a leaf into nodes 2s + 1 and 2s + 2")
+        splits.append((leaves.index(node), feature[node]))
+        leaves.remove(node)
+        leaves += [lo, lo + 1]
+    return splits, [t["value"][k] for k in leaves]
+
+
+def _check_domains(steps, view: dict) -> None:
+    """Every released field of the plan in its domain (a file whose ledger is its selection's)."""
+    from dpglass.privacy.plan import field_values
+
+    for step in steps:
+        for part in (step, *step.parts):
+            for path in part.fields:
+                for name, values in field_values(view, path, _fail, step.release):
+                    problem = part.domain.problem(values)
+                    if problem is not None:
+                        _fail(name, problem, f"{part.domain}, the public domain of {step.release!r}")
+
+
+def _check_hypothesis(h, field: str, learner: str, d: int, tree_nodes: int) -> None:
+    if learner == "stump":
+        _check_stump(h, field, d)
+        return
+    _check_tree(h, field, d, tree_nodes)
+    if learner == "joint":
+        _check_joint_tree_shape(h, field)
 
 
 def _check_stump(h, field: str, d: int) -> None:
@@ -154,63 +210,3 @@ def _check_tree(t, field: str, d: int, n_internal: int) -> None:
     internal = sum(1 for f in feature if f >= 0)
     if internal != n_internal:
         _fail(field, f"has {internal} internal nodes", f"params.tree_nodes = {n_internal}")
-
-
-def _boosting_round_releases(p: dict, eps_round: float) -> list[tuple[str, str, float, str]]:
-    """(release, mechanism, epsilon, guarantee) of every entry smooth_boost writes under basic composition.
-
-    ``variant="paper"`` (where the class has it) calibrates tree splits to paper 002's
-    unproven Lemma 15: those entries must say ``paper-claim``.
-    """
-    out = []
-    nodes = int(p["tree_nodes"])
-    split_guarantee = "paper-claim" if p.get("variant") == "paper" else "proven"
-    for t in range(1, int(p["n_rounds"]) + 1):
-        if p["weak_learner"] == "stump":
-            out.append((f"round {t}: stump", "exponential", eps_round, "proven"))
-            continue
-        if p["tree_learner"] == "joint":
-            out.append((f"round {t}: tree (splits and leaf labels)", "exponential", eps_round, "proven"))
-            continue
-        split = (f"round {t}: tree split (leaf, feature)", "exponential", eps_round / (2.0 * nodes), split_guarantee)
-        out += [split] * nodes
-        out.append((f"round {t}: tree leaf labels", "laplace", eps_round / 2.0, "proven"))
-    return out
-
-
-def _check_boosting_ledger(ctx: _Context, p: dict, eps_round: float, composition: str, delta: float) -> None:
-    """``p``: the parameters with ``n_rounds`` resolved."""
-    from dpglass.models.boosting import advanced_composition_epsilon
-
-    entries = ctx.entries
-    expected = _boosting_round_releases(p, eps_round)
-    if composition == "advanced":
-        kinds = {}
-        for _, mech, *_ in expected:
-            kinds[mech] = kinds.get(mech, 0) + 1
-        mech = "advanced-composition(" + ", ".join(f"{k} x{v}" for k, v in sorted(kinds.items())) + ")"
-        release = f"{p['n_rounds']} boosting rounds ({p['weak_learner']} weak learner)"
-        weakest = max((g for *_, g in expected), key=_GUARANTEE_RANK.get)
-        expected = [(release, mech, advanced_composition_epsilon(eps_round, int(p["n_rounds"]), delta), weakest)]
-    if len(entries) != len(expected):
-        _fail("privacy_ledger.entries", f"has {len(entries)} releases",
-              f"{len(expected)} for {composition} composition of these n_rounds/weak_learner/tree_nodes")
-    for i, (e, (release, mech, eps, guarantee)) in enumerate(zip(entries, expected)):
-        field = f"privacy_ledger.entries[{i}]"
-        if e["release"] != release or e["mechanism"] != mech:
-            _fail(field, f"is {e['release']!r} by {e['mechanism']!r}", f"{release!r} by {mech!r}")
-        if not _close(e["epsilon"], eps):
-            _fail(f"{field}.epsilon", f"is {e['epsilon']!r}", f"{eps!r} ({composition} composition split)")
-        want_delta = delta if composition == "advanced" else 0.0
-        if not (e.get("delta", 0.0) == want_delta or _close(e.get("delta", 0.0), want_delta)):
-            _fail(f"{field}.delta", f"is {e.get('delta')!r}", repr(want_delta))
-        joint_or_stump = p["weak_learner"] == "stump" or p.get("tree_learner") == "joint"
-        if mech == "exponential" and joint_or_stump and e.get("sensitivity") not in (None, 1.0):
-            # their utility is minus the smooth-weighted error: sensitivity 1 (docs/privacy.md)
-            _fail(f"{field}.sensitivity", f"is {e.get('sensitivity')!r}", "1 (the weighted error's sensitivity)")
-        if mech == "laplace" and e.get("sensitivity") is not None:
-            _check_noise_scale(e, field, e["sensitivity"], e["epsilon"])
-        _check_declared_curve(e, field, {"kind": "bounded-range", "epsilon": float(e["epsilon"])}
-                              if mech == "exponential" else None)
-        if _GUARANTEE_RANK.get(e.get("guarantee", "proven"), 0) < _GUARANTEE_RANK[guarantee]:
-            _fail(f"{field}.guarantee", f"is {e.get('guarantee')!r}", f"{guarantee!r} for these parameters")
