@@ -90,7 +90,7 @@ def test_dask_cli_prints_the_same_for_3_and_5_files_of_the_same_records(dask_cli
 
 
 def test_elapsed_time_is_the_only_progress_and_only_on_a_terminal():
-    from dpglass._cli_dask import _elapsed
+    from dpglass.cli.fit.through_dask import _elapsed
 
     class Terminal(io.StringIO):
         def isatty(self):

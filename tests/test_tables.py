@@ -379,7 +379,7 @@ def test_cli_warnings_are_the_commands_lines(tmp_path, capsys):
                      "--epsilon", "10"]) == 0
         assert warnings.formatwarning is shown  # restored after the command
     assert any(w.category.__name__ == "ClippingWarning" and str(w.message).startswith("About ") for w in caught)
-    from dpglass.cli import _format_warning
+    from dpglass.cli.app import _format_warning
     from dpglass.schema import ClippingWarning
 
     line = _format_warning(ClippingWarning("About 3 records"), ClippingWarning, "/x/cli.py", 236, "model.fit()")
@@ -392,7 +392,7 @@ def test_one_record_never_changes_how_the_others_are_encoded(categories, tmp_pat
     """helper-25's attack: pandas types a CSV column from all its values, so one "?" turned a column of numbers
     into text and, with missing="none", every record's indicators to 0 (epsilon >= 3.17 measured against a
     claimed 1). Categories are compared by their text value by value, and the CLI reads them as text."""
-    from dpglass._cli_tables import read_csv
+    from dpglass.cli.tables import read_csv
     from dpglass.schema import fit_encoding
 
     schema = Schema([categorical("grade", categories, missing="none"), numeric("age", 17, 90)], target="y")

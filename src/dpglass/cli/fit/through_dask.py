@@ -1,4 +1,4 @@
-"""``dpglass fit --data 'path/*.parquet' --target y --scheduler local|tcp://host:port``: fit through Dask.
+"""``dpglass fit --data 'path/*.parquet' --target y --scheduler local|tcp://host:port``: the Dask route of fit.
 
 The parquet files are read as one dask DataFrame; the model is fitted on it
 through :mod:`dpglass.aggregates.dask_backend` (each partition reduces itself
@@ -25,9 +25,10 @@ import threading
 import time
 import warnings
 
+from dpglass.cli.fit.estimator import build_model, model_params, print_ledger_and_save, public_part
 from dpglass.exceptions import InvalidParameterError
 
-__all__ = ["wants_dask", "cmd_fit"]
+__all__ = ["wants_dask", "fit_through_dask"]
 
 
 def wants_dask(args) -> bool:
@@ -100,38 +101,17 @@ def _elapsed(what: str, stream=None, interval: float = 1.0):
         stream.flush()
 
 
-def cmd_fit(args, *, make_params, build_model, public_part) -> int:
-    """The Dask branch of ``dpglass fit`` (``make_params``, ``build_model`` and ``public_part`` come from the CLI)."""
+def fit_through_dask(args) -> int:
+    """The Dask route of ``dpglass fit`` (the output path is checked already)."""
     try:
         import dask.dataframe as dd
         import distributed  # noqa: F401 - the cluster's client
     except ImportError:  # pragma: no cover - the extra is in dev
         raise InvalidParameterError('Fitting --data *.parquet through Dask needs: pip install "dpglass[dask]"') from None
     from dpglass.privacy.rng import check_random_state, spawn
-    from dpglass.registry import get_spec
 
-    if args.data is None:
-        raise InvalidParameterError("--scheduler fits --data (parquet files, e.g. 'path/*.parquet') through Dask.")
-    if args.target is None:
-        raise InvalidParameterError("--data needs --target, the name of the label column.")
-    if args.test_size not in (None, 0):
-        raise InvalidParameterError("--test-size is not available through Dask (the model trains on every "
-                                    "record); drop it, or fit in memory.")
-    spec = get_spec(args.model)
-    if not getattr(spec.cls, "_distributed_fit", False):
-        from dpglass.registry import list_estimators
-
-        able = [s.name for s in list_estimators() if getattr(s.cls, "_distributed_fit", False)]
-        raise InvalidParameterError(f"Model {spec.name!r} does not fit through Dask yet; these do: "
-                                    f"{', '.join(able)}.")
-    numeric = "bounds" in spec.cls().get_params()  # dp-gbdt: numeric columns with public bounds
-    if args.schema or args.categorical or args.drop or args.dp_quantiles or (
-            (args.bounds or args.binary) and not numeric):
-        raise InvalidParameterError(
-            "Through Dask, --data must hold 0/1 feature columns (dp-gbdt: also numeric columns, each with "
-            "--bounds NAME=LO:HI; for DP quantile bins pass --param binning=quantile); --schema, --categorical, "
-            "--drop and --dp-quantiles are for CSV files fitted in memory.")
-    params = make_params(spec, args)  # --classes included
+    spec, numeric = _checked_spec(args)
+    params = model_params(spec, args)  # --classes included
     if args.bounds and "bounds" in params:
         raise InvalidParameterError("Give the bounds either with --bounds NAME=LO:HI or with --param bounds=..., "
                                     "not both.")
@@ -164,20 +144,42 @@ def cmd_fit(args, *, make_params, build_model, public_part) -> int:
     if args.public:
         print(f"public part: {len(extra['X_public'])} records of {args.public} (declared public: not protected)\n")
     print(model)
-    if hasattr(model, "privacy_ledger_"):
-        ledger = model.privacy_ledger_
-        eps, delta = ledger.total()
-        print(f"\nprivacy ledger:\n{ledger}")
-        print(f"\nbudget spent: epsilon={eps:.4g} of {ledger.epsilon:.4g} given, delta={delta:.3g} of {ledger.delta:.3g}")
-    if args.out:
-        model.save(args.out)
-        print(f"\nmodel written to {args.out}")
+    print_ledger_and_save(model, args.out)
     return 0
+
+
+def _checked_spec(args):
+    """The registered model of ``--model`` and whether it reads numeric columns, once the options are known to
+    suit a fit through Dask."""
+    from dpglass.registry import get_spec
+
+    if args.data is None:
+        raise InvalidParameterError("--scheduler fits --data (parquet files, e.g. 'path/*.parquet') through Dask.")
+    if args.target is None:
+        raise InvalidParameterError("--data needs --target, the name of the label column.")
+    if args.test_size not in (None, 0):
+        raise InvalidParameterError("--test-size is not available through Dask (the model trains on every "
+                                    "record); drop it, or fit in memory.")
+    spec = get_spec(args.model)
+    if not getattr(spec.cls, "_distributed_fit", False):
+        from dpglass.registry import list_estimators
+
+        able = [s.name for s in list_estimators() if getattr(s.cls, "_distributed_fit", False)]
+        raise InvalidParameterError(f"Model {spec.name!r} does not fit through Dask yet; these do: "
+                                    f"{', '.join(able)}.")
+    numeric = "bounds" in spec.cls().get_params()  # dp-gbdt: numeric columns with public bounds
+    if args.schema or args.categorical or args.drop or args.dp_quantiles or (
+            (args.bounds or args.binary) and not numeric):
+        raise InvalidParameterError(
+            "Through Dask, --data must hold 0/1 feature columns (dp-gbdt: also numeric columns, each with "
+            "--bounds NAME=LO:HI; for DP quantile bins pass --param binning=quantile); --schema, --categorical, "
+            "--drop and --dp-quantiles are for CSV files fitted in memory.")
+    return spec, numeric
 
 
 def _bounds(items, binary, columns: list, source: str) -> list:
     """dp-gbdt's ``bounds`` from ``--bounds NAME=LO:HI`` (one per numeric column; the others are 0/1)."""
-    from dpglass._cli_tables import _pairs
+    from dpglass.cli.tables import _pairs
 
     bounds = {}
     for name, text in _pairs(items, "--bounds").items():

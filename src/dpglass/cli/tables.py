@@ -1,8 +1,9 @@
 """What the CLI does with a practitioner's CSV: read it, build a schema, check the output path.
 
-Kept apart from :mod:`dpglass.cli` so that the commands stay short.  Every
-failure is one of :mod:`dpglass.exceptions`' typed errors, named in the
-user's terms (the file, the column, the option) and saying what to do.
+Shared by the command modules of :mod:`dpglass.cli` (fit, predict, schema), so
+that the commands stay short.  Every failure is one of :mod:`dpglass.exceptions`'
+typed errors, named in the user's terms (the file, the column, the option) and
+saying what to do.
 """
 
 from __future__ import annotations
