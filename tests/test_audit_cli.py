@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dpglass.privacy.splits as splits
-from dpglass.audit.cli_run import parse_fit_output
+from dpglass.cli.fit_audit import parse_fit_output
 from dpglass.cli import accuracy_estimate, main
 
 

@@ -122,7 +122,7 @@ def test_the_whole_cli_run(split, monkeypatch):
     pair, events fixed in advance.  The coins pass at the claim; the fixed-size split it replaced must fail
     (power)."""
     import dpglass.privacy.splits as splits
-    from dpglass.audit.cli_run import cli_split_audit
+    from dpglass.cli.fit_audit import cli_split_audit
     from test_audit_cli import fixed_size_split
 
     if split == "fixed-size":

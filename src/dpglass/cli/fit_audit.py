@@ -6,7 +6,10 @@ held-out part is chosen by per-record public coins (:mod:`dpglass.privacy.splits
 the model is fitted on the rest and the held-out estimate is two noisy counts on
 records disjoint from it.  :func:`cli_split_audit` runs the real command
 (:func:`dpglass.cli.main`) many times on two neighbouring CSV files and bounds
-ε from below with events on the printed numbers, fixed in advance.
+ε from below with events on the printed numbers, fixed in advance, with the
+audit's own estimator (:func:`dpglass.audit.mechanisms.audit_mechanism`).  It
+lives with the CLI, not in :mod:`dpglass.audit`, because it runs the command:
+the audit package stays below the CLI and never imports it.
 
 The default pair is the one the issue-26 review used: ``D'`` is three records
 ``(f=0, y=0)`` and ``D`` adds ``(f=1, y=1)``.  With a fixed-size split (hold out
@@ -50,7 +53,7 @@ def parse_fit_output(text: str) -> tuple:
 
 def cli_fit_output(csv_path: str, seed: int, epsilon: float = 2.0, model: str = "dp-rule-list") -> tuple:
     """One ``dpglass fit --data CSV --target y --classes 0,1`` run, parsed (:func:`parse_fit_output`)."""
-    from dpglass.cli import main
+    from dpglass.cli.app import main  # the whole command, as a user runs it
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
