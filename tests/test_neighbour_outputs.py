@@ -106,3 +106,13 @@ def test_a_selection_file_is_what_the_search_wrote(selection_file, tamper, tmp_p
     with pytest.raises(ModelFileError, match="selected_by"):
         _load(data, tmp_path)
     _load(copy.deepcopy(selection_file), tmp_path)  # the untouched file loads
+
+
+@pytest.mark.parametrize("i", [0, 2])
+def test_an_encoder_entry_is_its_plans_note_and_all(tmp_path, i):
+    """M4: a note holding free text ('Alice (row 17): age 37.42') loaded as verified; the encoder's entries are
+    now its release plan's, replayed from the schema (issue 27)."""
+    data = _pipeline_file()
+    data["privacy_ledger"]["entries"][i]["note"] = "Alice (row 17): age 37.42"
+    with pytest.raises(ModelFileError, match=r"entries\[\d\]\.note"):
+        _load(data, tmp_path)

@@ -189,7 +189,7 @@ def test_a_searched_pipeline_round_trips_and_tampered_entries_are_refused(pipeli
     def bigger_run(d):
         d["inner_model"]["params"]["epsilon"] *= 1.5
 
-    for edit, match in ((halve_encoder_entry, r"entries\[0\]\.epsilon"), (drop_clip_entry, "encoder releases"),
+    for edit, match in ((halve_encoder_entry, r"entries\[0\]\.epsilon"), (drop_clip_entry, r"privacy_ledger\.entries"),
                         (cheaper_selection, "entries"), (bigger_run, "epsilon")):
         bad = json.loads(json.dumps(data))
         edit(bad)

@@ -424,7 +424,7 @@ def test_one_record_never_changes_how_the_others_are_encoded(categories, tmp_pat
     (lambda d: (d["encoding"]["cuts"][0].__setitem__(0, 33.777),  # off the grid, renamed in the inner model
                 d["inner_model"].update(json.loads(json.dumps(d["inner_model"]).replace("age>31.6", "age>33.777")))),
      r"encoding.cuts\['age'\]"),
-    (lambda d: d["encoding"]["schema"]["columns"][3].update(n_thresholds=5), "encoder releases"),
+    (lambda d: d["encoding"]["schema"]["columns"][3].update(n_thresholds=5), r"privacy_ledger\.entries"),
     (lambda d: d.update(clipped_records_noisy=None), "clipped_records_noisy"),
 ])
 def test_pipeline_file_hiding_an_encoder_release_is_refused(edit, match):

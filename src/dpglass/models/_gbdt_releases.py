@@ -27,7 +27,7 @@ import numpy as np
 from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, LaplaceMechanism
 from dpglass.privacy.plan import GridMultiples, PlannedRelease, Points
-from dpglass.privacy.quantile import GRID_CELLS, _grid, dp_quantile_from_counts
+from dpglass.privacy.quantile import GRID_CELLS, dp_quantile_from_counts, quantile_grid
 
 __all__ = [
     "Candidates", "QUANTUM", "dpboost_gain_sensitivity", "dpboost_leaf_clip", "dpboost_quantum", "dpboost_units",
@@ -247,5 +247,5 @@ def quantile_step(column: int, bounds: tuple, max_bins: int, each: float) -> Pla
         below, n = stat
         return np.sort(np.array([dp_quantile_from_counts(below, n, k / nb, each, bounds, rng) for k in range(1, nb)]))
 
-    grid = Points(tuple(_grid(bounds[0], bounds[1], GRID_CELLS).tolist()))
+    grid = Points(tuple(quantile_grid(bounds[0], bounds[1], GRID_CELLS).tolist()))
     return PlannedRelease(entry, noise, grid, (f"edges[{column}]",))

@@ -16,7 +16,6 @@ __all__ = ["verify_pipeline_dict"]
 _PARAMS = {"epsilon", "delta", "quantile_share", "clip_share", "random_state"}
 _KEYS = {"model", "params", "classes", "n_features_in", "feature_names", "encoding", "clipped_records_noisy",
          "inner_model", "privacy_ledger"}
-_ENCODER_MECHANISMS = ("exponential-quantile", "discrete laplace", "none")  # none: clip_share=0's entry
 
 
 def verify_pipeline_dict(data: dict, cls, check_top_level, check_ledger_shape, check_ledger_totals, close, fail):
@@ -86,68 +85,35 @@ def _check_entries(entries, inner_entries, close, fail):
         if {**outer, "release": outer["release"].removeprefix("model: ")} != own or not outer["release"].startswith("model: "):
             fail(f"privacy_ledger.entries[{n_enc + i}]", "differs from the inner model's release",
                  "the inner model's entry, prefixed 'model: '")
-    for i, e in enumerate(entries[:n_enc]):  # their names and epsilons: _check_encoder_releases
-        if not e["release"].startswith("encoder: ") or e["mechanism"] not in _ENCODER_MECHANISMS:
-            fail(f"privacy_ledger.entries[{i}]", f"is {e['release']!r} ({e['mechanism']!r})",
-                 "an encoder release (DP quantile or the noisy clipped count)")
-        _check_encoder_noise(e, f"privacy_ledger.entries[{i}]", close, fail)
-
-
-def _check_encoder_noise(e: dict, field: str, close, fail) -> None:
-    """An encoder entry states sensitivity 1, and the count the scale of its discrete Laplace at its epsilon."""
-    from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
-
-    if e.get("delta", 0.0) != 0.0:  # every encoder release is pure (and a delta is no place for a number)
-        fail(f"{field}.delta", f"is {e.get('delta')!r}", "0: the encoder's releases are pure epsilon-DP")
-    if e["mechanism"] == "none":  # clip_share=0: the entry saying no count was released
-        if e["epsilon"] != 0 or any(e.get(k) is not None for k in ("sensitivity", "scale", "curve")):
-            fail(field, "spends or states noise", "epsilon 0 and no noise (nothing was released)")
-        return
-    if e.get("sensitivity") != 1.0 or e.get("curve") is not None:
-        fail(f"{field}.sensitivity", f"is {e.get('sensitivity')!r}", "1 (a record moves a count or a rank by 1)")
-    want = DiscreteLaplaceMechanism(float(e["epsilon"])).scale if e["mechanism"] == "discrete laplace" else None
-    scale = e.get("scale")
-    if (want is None) != (scale is None) or (want is not None and not close(scale, want)):
-        fail(f"{field}.scale", f"is {scale!r}", f"{want!r}, the mechanism's at epsilon={e['epsilon']!r}")
 
 
 def _check_encoder_releases(data: dict, encoding, params: dict, close, fail) -> None:
     """What the encoder released is what its schema and shares make it release (helper-25's review).
 
-    The model got the budget the shares leave; every DP quantile column has
-    its ``n_thresholds`` entries at the common epsilon and its cut points lie
-    on the quantile mechanism's public grid; grid and user-given cut points
-    are the schema's; the noisy clipped count is in the file exactly when its
-    entry is in the ledger.  (A file that dropped an entry but kept what it
-    released would claim less than it spent.)
+    The model got the budget the shares leave; the encoder's entries are its
+    release plan (:func:`~dpglass.schema.encoding.encoder_plan`) replayed
+    from the schema and shares, entry for entry (names, epsilons, noise,
+    notes); the DP quantile cut points lie on the quantile mechanism's public
+    grid; grid and user-given cut points are the schema's; the noisy clipped
+    count is in the file exactly when its entry is in the ledger.  (A file
+    that dropped an entry but kept what it released would claim less than it
+    spent.)
     """
     from dpglass.models.pipeline import encoder_epsilons
-    from dpglass.schema.encoding import (
-        CLIP_OFF_RELEASE, CLIP_RELEASE, grid_cut_points, quantile_cut_points, quantile_release,
-    )
+    from dpglass.privacy.plan import check_against_plan
+    from dpglass.schema.encoding import encoder_plan, grid_cut_points, quantile_cut_points
 
     feats = encoding.schema.features
     eps = float(params["epsilon"])
-    q_cols = [c for c in feats if c.kind == "numeric" and c.thresholds == "dp-quantiles"]
     eps_q, eps_clip = encoder_epsilons(encoding.schema, eps, params["quantile_share"], params["clip_share"])
     inner_eps = data["inner_model"]["privacy_ledger"]["budget"]["epsilon"]
     if not close(inner_eps, eps - eps_q - eps_clip):
         fail("inner_model.privacy_ledger.budget.epsilon", f"is {inner_eps!r}",
              f"{eps - eps_q - eps_clip!r}, what the encoder's shares leave of params.epsilon")
-    n_q = sum(c.n_thresholds for c in q_cols)
-    want = [(quantile_release(c.name, j, c.n_thresholds), eps_q / n_q) for c in q_cols
-            for j in range(1, c.n_thresholds + 1)]
-    have = [e for e in data["privacy_ledger"]["entries"] if e["release"].startswith("encoder: ")]
-    if eps_clip > 0:
-        want.append((CLIP_RELEASE, eps_clip))
-    elif any(e["release"] == CLIP_OFF_RELEASE for e in have):  # clip_share=0 (files written before issue 26 lack it)
-        want.append((CLIP_OFF_RELEASE, 0.0))
-    if [e["release"] for e in have] != [w[0] for w in want]:
-        fail("privacy_ledger.entries", f"hold the encoder releases {[e['release'] for e in have]!r}",
-             f"{[w[0] for w in want]!r} (the schema's DP quantiles and clipped count)")
-    for i, (e, (_, eps_i)) in enumerate(zip(have, want)):
-        if not close(float(e["epsilon"]), eps_i):
-            fail(f"privacy_ledger.entries[{i}].epsilon", f"is {e['epsilon']!r}", repr(eps_i))
+    n_enc = len(data["privacy_ledger"]["entries"]) - len(data["inner_model"]["privacy_ledger"]["entries"])
+    # the encoder's releases are its plan, entry for entry, its values in their domains (the clipped count an integer)
+    check_against_plan(data["privacy_ledger"]["entries"][:max(n_enc, 0)], encoder_plan(encoding.schema, eps_q, eps_clip),
+                       data, fail)
     noisy = data.get("clipped_records_noisy")
     if (noisy is not None) != (eps_clip > 0) or (noisy is not None and (isinstance(noisy, bool)
                                                                         or not isinstance(noisy, int))):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -29,15 +29,10 @@ from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryCla
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
 from dpglass.schema import Encoding, Schema, fit_encoding, load_schema
-from dpglass.schema.encoding import CLIP_OFF_RELEASE
 
 __all__ = ["DPPipeline"]
 
 _SHARE = [Interval(numbers.Real, 0, 1, closed="left")]
-#: The ledger's entry when ``clip_share=0`` and the schema has numeric columns: no count, no cost.
-CLIP_OFF_ENTRY = dict(release=CLIP_OFF_RELEASE, mechanism="none", epsilon=0.0,
-                      note="clip_share=0: values outside the bounds are clipped to them, and no count of those "
-                           "records is made, released or warned about; the encoder's share goes to the model")
 
 
 class DPPipeline(BinaryClassifierBase):
@@ -164,13 +159,13 @@ class DPPipeline(BinaryClassifierBase):
         it too, once, before selecting the model on the encoded table."""
         eps_q, eps_clip, eps_model = self._budget(schema)
         if is_distributed(X) or is_distributed(y):
-            encoding, entries, noisy, Xenc = self._encode_partitioned(X, y, schema, eps_q, eps_clip, rng)
+            encoding, enc_ledger, noisy, Xenc = self._encode_partitioned(X, y, schema, eps_q, eps_clip, rng)
         else:
             y = self._check_labels(X, y, schema)
-            encoding, entries, noisy = fit_encoding(X, schema, quantile_epsilon=eps_q, clip_epsilon=eps_clip,
+            encoding, enc_ledger, noisy = fit_encoding(X, schema, quantile_epsilon=eps_q, clip_epsilon=eps_clip,
                                                     rng=rng)
             Xenc = pd.DataFrame(encoding.transform(X), columns=encoding.feature_names(), index=X.index)
-        return _Encoded(encoding, entries, noisy, Xenc, y, eps_model, eps_clip)
+        return _Encoded(encoding, enc_ledger, noisy, Xenc, y, eps_model, eps_clip)
 
     def _set_fitted(self, schema: Schema, encoded: "_Encoded", model, replayable: bool) -> None:
         """The fitted state: the encoding, the fitted model and one ledger, the encoder's entries then the model's
@@ -181,14 +176,7 @@ class DPPipeline(BinaryClassifierBase):
         # PLD) by at most its epsilon, so the total stays within the encoding's epsilon plus the model's total
         ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=inner.delta, accountant=inner.accountant,
                                replayable=replayable)
-        for e in encoded.entries:
-            ledger.spend(**e)
-        if encoded.clip_epsilon == 0 and any(c.kind == "numeric" for c in schema.features):
-            ledger.spend(**CLIP_OFF_ENTRY)  # clip_share=0: the ledger says that nothing was counted
-        for e in inner:
-            d = asdict(e)
-            d["release"] = f"model: {d['release']}"
-            ledger.spend(**d)
+        ledger.include(encoded.ledger).include(inner, prefix="model: ")  # each released through its own plan
         self.encoding_, self.model_, self.privacy_ledger_ = encoded.encoding, model, ledger
         self.clipped_records_noisy_ = encoded.noisy
         self.classes_ = model.classes_
@@ -224,12 +212,12 @@ class DPPipeline(BinaryClassifierBase):
             stats = merge_statistics(dask_backend.partition_results(X, _statistics, schema, clip))
         else:  # nothing to count; values are checked as the partitions are encoded
             stats = {"quantiles": {}, "clipped": None}
-        encoding, entries, noisy = encoding_from_statistics(schema, stats, quantile_epsilon=eps_q,
+        encoding, enc_ledger, noisy = encoding_from_statistics(schema, stats, quantile_epsilon=eps_q,
                                                             clip_epsilon=eps_clip, rng=rng)
         names = encoding.feature_names()
         meta = pd.DataFrame({c: pd.Series(dtype=np.uint8) for c in names})
         Xenc = dask_backend.map_partitions_named(X, _encode, encoding, meta=meta)
-        return encoding, entries, noisy, Xenc
+        return encoding, enc_ledger, noisy, Xenc
 
     def _public_part(self, X_public, encoding) -> dict:
         """``{"X_public": encoded public records}`` for the model's fit, or ``{}`` when none is given."""
@@ -327,7 +315,7 @@ class _Encoded:
     """What the encoder's part of a fit gives the model's part."""
 
     encoding: Encoding
-    entries: list  # the encoder's ledger entries, in order
+    ledger: PrivacyLedger  # the encoder's releases, through its plan (schema.encoding.encoder_plan)
     noisy: int | None  # the released noisy count of clipped records
     X: object  # the encoded table (a DataFrame, or a dask DataFrame)
     y: object  # the checked labels

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Iterator
 
 from dpglass.exceptions import BudgetExceededError, InvalidParameterError
@@ -249,6 +249,16 @@ class PrivacyLedger:
 
     def _fits(self, total: tuple[float, float]) -> bool:
         return _within(total[0], self.epsilon) and _within(total[1], self.delta)
+
+    def include(self, other: "PrivacyLedger", prefix: str = "") -> "PrivacyLedger":
+        """Compose the releases another ledger recorded (a pipeline's encoder, its model) into this one, in order,
+        each against this ledger's budget; ``prefix`` names their part (e.g. ``"model: "``).  The entries were
+        released through ``other.release``: this records them, it releases nothing.  Returns self."""
+        for e in other:
+            entry = replace(e, release=prefix + e.release)
+            self._check_budget(entry)
+            self._entries.append(entry)
+        return self
 
     def _check_budget(self, entry: LedgerEntry) -> None:
         new_eps, new_delta = self._compose(self._entries + [entry])

@@ -103,7 +103,8 @@ def dp_quantile(values, q, epsilon, bounds, rng, grid_cells: int = GRID_CELLS) -
     return _select(grid_counts(x, (lo, hi), grid_cells), x.size, q, epsilon, lo, hi, rng, grid_cells)
 
 
-def _grid(lo: float, hi: float, grid_cells: int) -> np.ndarray:
+def quantile_grid(lo: float, hi: float, grid_cells: int = GRID_CELLS) -> np.ndarray:
+    """The public grid of the bounds: every value a DP quantile can release (``grid_cells + 1`` points)."""
     return lo + (hi - lo) * (np.arange(grid_cells + 1) / grid_cells)
 
 
@@ -118,7 +119,7 @@ def grid_counts(values, bounds, grid_cells: int = GRID_CELLS) -> np.ndarray:
     """
     lo, hi = float(bounds[0]), float(bounds[1])
     z = np.sort(np.clip(np.asarray(values, dtype=float).ravel(), lo, hi))
-    return np.searchsorted(z, _grid(lo, hi, grid_cells), side="left").astype(np.int64)
+    return np.searchsorted(z, quantile_grid(lo, hi, grid_cells), side="left").astype(np.int64)
 
 
 def _select(below, n, q, epsilon, lo, hi, rng, grid_cells) -> float:
@@ -126,7 +127,7 @@ def _select(below, n, q, epsilon, lo, hi, rng, grid_cells) -> float:
 
     utility = -np.abs(below - q * n)
     k = ExponentialMechanism(float(epsilon), 1.0).select(utility, rng)
-    return float(_grid(lo, hi, grid_cells)[k])
+    return float(quantile_grid(lo, hi, grid_cells)[k])
 
 
 def dp_quantile_from_counts(below, n: int, q, epsilon, bounds, rng, grid_cells: int = GRID_CELLS) -> float:

@@ -383,9 +383,9 @@ def grid_cut_points(col: Column) -> tuple:
 @functools.lru_cache(maxsize=256)
 def _quantile_digits(lo: float, hi: float) -> int:
     """The fewest significant digits (at least 6) that keep the DP quantile grid's interior points apart."""
-    from dpglass.privacy.quantile import GRID_CELLS, _grid
+    from dpglass.privacy.quantile import GRID_CELLS, quantile_grid
 
-    inner = [float(t) for t in _grid(lo, hi, GRID_CELLS) if lo < t < hi]
+    inner = [float(t) for t in quantile_grid(lo, hi, GRID_CELLS) if lo < t < hi]
     return next((d for d in range(6, 17) if _increasing_inside([_round(t, d) for t in inner], lo, hi)), 17)
 
 
@@ -415,9 +415,9 @@ def quantile_cut_points(col: Column) -> tuple:
 
 @functools.lru_cache(maxsize=256)
 def _quantile_cut_points(lo: float, hi: float, integer: bool) -> tuple:
-    from dpglass.privacy.quantile import GRID_CELLS, _grid
+    from dpglass.privacy.quantile import GRID_CELLS, quantile_grid
 
-    cuts = {_quantile_cut(lo, hi, integer, float(t)) for t in _grid(lo, hi, GRID_CELLS)}
+    cuts = {_quantile_cut(lo, hi, integer, float(t)) for t in quantile_grid(lo, hi, GRID_CELLS)}
     return tuple(sorted(c for c in cuts if c is not None))
 
 

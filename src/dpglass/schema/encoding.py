@@ -22,6 +22,7 @@ data against the schema, the error reaches the curator before any release
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass
@@ -30,8 +31,10 @@ import numpy as np
 import pandas as pd
 
 from dpglass.exceptions import DataValidationError
+from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
-from dpglass.privacy.quantile import dp_quantile_from_counts, grid_counts
+from dpglass.privacy.plan import Integers, PlannedRelease, Points
+from dpglass.privacy.quantile import GRID_CELLS, dp_quantile_from_counts, grid_counts, quantile_grid
 from dpglass.schema.columns import (
     Schema, _cut_name, category_key, grid_cut_points, quantile_cut_point, quantile_cut_points,
 )
@@ -239,7 +242,7 @@ def _clipped_records(frame, schema) -> int:
 
 
 def fit_encoding(frame, schema: Schema, *, quantile_epsilon: float, clip_epsilon: float, rng):
-    """Fix the encoding; return ``(encoding, ledger entries, noisy clipped count or None)``.
+    """Fix the encoding; return ``(encoding, the encoder's ledger, noisy clipped count or None)``.
 
     ``quantile_epsilon`` is split evenly over every DP quantile the schema asks
     for (each is pure DP, sensitivity 1 with n private: docs/privacy.md);
@@ -294,13 +297,53 @@ def merge_statistics(parts) -> dict:
     return {"quantiles": quantiles, "clipped": clipped}
 
 
-def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: float, clip_epsilon: float, rng):
-    """:func:`fit_encoding` from the statistics of the data (:func:`encoding_statistics`): the releases, in order."""
+def encoder_plan(schema: Schema, quantile_epsilon: float, clip_epsilon: float) -> list[PlannedRelease]:
+    """The encoder's releases, in order (docs/privacy.md, "Release plans"): every DP quantile of every
+    ``dp-quantiles`` column (a point of the public quantile grid), then, when the schema has numeric columns,
+    the noisy count of records with a value outside the bounds (an integer), or with ``clip_epsilon=0`` the
+    zero-cost entry saying that nothing was counted.  Public parameters only: the pipeline's fit spends through
+    it and its file verifier replays it."""
     feats = schema.features
     q_cols = [c for c in feats if c.kind == "numeric" and c.thresholds == "dp-quantiles"]
     n_releases = sum(c.n_thresholds for c in q_cols)
     eps_each = quantile_epsilon / n_releases if n_releases else 0.0
-    entries, cuts = [], []
+    steps = []
+    for col in q_cols:
+        lo, hi = (float(b) for b in col.bounds)
+        grid = Points(tuple(float(t) for t in quantile_grid(lo, hi, GRID_CELLS)))
+        k = col.n_thresholds
+        for j in range(1, k + 1):
+            entry = LedgerEntry(quantile_release(col.name, j, k), "exponential-quantile", epsilon=eps_each,
+                                sensitivity=1.0, note="exponential mechanism over a public grid of the bounds (Smith 2011)")
+            steps.append(PlannedRelease(entry, functools.partial(_quantile_noise, q=j / (k + 1), epsilon=eps_each,
+                                                                 bounds=(lo, hi)), grid))
+    if not any(c.kind == "numeric" for c in feats):
+        return steps
+    if clip_epsilon <= 0:
+        return steps + [PlannedRelease(LedgerEntry(**CLIP_OFF_ENTRY), _nothing, Points((None,)))]
+    mech = DiscreteLaplaceMechanism(clip_epsilon)
+    entry = LedgerEntry(CLIP_RELEASE, "discrete laplace", epsilon=clip_epsilon, sensitivity=1.0, scale=mech.scale,
+                        note="one record changes the count by at most 1; released only as this noisy count")
+    return steps + [PlannedRelease(entry, lambda v, rng: int(mech.randomise(int(v), rng)), Integers(),
+                                   ("clipped_records_noisy",))]
+
+
+def _quantile_noise(counts, rng, *, q, epsilon, bounds) -> float:
+    below, n = counts
+    return dp_quantile_from_counts(below, n, q, epsilon, bounds, rng)
+
+
+def _nothing(value, rng):
+    return None
+
+
+def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: float, clip_epsilon: float, rng):
+    """:func:`fit_encoding` from the statistics of the data (:func:`encoding_statistics`): the releases, in order,
+    through the encoder's ledger following :func:`encoder_plan`."""
+    feats = schema.features
+    plan = encoder_plan(schema, quantile_epsilon, clip_epsilon)
+    ledger = PrivacyLedger(epsilon=quantile_epsilon + clip_epsilon).follow(plan)
+    steps, cuts = iter(plan), []
     for col in feats:
         if col.kind != "numeric":
             cuts.append(())
@@ -309,14 +352,15 @@ def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: f
         elif col.thresholds == "grid":
             cuts.append(grid_cut_points(col))
         else:
-            cuts.append(_dp_cuts(stats["quantiles"][col.name], col, eps_each, rng, entries))
+            released = [ledger.release(next(steps), stats["quantiles"][col.name], rng)
+                        for _ in range(col.n_thresholds)]
+            # cut points strictly inside the bounds (columns.quantile_cut_point); ties and end points carry no split
+            cuts.append(tuple(sorted({c for c in (quantile_cut_point(col, t) for t in released) if c is not None})))
     noisy = None
-    if clip_epsilon > 0 and any(c.kind == "numeric" for c in feats):
-        mech = DiscreteLaplaceMechanism(clip_epsilon)
-        noisy = int(mech.randomise(int(stats["clipped"]), rng))
-        entries.append(dict(release=CLIP_RELEASE,
-                            mechanism="discrete laplace", epsilon=clip_epsilon, sensitivity=1.0, scale=mech.scale,
-                            note="one record changes the count by at most 1; released only as this noisy count"))
+    step = next(steps, None)
+    if step is not None:  # a numeric column: the clipped count, or the entry saying there is none
+        noisy = ledger.release(step, stats["clipped"], rng)
+    if noisy is not None:
         threshold = clip_warning_threshold(clip_epsilon)
         if noisy >= threshold:  # a post-processing of the release: never of the data
             warnings.warn(
@@ -327,7 +371,7 @@ def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: f
                 "value is out of bounds; smaller counts are not reported. Check the bounds, or turn the count off "
                 "with clip_share=0.",
                 ClippingWarning, stacklevel=4)
-    return Encoding(schema, tuple(cuts)), entries, noisy
+    return Encoding(schema, tuple(cuts)), ledger, noisy
 
 
 #: The probability that the clipping warning fires when no value is out of bounds (noise alone), at most.
@@ -379,6 +423,10 @@ def validate_table(frame, schema: Schema) -> None:
 CLIP_RELEASE = "encoder: noisy count of records with values outside the bounds"
 #: The ledger's name for its zero-cost entry when that count is turned off (``clip_share=0``).
 CLIP_OFF_RELEASE = "encoder: no count of clipped records (clip_share=0)"
+#: The ledger's entry when ``clip_share=0`` and the schema has numeric columns: no count, no cost.
+CLIP_OFF_ENTRY = dict(release=CLIP_OFF_RELEASE, mechanism="none", epsilon=0.0,
+                      note="clip_share=0: values outside the bounds are clipped to them, and no count of those "
+                           "records is made, released or warned about; the encoder's share goes to the model")
 
 
 def quantile_release(name: str, j: int, k: int) -> str:
@@ -386,16 +434,3 @@ def quantile_release(name: str, j: int, k: int) -> str:
     return f"encoder: {name} quantile {j}/{k + 1}"
 
 
-def _dp_cuts(counts, col, eps_each, rng, entries) -> tuple:
-    below, n = counts
-    lo, hi = col.bounds
-    k = col.n_thresholds
-    released = []
-    for j in range(1, k + 1):
-        released.append(dp_quantile_from_counts(below, n, j / (k + 1), eps_each, (lo, hi), rng))
-        entries.append(dict(release=quantile_release(col.name, j, k), mechanism="exponential-quantile",
-                            epsilon=eps_each, sensitivity=1.0,
-                            note="exponential mechanism over a public grid of the bounds (Smith 2011)"))
-    # cut points strictly inside the bounds (columns.quantile_cut_point); ties and end points carry no split
-    cuts = {quantile_cut_point(col, t) for t in released}
-    return tuple(sorted(c for c in cuts if c is not None))
