@@ -125,8 +125,7 @@ def fit_errors_rule_list(X, y, *, candidates: CandidateSet, epsilon: float, delt
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
     for step in range(1, K + 1):
-        cand, caught = select_next_rule(cache, removed, used, None, float("nan"), rng, ledger, step,
-                                        planned=plan[step - 1])
+        cand, caught = select_next_rule(cache, removed, used, float("nan"), rng, ledger, plan[step - 1])
         if cand is None:
             out.stop_reason = "no improvement"
             break

@@ -47,8 +47,7 @@ def fit_gini_rule_list(X, y, *, candidates: CandidateSet, cfg: GiniListConfig, r
             value = ledger.release(step, int(n0 + n1), rng)
             out.remaining_counts.append(value)
         elif kind == "select":
-            cand, caught = select_next_rule(cache, removed, used, None, out.remaining_counts[-1], rng, ledger,
-                                            len(out.remaining_counts), planned=step)
+            cand, caught = select_next_rule(cache, removed, used, out.remaining_counts[-1], rng, ledger, step)
             value = cand is not None
             if value:
                 cells.append(caught)

@@ -121,23 +121,18 @@ class StepCounts:
         return np.minimum(self.c0, self.c1) + np.minimum(self.n0 - self.c0, self.n1 - self.c1)
 
 
-def select_next_rule(cache, removed: list, used: np.ndarray, selector, n_hat: float, rng, ledger, step: int,
-                     planned=None):
+def select_next_rule(cache, removed: list, used: np.ndarray, n_hat: float, rng, ledger, planned):
     """One greedy step of a DP rule list: select among the unused candidates and "no rule".
 
-    Records the selection in ``ledger`` (through ``planned``, the plan's step,
-    when the family has a release plan: ``ledger.release``); on a rule, marks
-    it used (``removed``, ``used``).  Returns ``(candidate, (negatives,
-    positives) it catches)``, or ``(None, None)`` when "no rule" is selected.
+    Releases the selection through ``ledger`` as the plan's step ``planned``
+    (its noise is the selector's ``choose``); on a rule, marks it used
+    (``removed``, ``used``).  Returns ``(candidate, (negatives, positives) it
+    catches)``, or ``(None, None)`` when "no rule" is selected.
     """
     n0, n1, c0, c1 = cache.counts(tuple(removed))
     idx = np.flatnonzero(~used)
     counts = StepCounts(np.append(c0[idx], 0.0), np.append(c1[idx], 0.0), n0, n1, n_hat)  # last: no rule
-    if planned is not None:
-        choice = ledger.release(planned, counts, rng)
-    else:
-        choice, entry = selector.select(counts, rng)
-        ledger.spend(f"rule {step}: selection", **entry)
+    choice = ledger.release(planned, counts, rng)
     if choice == len(idx):
         return None, None
     cand = int(idx[choice])

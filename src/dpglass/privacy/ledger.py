@@ -343,17 +343,3 @@ class PrivacyLedger:
         elif self.replayable is False:
             lines.append("noise: cryptographic (ChaCha20 keyed from the operating system)")
         return "\n".join(lines)
-
-
-
-
-def ledger_of(entries, *, epsilon: float, delta: float = 0.0, accountant: str = "basic") -> PrivacyLedger:
-    """A ledger with this budget holding ``entries`` in order, each spent again (so the budget is checked).
-
-    For a fit made of stages, each run against its own part of the budget
-    (e.g. a noisy count, then releases sized by it): the whole fit's ledger.
-    """
-    ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant=accountant)
-    for e in entries:
-        ledger.spend(**{k: getattr(e, k) for k in e.__dataclass_fields__})
-    return ledger
