@@ -17,7 +17,7 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "dpglass"
 
 #: Families whose fit spends only through ``PrivacyLedger.release`` (the list grows as families move to plans).
 PLANNED_FAMILIES = ("models/logistic.py", "models/_errors_rule_list.py", "models/_gini_rule_list.py",
-                    "models/bagging.py", "models/gbdt.py", "models/_gbdt_fit.py")
+                    "models/bagging.py", "models/gbdt.py", "models/_gbdt_fit.py", "models/boosting.py")
 
 
 def _step(name="count", eps=0.5, domain=Integers(), noise=lambda v, rng: [int(x) + 1 for x in v]):
