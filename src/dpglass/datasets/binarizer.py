@@ -19,6 +19,7 @@ The argument for its guarantee is in ``docs/privacy.md`` (section "Binarizer").
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -30,9 +31,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpglass._validation import InstanceOf, Interval, Options, validate_params
 from dpglass.exceptions import DataValidationError, InvalidParameterError, PrivacyLeakWarning
-from dpglass.privacy.ledger import PrivacyLedger
+from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
+from dpglass.privacy.plan import PlannedRelease, Points, Unrestricted
 from dpglass.privacy.quantile import check_bounds as _check_bounds
-from dpglass.privacy.quantile import dp_quantile
+from dpglass.privacy.quantile import dp_quantile, quantile_grid
 from dpglass.privacy.rng import check_random_state
 
 __all__ = ["Binarizer", "dp_quantile"]
@@ -54,6 +56,18 @@ def _format_value(t) -> str:
 def _round_release(t: float) -> float:
     """Round a released threshold to 6 significant digits (post-processing)."""
     return float(f"{t:.6g}")
+
+
+def _dp_quantile_noise(values, rng, *, q, epsilon, bounds) -> float:
+    return dp_quantile(values, q, epsilon, bounds, rng)
+
+
+def _exact_quantile(values, rng, *, q) -> float:
+    return float(np.quantile(values, q))
+
+
+def _observed_values(column, rng) -> list:
+    return sorted(pd.unique(column).tolist(), key=lambda v: (str(type(v)), str(v)))
 
 
 def _is_numeric(series: pd.Series) -> bool:
@@ -347,9 +361,16 @@ class Binarizer(TransformerMixin, BaseEstimator):
         for j, values in given.items():
             thresholds_[j] = self._check_given_thresholds(keys[j], values)
 
-        self._derive_thresholds(frame, derive, checked if self.method == "dp-quantiles" else {}, names, ledger,
-                                thresholds_)
-        categories_ = self._fit_categories(frame, keys, names, kinds, cats, ledger)
+        # every release through one plan: the thresholds' quantiles, then the categories read off the data
+        from_data = [j for j in range(len(keys)) if kinds[j] == "cat" and j not in cats]
+        plan = self._threshold_plan(derive, checked if self.method == "dp-quantiles" else {}, names)
+        plan += [PlannedRelease(LedgerEntry(f"categories of column {names[j]!r}", "observed-values", epsilon=0.0,
+                                            guarantee="none", note="non-private: the set of values present in the data"),
+                                _observed_values, Unrestricted()) for j in from_data]
+        steps = iter(plan)
+        ledger.follow(plan)
+        self._derive_thresholds(frame, derive, names, ledger, steps, thresholds_)
+        categories_ = self._fit_categories(frame, keys, names, kinds, cats, ledger, steps)
         out_names, layout = _output_layout(keys, names, kinds, thresholds_, categories_)
 
         self.n_features_in_ = len(keys)
@@ -368,31 +389,12 @@ class Binarizer(TransformerMixin, BaseEstimator):
         self.privacy_ledger_ = ledger
         return self
 
-    def _derive_thresholds(self, frame, derive, checked, names, ledger, thresholds_) -> None:
+    def _derive_thresholds(self, frame, derive, names, ledger, steps, thresholds_) -> None:
         """Thresholds of the numeric columns without given ones: DP quantiles, or exact ones (warns)."""
         qs = np.arange(1, self.n_thresholds + 1) / (self.n_thresholds + 1)
-        if derive and self.method == "dp-quantiles":
-            rng = check_random_state(self.random_state)
-            eps_each = self.epsilon / (len(derive) * len(qs))
-            for j in derive:
-                lo, hi = checked[j]
-                col = frame.iloc[:, j].to_numpy(dtype=float)
-                released = []
-                for q in qs:
-                    released.append(_round_release(dp_quantile(col, q, eps_each, (lo, hi), rng)))
-                    ledger.spend(
-                        f"threshold of column {names[j]!r}: quantile {q:.4g}",
-                        _MECHANISM,
-                        epsilon=eps_each,
-                        sensitivity=1.0,
-                        note=(
-                            f"exponential mechanism (Smith 2011) on utility -|#{{x < t}} - q n|, values clipped "
-                            f"to the public bounds [{lo:g}, {hi:g}]; budget {self.epsilon:g} split evenly over "
-                            f"{len(derive) * len(qs)} releases"
-                        ),
-                    )
-                thresholds_[j] = np.unique(np.asarray(released, dtype=float))
-        elif derive:  # method == "quantiles"
+        if not derive:
+            return
+        if self.method != "dp-quantiles":  # method == "quantiles"
             warnings.warn(
                 f"Binarizer(method='quantiles') computes thresholds from the data of column(s) "
                 f"{[names[j] for j in derive]!r} without differential privacy; models trained on the "
@@ -401,20 +403,37 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 PrivacyLeakWarning,
                 stacklevel=2,
             )
-            for j in derive:
-                col = frame.iloc[:, j].to_numpy(dtype=float)
-                thresholds_[j] = np.unique([_round_release(t) for t in np.quantile(col, qs)])
-                for q in qs:
-                    ledger.spend(
-                        f"threshold of column {names[j]!r}: quantile {q:.4g}",
-                        "empirical-quantile",
-                        epsilon=0.0,
-                        guarantee="none",
-                        note="non-private: the exact quantile of the data; no differential-privacy guarantee",
-                    )
+        rng = check_random_state(self.random_state) if self.method == "dp-quantiles" else None
+        for j in derive:
+            col = frame.iloc[:, j].to_numpy(dtype=float)
+            released = [_round_release(ledger.release(next(steps), col, rng)) for _ in qs]
+            thresholds_[j] = np.unique(np.asarray(released, dtype=float))
 
+    def _threshold_plan(self, derive, checked, names) -> list:
+        """The thresholds' releases, column by column and quantile by quantile: DP quantiles (points of the
+        public grid of the bounds) or, with ``method="quantiles"``, the exact ones, recorded as not private."""
+        steps, qs = [], np.arange(1, self.n_thresholds + 1) / (self.n_thresholds + 1)
+        eps_each = self.epsilon / max(len(derive) * len(qs), 1) if self.method == "dp-quantiles" else 0.0
+        for j in derive:
+            for q in qs:
+                release = f"threshold of column {names[j]!r}: quantile {q:.4g}"
+                if self.method != "dp-quantiles":
+                    entry = LedgerEntry(release, "empirical-quantile", epsilon=0.0, guarantee="none",
+                                        note="non-private: the exact quantile of the data; no differential-privacy "
+                                             "guarantee")
+                    steps.append(PlannedRelease(entry, functools.partial(_exact_quantile, q=q), Unrestricted()))
+                    continue
+                lo, hi = checked[j]
+                entry = LedgerEntry(release, _MECHANISM, epsilon=eps_each, sensitivity=1.0, note=(
+                    f"exponential mechanism (Smith 2011) on utility -|#{{x < t}} - q n|, values clipped "
+                    f"to the public bounds [{lo:g}, {hi:g}]; budget {self.epsilon:g} split evenly over "
+                    f"{len(derive) * len(qs)} releases"))
+                grid = Points(tuple(float(t) for t in quantile_grid(lo, hi)))
+                steps.append(PlannedRelease(entry, functools.partial(_dp_quantile_noise, q=q, epsilon=eps_each,
+                                                                     bounds=(lo, hi)), grid))
+        return steps
 
-    def _fit_categories(self, frame, keys, names, kinds, cats, ledger) -> dict:
+    def _fit_categories(self, frame, keys, names, kinds, cats, ledger, steps) -> dict:
         """Categories of the categorical columns: given, or read off the data (warns, ledger 'none')."""
         categories_ = {}
         from_data = []
@@ -425,14 +444,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 categories_[j] = self._check_categories(keys[j], cats[j])
             else:
                 from_data.append(j)
-                categories_[j] = sorted(pd.unique(frame.iloc[:, j]).tolist(), key=lambda v: (str(type(v)), str(v)))
-                ledger.spend(
-                    f"categories of column {names[j]!r}",
-                    "observed-values",
-                    epsilon=0.0,
-                    guarantee="none",
-                    note="non-private: the set of values present in the data",
-                )
+                categories_[j] = ledger.release(next(steps), frame.iloc[:, j], None)
         if from_data:
             warnings.warn(
                 f"Binarizer one-hot encodes column(s) {[names[j] for j in from_data]!r} with the values "

@@ -32,7 +32,7 @@ import numpy as np
 
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE, LedgerEntry
 
-__all__ = ["GridMultiples", "Integers", "PlannedRelease", "Points", "Product", "check_against_plan"]
+__all__ = ["GridMultiples", "Integers", "PlannedRelease", "Points", "Product", "Unrestricted", "check_against_plan"]
 
 
 @dataclass(frozen=True)
@@ -116,6 +116,18 @@ class Product:
 
     def __str__(self) -> str:
         return f"one of the {math.prod(len(s) for s in self._sets)} {self.what}"
+
+
+@dataclass(frozen=True)
+class Unrestricted:
+    """Any value: a non-private release (its entry's guarantee is ``"none"``), recorded so that the ledger says
+    so; there is no public domain to check."""
+
+    def problem(self, values) -> str | None:
+        return None
+
+    def __str__(self) -> str:
+        return "any value (a non-private release)"
 
 
 def _flat(values):
