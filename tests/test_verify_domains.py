@@ -26,7 +26,8 @@ import pytest
 from dpglass.cli import main
 from dpglass.exceptions import ModelFileError
 from dpglass.models import load_model
-from dpglass.models._verify import model_class, verify_model_dict
+from dpglass.models._files import model_class
+from dpglass.models._verify import verify_model_dict
 from dpglass.registry import REGISTRY, get_spec
 
 PIPELINE, LDP = "DPPipeline", "LDPHistogramClassifier"

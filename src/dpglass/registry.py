@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from dpglass.exceptions import InvalidParameterError
 
-__all__ = ["EstimatorSpec", "REGISTRY", "get_spec", "make_estimator", "list_estimators"]
+__all__ = ["EstimatorSpec", "REGISTRY", "get_spec", "make_estimator", "list_estimators", "registered_class"]
 
 
 @dataclass(frozen=True)
@@ -180,3 +180,8 @@ def make_estimator(name: str, **params):
 def list_estimators(private: bool | None = None) -> list[EstimatorSpec]:
     """Registered specs, optionally only the private (or non-private) ones."""
     return [s for s in REGISTRY.values() if private is None or s.private == private]
+
+
+def registered_class(class_name: str):
+    """The class of the registered estimator named ``class_name`` (as a model file names it), or None."""
+    return next((s.cls for s in list_estimators() if s.cls.__name__ == class_name), None)

@@ -47,7 +47,7 @@ import logging
 
 import numpy as np
 
-from dpglass.aggregates import table_from_keys, merge_counts
+from dpglass.aggregates.table import merge_counts, table_from_keys
 from dpglass.aggregates.numpy_backend import reduce_block
 from dpglass.exceptions import DataValidationError
 
@@ -510,7 +510,7 @@ def fit_table(estimator, X, y, *, classes=None, **kwargs):
         )
     if y is None:
         raise DataValidationError("This classifier requires y to be passed, but the target y is None.")
-    from dpglass.aggregates import adopt_table, is_distributed
+    from dpglass.aggregates.table import adopt_table, is_distributed
 
     if not (is_distributed(X) and is_distributed(y)):
         raise DataValidationError("X and y must both be dask collections (or both in memory).")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpglass.aggregates import PatternTable, count_keys, encode_keys, table_from_keys
+from dpglass.aggregates.table import PatternTable, count_keys, encode_keys, table_from_keys
 
 __all__ = ["pattern_table", "reduce_block"]
 

@@ -12,7 +12,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from dpglass.models._verify import format_model_report, read_model_file
+    from dpglass.models._files import format_model_report, read_model_file
 
     data, cls, names = read_model_file(args.model)  # raises ModelFileError unless verified
     print(f"model file: {args.model}")

@@ -41,6 +41,7 @@ from sklearn.utils.validation import validate_data
 
 from dpglass._validation import InstanceOf, Interval, Options, check_binary_y, validate_params
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
+from dpglass.local.labels import _declared_classes, _plain
 from dpglass.local.randomizers import (
     DEFAULT_MAX_CELLS,
     RANDOMIZERS,
@@ -129,24 +130,6 @@ def _check_block(values, half, name: str, grid: Grid, expected: int) -> None:
         raise DataValidationError("The half flags must be 0 or 1 (all 0 for 'oue' reports).")
     if name == "oue" and not np.isin(values, (0, 1)).all():
         raise DataValidationError("'oue' reports hold bits (0 or 1 only).")
-
-
-def _declared_classes(classes):
-    """The public label set as an array: two distinct labels (strings or numbers), or None."""
-    if classes is None:
-        return None
-    labels = list(classes)
-    if len(labels) != 2 or len({json.dumps(_plain(c)) for c in labels}) != 2:
-        raise InvalidParameterError(f"The 'classes' parameter must be the two distinct class labels, negative "
-                                    f"first. Got {classes!r} instead.")
-    if not all(isinstance(_plain(c), (str, numbers.Real)) and not isinstance(_plain(c), bool) for c in labels):
-        raise InvalidParameterError(f"The 'classes' labels must be strings or numbers. Got {classes!r} instead.")
-    return np.asarray(labels)
-
-
-def _plain(value):
-    """A numpy scalar as its Python value (JSON-ready)."""
-    return value.item() if hasattr(value, "item") else value
 
 
 class _GridClassifierMixin:

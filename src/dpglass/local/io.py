@@ -90,7 +90,7 @@ def save_reports(reports: Reports, path, feature_names=None, classes=None) -> No
     meta = {**reports.metadata(), "feature_names": None if feature_names is None else [str(c) for c in feature_names],
             "guarantee": f"each report is {reports.alpha:g}-LDP"}
     if classes is not None:
-        from dpglass.local.classifier import _declared_classes, _plain
+        from dpglass.local.labels import _declared_classes, _plain
 
         meta["classes"] = [_plain(c) for c in _declared_classes(classes)]
     w = ReportWriter(path, meta, reports.values.shape[1], reports.values.dtype)

@@ -28,10 +28,10 @@ __all__ = [
 def load_model(path):
     """Load any dpglass model saved as JSON with its ``save`` method.
 
-    The JSON names the model's class (:func:`dpglass.models._verify.model_class`: the registry's, the table
+    The JSON names the model's class (:func:`dpglass.models._files.model_class`: the registry's, the table
     pipeline's or the local-DP classifier's).
     """
-    from dpglass.models._verify import model_class
+    from dpglass.models._files import model_class
 
     try:
         with open(path, encoding="utf-8") as fh:

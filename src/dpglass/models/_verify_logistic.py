@@ -38,7 +38,7 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
           or any(e.get("mechanism") == COUNT_MECHANISM for e in ctx.entries)):  # only files from before the offset lack it
         _fail("class_counts", "is missing", "the released class counts (every file since the class-count offset)")
     if ctx.ledger is not None:  # its own fit (a selection's file is checked by its selection): replay the plan
-        from dpglass.models.logistic import release_plan
+        from dpglass.models._logistic_plan import release_plan
         from dpglass.privacy.plan import check_against_plan
 
         try:
@@ -53,7 +53,7 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
 def _check_logistic_offset(data: dict, ctx: _Context) -> None:
     """DPLogisticRegression: the intercept is the grid coordinate plus the log-odds of the released class counts
     (derived values: recomputed from the releases)."""
-    from dpglass.models.logistic import class_offset
+    from dpglass.models._logistic_plan import class_offset
 
     counts, p = data["class_counts"], ctx.params
     if not p.get("fit_intercept", True):

@@ -20,7 +20,7 @@ _KEYS = {"model", "params", "classes", "n_features_in", "feature_names", "encodi
 
 def verify_pipeline_dict(data: dict, cls, check_top_level, check_ledger_shape, check_ledger_totals, close, fail):
     """Refuse an inconsistent pipeline file (helpers come from ``_verify`` to avoid an import cycle)."""
-    from dpglass.models.pipeline import _model_class
+    from dpglass.registry import registered_class
     from dpglass.schema import Encoding
 
     check_top_level(data, cls)
@@ -43,7 +43,9 @@ def verify_pipeline_dict(data: dict, cls, check_top_level, check_ledger_shape, c
     if [c.name for c in encoding.schema.features] != data["feature_names"]:
         fail("feature_names", "differ from the schema's feature columns", "the schema's feature column names")
     inner = data["inner_model"]
-    inner_cls = _model_class(inner.get("model"))
+    inner_cls = registered_class(inner.get("model"))
+    if inner_cls is None:
+        fail("inner_model.model", f"is {inner.get('model')!r}", "a registered dpglass model")
     from dpglass.models._verify import verify_model_dict
 
     verify_model_dict(inner, inner_cls)
@@ -99,7 +101,7 @@ def _check_encoder_releases(data: dict, encoding, params: dict, close, fail) -> 
     that dropped an entry but kept what it released would claim less than it
     spent.)
     """
-    from dpglass.models.pipeline import encoder_epsilons
+    from dpglass.schema.encoding import encoder_epsilons
     from dpglass.privacy.plan import check_against_plan
     from dpglass.schema.encoding import encoder_plan, grid_cut_points, quantile_cut_points
 

@@ -29,6 +29,7 @@ from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryCla
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
 from dpglass.schema import Encoding, Schema, fit_encoding, load_schema
+from dpglass.schema.encoding import encoder_epsilons  # noqa: F401  (re-exported: the pipeline's budget split)
 
 __all__ = ["DPPipeline"]
 
@@ -293,6 +294,15 @@ class DPPipeline(BinaryClassifierBase):
         }
 
     @classmethod
+    def _verify_dict(cls, data: dict) -> None:
+        """The pipeline file's checks (``verify_model_dict`` calls them for this class)."""
+        from dpglass.models import _verify
+        from dpglass.models._verify_pipeline import verify_pipeline_dict
+
+        verify_pipeline_dict(data, cls, _verify._check_top_level, _verify._check_ledger_shape,
+                             _verify._check_ledger_totals, _verify._close, _verify._fail)
+
+    @classmethod
     def from_dict(cls, data: dict):
         from dpglass.models._verify import verify_model_dict
 
@@ -323,16 +333,6 @@ class _Encoded:
     clip_epsilon: float
 
 
-def encoder_epsilons(schema: Schema, epsilon: float, quantile_share: float, clip_share: float) -> tuple:
-    """``(quantile epsilon, clipped-count epsilon)`` the encoder spends: each share of ``epsilon`` only when the
-    schema has something to spend it on (a dp-quantiles column; a numeric column).  Parameters only: the
-    fit and the file verifier both use it."""
-    numeric = [c for c in schema.features if c.kind == "numeric"]
-    eps_q = epsilon * quantile_share if any(c.thresholds == "dp-quantiles" for c in numeric) else 0.0
-    eps_clip = epsilon * clip_share if numeric else 0.0
-    return eps_q, eps_clip
-
-
 def _statistics(part, schema, clip):
     from dpglass.schema.encoding import encoding_statistics
 
@@ -345,9 +345,9 @@ def _encode(part, encoding):
 
 
 def _model_class(name: str):
-    from dpglass.registry import list_estimators
+    from dpglass.registry import registered_class
 
-    for spec in list_estimators():
-        if spec.cls.__name__ == name:
-            return spec.cls
-    raise DataValidationError(f"The pipeline's inner model {name!r} is not a dpglass model.")
+    cls = registered_class(name)
+    if cls is None:
+        raise DataValidationError(f"The pipeline's inner model {name!r} is not a dpglass model.")
+    return cls

@@ -297,6 +297,16 @@ def merge_statistics(parts) -> dict:
     return {"quantiles": quantiles, "clipped": clipped}
 
 
+def encoder_epsilons(schema: Schema, epsilon: float, quantile_share: float, clip_share: float) -> tuple:
+    """``(quantile epsilon, clipped-count epsilon)`` the encoder spends: each share of ``epsilon`` only when the
+    schema has something to spend it on (a dp-quantiles column; a numeric column).  Parameters only: the
+    pipeline's fit and its file verifier both use it."""
+    numeric = [c for c in schema.features if c.kind == "numeric"]
+    eps_q = epsilon * quantile_share if any(c.thresholds == "dp-quantiles" for c in numeric) else 0.0
+    eps_clip = epsilon * clip_share if numeric else 0.0
+    return eps_q, eps_clip
+
+
 def encoder_plan(schema: Schema, quantile_epsilon: float, clip_epsilon: float) -> list[PlannedRelease]:
     """The encoder's releases, in order (docs/privacy.md, "Release plans"): every DP quantile of every
     ``dp-quantiles`` column (a point of the public quantile grid), then, when the schema has numeric columns,

@@ -1,0 +1,267 @@
+"""The pattern table: distinct (0/1 row, label) pairs of a dataset with their record counts, and the key
+arithmetic that builds and merges them.  The core of :mod:`dpglass.aggregates` (its backends build on it)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["CHUNK_ROWS", "PackedRows", "PatternTable", "adopt_table", "count_keys", "encode_keys", "is_distributed",
+           "key_dtype", "merge_counts", "table_from_keys"]
+
+#: Rows processed at a time (unpacking, matrix products): fixed, so that every
+#: float sum is taken in the same order whatever the backend or machine.
+CHUNK_ROWS = 1 << 15
+
+
+def _unpack(packed: np.ndarray, d: int) -> np.ndarray:
+    return np.unpackbits(packed, axis=1, count=d) if packed.shape[0] else np.zeros((0, d), np.uint8)
+
+
+class PackedRows:
+    """A 0/1 matrix stored bit-packed (``np.packbits`` along rows: d/8 bytes a row).
+
+    Read by column (:meth:`column`), by chunk of unpacked rows
+    (:meth:`chunks`), or through weighted column sums (:meth:`tdot`), which
+    never materialise a float copy of more than :data:`CHUNK_ROWS` rows.
+    """
+
+    def __init__(self, packed: np.ndarray, n_features: int):
+        self.packed = np.ascontiguousarray(packed, dtype=np.uint8)
+        self.n_features = int(n_features)
+
+    @classmethod
+    def from_array(cls, X) -> "PackedRows":
+        X = np.asarray(X)
+        n, d = X.shape
+        packed = np.empty((n, (d + 7) // 8), dtype=np.uint8)
+        for s in range(0, n, CHUNK_ROWS):
+            packed[s : s + CHUNK_ROWS] = np.packbits(X[s : s + CHUNK_ROWS] != 0, axis=1)
+        return cls(packed, d)
+
+    @property
+    def n_rows(self) -> int:
+        return self.packed.shape[0]
+
+    def unpack(self, rows=slice(None)) -> np.ndarray:
+        """The unpacked uint8 rows selected by ``rows`` (a slice, index array or mask)."""
+        return _unpack(self.packed[rows], self.n_features)
+
+    def chunks(self, index: np.ndarray | None = None):
+        """Yield ``(selection, uint8 rows)`` over all rows (or ``index``), :data:`CHUNK_ROWS` at a time."""
+        n = self.n_rows if index is None else len(index)
+        for s in range(0, n, CHUNK_ROWS):
+            sel = slice(s, min(s + CHUNK_ROWS, n)) if index is None else index[s : s + CHUNK_ROWS]
+            yield sel, self.unpack(sel)
+
+    def column(self, j: int) -> np.ndarray:
+        """Column ``j`` as uint8 (read from the packed bits)."""
+        return (self.packed[:, j >> 3] >> (7 - (j & 7))) & np.uint8(1)
+
+    def tdot(self, w: np.ndarray) -> np.ndarray:
+        """``X.T @ w`` in float64 for a vector or ``(n, k)`` matrix ``w``, chunk by chunk in a fixed order."""
+        w = np.asarray(w, dtype=np.float64)
+        out = np.zeros((self.n_features,) + w.shape[1:])
+        for sel, rows in self.chunks():
+            out += rows.T.astype(np.float64) @ w[sel]
+        return out
+
+    def map_rows(self, fn) -> np.ndarray:
+        """``fn(rows)`` applied chunk by chunk to the unpacked rows, concatenated."""
+        parts = [fn(rows) for _, rows in self.chunks()]
+        return np.concatenate(parts) if parts else fn(np.zeros((0, self.n_features), np.uint8))
+
+
+class PatternTable(PackedRows):
+    """The distinct (row, label) pairs of a training set with their record counts.
+
+    Entries are sorted by the bytes of the packed row, then by the label.
+
+    Attributes
+    ----------
+    packed : ndarray of uint8, shape (m, ceil(d / 8))
+    labels : ndarray of uint8, shape (m,)
+        0 or 1 (``classes_[1]`` is 1).
+    counts : ndarray of int64, shape (m,)
+        Records with this row and label (>= 1).
+    n_features : int
+    classes : list of two labels or None
+        ``[negative, positive]``: label 1 is ``classes[1]``.  Set when the
+        table is built for a fit (a table passed to ``fit`` must carry it).
+    columns : list or None
+        The feature names, when the data had them.
+    """
+
+    def __init__(self, packed, labels, counts, n_features: int, *, classes=None, columns=None):
+        super().__init__(packed, n_features)
+        self.labels = np.asarray(labels, dtype=np.uint8)
+        self.counts = np.asarray(counts, dtype=np.int64)
+        self.classes = None if classes is None else list(classes)
+        self.columns = None if columns is None else list(columns)
+
+    @property
+    def n_entries(self) -> int:
+        return self.n_rows
+
+    @property
+    def n_records(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(records, features)``, as the array it summarises."""
+        return self.n_records, self.n_features
+
+    def by_pattern(self):
+        """``(rows, w0, w1)``: the distinct rows (bit-packed, sorted) and their negative / positive counts (float64)."""
+        m = self.n_entries
+        if m == 0:
+            return self.packed, np.zeros(0), np.zeros(0)
+        # entries are sorted by (row, label): a row has one or two entries, label 0 first
+        new = np.ones(m, dtype=bool)
+        for s in range(1, m, CHUNK_ROWS):
+            e = min(s + CHUNK_ROWS, m)
+            new[s:e] = np.any(self.packed[s:e] != self.packed[s - 1 : e - 1], axis=1)
+        first = np.flatnonzero(new)
+        del new
+        k = first.size
+        w0, w1 = np.zeros(k), np.zeros(k)
+        for s in range(0, k, CHUNK_ROWS):  # by chunks: no full-size temporaries
+            a = first[s : s + CHUNK_ROWS]
+            b = np.append(first[s + 1 : s + CHUNK_ROWS + 1], m)[: a.size] - 1  # each row's last entry
+            w0[s : s + a.size] = np.where(self.labels[a] == 0, self.counts[a], 0)
+            w1[s : s + a.size] = np.where(self.labels[b] == 1, self.counts[b], 0)
+        return self.packed[first], w0, w1
+
+    def with_counts(self, counts) -> "PatternTable":
+        """The table of the same entries with new ``counts`` (entries whose count is 0 are dropped).
+
+        Used to split a table into parts (a train / validation split, the
+        teachers' parts): each part keeps the order, classes and columns.
+        """
+        counts = np.asarray(counts, dtype=np.int64)
+        keep = np.flatnonzero(counts)
+        return PatternTable(self.packed[keep], self.labels[keep], counts[keep], self.n_features,
+                            classes=self.classes, columns=self.columns)
+
+    def records(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(X01, y01)``: one row per record, entry by entry in the table's order (the counts expanded).
+
+        For learners that read records, not tables; memory is that of the records.
+        """
+        index = np.repeat(np.arange(self.n_entries), self.counts)
+        return self.unpack(index), self.labels[index]
+
+    def equals(self, other: "PatternTable") -> bool:
+        return (self.n_features == other.n_features and np.array_equal(self.packed, other.packed)
+                and np.array_equal(self.labels, other.labels) and np.array_equal(self.counts, other.counts))
+
+
+# ------------------------------------------------------------ keys (both backends)
+def key_dtype(n_features: int) -> np.dtype:
+    """Packed row plus a label byte: a uint64 when it fits in 8 bytes, raw bytes otherwise."""
+    width = (n_features + 7) // 8 + 1
+    return np.dtype(np.uint64) if width <= 8 else np.dtype((np.void, width))
+
+
+def encode_keys(X, y01, n_features: int) -> np.ndarray:
+    """One sortable key per record: its packed row then its label, compared as bytes."""
+    X = np.asarray(X)
+    n = X.shape[0]
+    B = (n_features + 7) // 8
+    dt = key_dtype(n_features)
+    keys = np.empty(n, dtype=dt)
+    width = 8 if dt == np.uint64 else B + 1
+    for s in range(0, n, CHUNK_ROWS):
+        e = min(s + CHUNK_ROWS, n)
+        buf = np.zeros((e - s, width), dtype=np.uint8)
+        if B:
+            buf[:, :B] = np.packbits(X[s:e] != 0, axis=1)
+        buf[:, B] = y01[s:e]
+        if dt == np.uint64:
+            keys[s:e] = buf.view(">u8")[:, 0]  # big-endian: integer order is byte order
+        else:
+            keys[s:e] = buf.view(dt)[:, 0]
+    return keys
+
+
+def count_keys(keys: np.ndarray, counts: np.ndarray | None = None, *, owned: bool = False):
+    """``(sorted distinct keys, int64 counts)``: the exact reduction, whatever order the keys come in.
+
+    Without ``counts`` each key counts once; ``owned=True`` lets the keys be sorted in place.
+    """
+    if counts is None:
+        if not owned:
+            keys = keys.copy()
+        keys.sort()
+        if keys.size == 0:
+            return keys, np.zeros(0, dtype=np.int64)
+        new = np.empty(keys.size, dtype=bool)
+        new[0] = True
+        new[1:] = keys[1:] != keys[:-1]
+        start = np.flatnonzero(new)
+        del new
+        c = np.diff(np.append(start, keys.size))
+        return keys[start], c.astype(np.int64, copy=False)
+    order = np.argsort(keys, kind="stable")
+    keys, counts = keys[order], np.asarray(counts, dtype=np.int64)[order]
+    del order
+    if keys.size == 0:
+        return keys, counts
+    start = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    return keys[start], np.add.reduceat(counts, start)
+
+
+def merge_counts(*parts):
+    """Merge several ``(keys, counts)`` reductions into one (exact integer sums)."""
+    parts = [p for p in parts if p[0].size] or parts[:1]
+    if len(parts) == 1:
+        return parts[0]
+    return count_keys(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+
+
+def table_from_keys(keys: np.ndarray, counts: np.ndarray, n_features: int) -> PatternTable:
+    B = (n_features + 7) // 8
+    m = keys.shape[0]
+    packed = np.empty((m, B), dtype=np.uint8)
+    labels = np.empty(m, dtype=np.uint8)
+    for s in range(0, m, CHUNK_ROWS):
+        block = keys[s : s + CHUNK_ROWS]
+        if keys.dtype == np.uint64:
+            raw = block.astype(">u8").view(np.uint8).reshape(-1, 8)
+        else:
+            raw = block.view(np.uint8).reshape(-1, B + 1)
+        packed[s : s + CHUNK_ROWS] = raw[:, :B]
+        labels[s : s + CHUNK_ROWS] = raw[:, B]
+    return PatternTable(packed, labels, counts, n_features)
+
+
+def adopt_table(estimator, table: PatternTable, declared=None) -> PatternTable:
+    """Set ``n_features_in_``, ``feature_names_in_`` and ``classes_`` of ``estimator`` from a table it fits on.
+
+    ``declared`` is the label set the estimator was given (its ``classes``
+    parameter or the caller's schema), which must be the table's.
+    """
+    from dpglass.exceptions import DataValidationError
+
+    if table.classes is None or len(table.classes) != 2:
+        raise DataValidationError("A PatternTable passed to fit must carry its two classes (table.classes).")
+    if declared is not None and [*declared] != [*table.classes]:
+        raise DataValidationError(f"The table's classes {list(table.classes)!r} are not the declared classes "
+                                  f"{list(declared)!r}.")
+    if table.n_records == 0:
+        raise DataValidationError("X is empty: fit needs at least one record.")
+    columns = table.columns
+    estimator.n_features_in_ = table.n_features
+    if columns is not None and len(columns) == table.n_features and all(isinstance(c, str) for c in columns):
+        estimator.feature_names_in_ = np.asarray(columns, dtype=object)
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    estimator.classes_ = np.asarray(table.classes)
+    return table
+
+
+# ------------------------------------------------------------------- dispatch
+def is_distributed(X) -> bool:
+    """Whether ``X`` is a dask collection (the Dask backend then builds the table)."""
+    mod = type(X).__module__ or ""
+    return mod.startswith("dask") and hasattr(X, "__dask_graph__")
