@@ -24,7 +24,7 @@ A learner never sees the records themselves, only this table:
   a dask DataFrame: a map over the partitions) and its model builds the table
   of the encoded columns;
 * :class:`~dpglass.models.gbdt.DPGradientBoostingClassifier` reads the
-  *binned* pattern table of :mod:`dpglass.aggregates.binned` (distinct
+  *binned* pattern table of :mod:`dpglass.models._gbdt_binned` (distinct
   bin-code rows of numeric and 0/1 columns, binned with public edges), built
   from these same keys and merges.
 

@@ -16,7 +16,7 @@ Two learners on the same binned data (``_gbdt_trees``) and releases
   ``3 g*^2``), leaves ``-sum g / (m + lambda)`` geometrically clipped, plus
   Laplace noise.
 
-Both learn from the **binned pattern table** (:mod:`dpglass.aggregates.binned`):
+Both learn from the **binned pattern table** (:mod:`dpglass.models._gbdt_binned`):
 the distinct (bin-code row, label) pairs with their record counts.  Records
 of one entry share their prediction, gradient, Hessian, node and leaf, so
 every sum is taken over the entries with the counts as integer weights (a

@@ -9,7 +9,7 @@ bin 0 is the node's total minus its other bins.  Most cells of one-hot
 columns are 0, so Adult's cells are about a ninth of ``B``: no per-feature
 loop, and no index or float copy of more than one chunk of cells (built
 chunk by chunk too).  The rows are the entries of the binned pattern table
-(:mod:`dpglass.aggregates.binned`).  (Only sums of the weight vectors passed
+(:mod:`dpglass.models._gbdt_binned`).  (Only sums of the weight vectors passed
 in are computed; nothing here is released.)
 """
 

@@ -28,7 +28,7 @@ Both compose their releases by ``accountant``: with ``delta > 0`` the default
 split selections count as bounded-range, ``eps^2/8``-zCDP) and keeps the one
 that lets each tree spend more; ``delta = 0`` is basic composition.
 
-Both learn from the binned pattern table (:mod:`dpglass.aggregates.binned`:
+Both learn from the binned pattern table (:mod:`dpglass.models._gbdt_binned`:
 the distinct bin-code rows and labels with their record counts), built in
 memory or, for a dask DataFrame and Series, on a Dask cluster: the same
 table, so the same model for the same ``random_state``.
@@ -155,7 +155,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
     """
 
     _private = True
-    _distributed_fit = True  # dask DataFrames: binned and reduced on the cluster (dpglass.aggregates.binned)
+    _distributed_fit = True  # dask DataFrames: binned and reduced on the cluster (dpglass.models._gbdt_binned)
     _parameter_constraints = {
         "epsilon": EPSILON,
         "delta": DELTA_OR_NONE,
@@ -269,7 +269,7 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         ``X`` and ``y`` may be a dask DataFrame of numeric columns and a dask
         Series of labels (``pip install "dpglass[dask]"``): the partitions are
         binned and reduced to the binned pattern table on the cluster
-        (:mod:`dpglass.aggregates.binned`), and the model is the one the same
+        (:mod:`dpglass.models._gbdt_binned`), and the model is the one the same
         data in memory gives with the same ``random_state``.
 
         Returns
@@ -328,8 +328,8 @@ class DPGradientBoostingClassifier(BinaryClassifierBase):
         return budget(Public.of(params, len(self.bounds_)))
 
     def _binned_table(self, data) -> Binned:
-        """The binned pattern table of the training data (:mod:`dpglass.aggregates.binned`), in memory or on Dask."""
-        from dpglass.aggregates.binned import BitLayout, binned_table
+        """The binned pattern table of the training data (:mod:`dpglass.models._gbdt_binned`), in memory or on Dask."""
+        from dpglass.models._gbdt_binned import BitLayout, binned_table
 
         n_cuts = np.array([e.size for e in self.edges_], dtype=np.int64)
         if isinstance(data, _DaskData):
@@ -487,20 +487,20 @@ class _DaskData:
         return cls(X, y, columns, declared)
 
     def _binning(self, estimator, edges):
-        from dpglass.aggregates.binned import PartitionBinning
+        from dpglass.models._gbdt_binned import PartitionBinning
 
         return PartitionBinning(tuple(self.columns), tuple(estimator.bounds_), tuple(edges),
                                 tuple(int(e.size) for e in edges), type(estimator).__name__)
 
     def grid_counts(self, estimator, numeric: list, grid_cells: int):
-        from dpglass.aggregates.binned import dask_grid_counts
+        from dpglass.models._gbdt_binned import dask_grid_counts
 
         no_edges = [np.array([0.5])] * len(self.columns)  # not known yet, and counting does not bin
         return dask_grid_counts(self.X, self._binning(estimator, no_edges), numeric, grid_cells)
 
     def table(self, estimator):
         """The binned pattern table (sets ``classes_``); empty data is refused."""
-        from dpglass.aggregates.binned import dask_binned_table
+        from dpglass.models._gbdt_binned import dask_binned_table
 
         table, classes = dask_binned_table(self.X, self.y, self._binning(estimator, estimator.edges_),
                                            classes=self.classes)

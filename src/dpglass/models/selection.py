@@ -668,7 +668,7 @@ def _learns_from_table(estimator) -> bool:
     """Whether a candidate fits on the search's 0/1 pattern table (``BinaryClassifierBase._check_fit_data``).
 
     Models that fit through Dask learn from that table, except DP-GBDT: it reads numeric columns and builds
-    its own binned table (:mod:`dpglass.aggregates.binned`), so it is given the training part's records (its
+    its own binned table (:mod:`dpglass.models._gbdt_binned`), so it is given the training part's records (its
     binned table of them is the same whatever their order).
     """
     from dpglass.models.gbdt import DPGradientBoostingClassifier
