@@ -1,8 +1,5 @@
 """dpglass estimators (scikit-learn compatible, binary labels on 0/1 features)."""
 
-import json
-
-from dpglass.exceptions import DataValidationError
 from dpglass.models.bagging import DPBaggingClassifier, SubsampleAggregateClassifier
 from dpglass.models.boosting import SmoothBoostClassifier
 from dpglass.models.gbdt import DPGradientBoostingClassifier
@@ -31,15 +28,7 @@ def load_model(path):
     The JSON names the model's class (:func:`dpglass.models._files.model_class`: the registry's, the table
     pipeline's or the local-DP classifier's).
     """
-    from dpglass.models._files import model_class
+    from dpglass.models._files import open_model_file
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise DataValidationError(f"Could not read a dpglass model from {path}: {exc}") from exc
-    name = data.get("model") if isinstance(data, dict) else None
-    cls = model_class(name)
-    if cls is None or not hasattr(cls, "from_dict"):
-        raise DataValidationError(f"{path} does not hold a dpglass model (model={name!r}).")
+    data, cls = open_model_file(path)  # a ModelFileError (a DataValidationError) naming the path
     return cls.from_dict(data)

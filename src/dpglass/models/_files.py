@@ -14,7 +14,22 @@ from dpglass.models._file_checks import ADVICE, _fmt
 from dpglass.models._verify import verify_model_dict
 from dpglass.privacy.ledger import PrivacyLedger
 
-__all__ = ["format_model_report", "model_class", "read_model_file"]
+__all__ = ["format_model_report", "model_class", "open_model_file", "read_model_file"]
+
+
+def open_model_file(path) -> tuple:
+    """``(data, cls)``: a model file's JSON and the class it names (not yet verified: ``cls.from_dict`` does)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ModelFileError(f"{path}: could not read a dpglass model file ({exc}).") from None
+    model = data.get("model") if isinstance(data, dict) else None
+    cls = model_class(model)
+    if cls is None or not hasattr(cls, "from_dict"):
+        raise ModelFileError(f"{path}: 'model' is {model!r}, not a dpglass model (the registry's models, "
+                             f"DPPipeline and LDPHistogramClassifier). {ADVICE}")
+    return data, cls
 
 
 def read_model_file(path):
@@ -28,22 +43,13 @@ def read_model_file(path):
     """
     from dpglass.registry import list_estimators
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise ModelFileError(f"{path}: could not read a dpglass model file ({exc}).") from None
-    model = data.get("model") if isinstance(data, dict) else None
-    cls = model_class(model)
-    if cls is None:
-        raise ModelFileError(f"{path}: 'model' is {model!r}, not a dpglass model (the registry's models, "
-                             f"DPPipeline and LDPHistogramClassifier). {ADVICE}")
+    data, cls = open_model_file(path)
     try:
         verify_model_dict(data, cls)
         cls.from_dict(data)
     except ModelFileError as exc:
         raise ModelFileError(f"{path}: {exc}") from None
-    if model == "DPPipeline":  # a schema's encoder and a registered model: name the model
+    if data["model"] == "DPPipeline":  # a schema's encoder and a registered model: name the model
         inner = data["inner_model"]
         return data, cls, [f"encoder + {name}" for name in _registry_names(inner, list_estimators())]
     return data, cls, _registry_names(data, list_estimators())

@@ -123,15 +123,9 @@ def _top_down_releases(t: dict, field: str) -> tuple[list, list]:
 
 def _check_domains(steps, view: dict) -> None:
     """Every released field of the plan in its domain (a file whose ledger is its selection's)."""
-    from dpglass.privacy.plan import field_values
+    from dpglass.privacy.plan import check_domains
 
-    for step in steps:
-        for part in (step, *step.parts):
-            for path in part.fields:
-                for name, values in field_values(view, path, _fail, step.release):
-                    problem = part.domain.problem(values)
-                    if problem is not None:
-                        _fail(name, problem, f"{part.domain}, the public domain of {step.release!r}")
+    check_domains(steps, view, _fail)
 
 
 def _check_hypothesis(h, field: str, learner: str, d: int, tree_nodes: int) -> None:

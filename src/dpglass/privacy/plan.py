@@ -32,7 +32,8 @@ import numpy as np
 
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE, LedgerEntry
 
-__all__ = ["GridMultiples", "Integers", "PlannedRelease", "Points", "Product", "Unrestricted", "check_against_plan"]
+__all__ = ["GridMultiples", "Integers", "PlannedRelease", "Points", "Product", "Unrestricted", "check_against_plan",
+           "check_domains"]
 
 
 @dataclass(frozen=True)
@@ -206,6 +207,12 @@ def check_against_plan(raw_entries: list, plan: list, data: dict, fail) -> None:
         extra = sorted(set(got) - set(want))
         if extra:
             fail(f"privacy_ledger.entries[{i}].{extra[0]}", "is not a ledger field", "only the fields dpglass writes")
+    check_domains(plan, data, fail)
+
+
+def check_domains(plan: list, data: dict, fail) -> None:
+    """Every released field of the plan's steps (and of their parts) lies in the step's public domain."""
+    for step in plan:
         for part in (step, *step.parts):
             for path in part.fields:
                 for name, values in field_values(data, path, fail, step.release):
