@@ -244,3 +244,87 @@ def test_no_ledger_entry_is_written_outside_release():
             appenders.add(rel)
     assert spenders == set(NOT_YET_PLANNED), spenders
     assert appenders == {"privacy/ledger.py"}, appenders
+
+
+# ------------------------------------------------------------------ the issue-27 review (helper-15)
+def test_an_entrys_sensitivity_and_scale_have_no_float_room(saved_list):
+    """M1: within the 1e-9 tolerance a sensitivity or scale carried ~20 free bits (a record hidden in 6 of them
+    loaded as verified); only a calibrated epsilon (and what follows from it) may differ in its last bits."""
+    for key in ("sensitivity", "scale"):
+        data = json.loads(json.dumps(saved_list))
+        value = _entries(data)[0][key]
+        _entries(data)[0][key] = value * (1 + 3e-10)
+        with pytest.raises(ModelFileError, match=rf"entries\[0\]\.{key}"):
+            load_model_dict(data)
+
+
+def test_a_logistic_file_states_the_ledger_its_fit_writes(saved):
+    """M3: a logistic file switched to the pld accountant with a free delta loaded as verified."""
+    data = json.loads(json.dumps(saved))
+    data["privacy_ledger"].update(accountant="pld")
+    data["privacy_ledger"]["budget"]["delta"] = 3.7419e-7
+    with pytest.raises(ModelFileError):
+        load_model_dict(data)
+
+
+@pytest.fixture(scope="module")
+def searched_files():
+    from dpglass.models import DPRuleListClassifier
+    from dpglass.models.selection import PrivateGridSearch
+
+    rng = np.random.default_rng(7)
+    X = (rng.random((500, 4)) < 0.5).astype(int)
+    y = X[:, 0] | X[:, 1]
+    out = {}
+    for name, est, grid in (("logistic", DPLogisticRegression(classes=[0, 1]), {"alpha": [10.0, 30.0]}),
+                            ("gini", DPRuleListClassifier(mechanism="exponential", classes=[0, 1]),
+                             {"max_length": [2, 3]})):
+        search = PrivateGridSearch(est, grid, epsilon=3.0, stopping_probability=0.5, random_state=1).fit(X, y)
+        out[name] = json.loads(json.dumps(search.to_dict()))
+    return out
+
+
+SEARCHED_TAMPERS = {
+    "logistic: intercept_grid off the grid": ("logistic", lambda d: d.update(intercept_grid=0.41723)),
+    "logistic: a raw coefficient": ("logistic", lambda d: d["coef"].__setitem__(0, 0.41723)),
+    "gini: a raw remaining count": ("gini", lambda d: d["remaining_counts"].__setitem__(0, 37.42)),
+    "gini: remaining counts dropped": ("gini", lambda d: d.update(remaining_counts=[])),
+    "gini: the stop reason": ("gini", lambda d: d.update(stop_reason="minimum support" if d["stop_reason"]
+                                                        != "minimum support" else "max_length")),
+}
+
+
+@pytest.mark.parametrize("tamper", list(SEARCHED_TAMPERS))
+def test_a_searched_models_values_are_checked_too(searched_files, tamper):
+    """M2: in a PrivateGridSearch file (the model has no ledger of its own) the model's released values went
+    unchecked for logistic regression and the Gini lists."""
+    which, edit = SEARCHED_TAMPERS[tamper]
+    data = json.loads(json.dumps(searched_files[which]))
+    load_model_dict(json.loads(json.dumps(data)))  # the untouched file loads
+    edit(data)
+    with pytest.raises(ModelFileError):
+        load_model_dict(data)
+
+
+@pytest.mark.parametrize("where", ["rules.0", "rules.0.conditions.0", "default_rule"])
+def test_a_rule_holds_only_the_fields_dpglass_writes(saved_list, where):
+    """M5: an added key inside a rule or a condition loaded as verified."""
+    data = json.loads(json.dumps(saved_list))
+    obj = data
+    for key in where.split("."):
+        obj = obj[int(key)] if key.isdigit() else obj[key]
+    obj["comment"] = "Alice: 37.42"
+    with pytest.raises(ModelFileError, match="comment"):
+        load_model_dict(data)
+
+
+def test_a_ledger_that_follows_a_plan_records_nothing_else():
+    """L3: spend() or include() after follow() shifted the plan's order and skipped its budget check."""
+    a, b = _step("a", 0.5), _step("b", 0.5)
+    ledger = PrivacyLedger(epsilon=1.0).follow([a, b])
+    for call in (lambda: ledger.spend("c", "laplace", epsilon=0.4), lambda: ledger.include(PrivacyLedger())):
+        with pytest.raises(InvalidParameterError, match="follows a release plan"):
+            call()
+    twin = _step("a", 0.5)  # equal to the plan's step, but not the plan's step
+    with pytest.raises(InvalidParameterError, match="not the plan's next step"):
+        ledger.release(twin, [1], None)

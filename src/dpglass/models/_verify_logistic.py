@@ -37,17 +37,22 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
     elif ("intercept_grid" in data or ctx.params.get("alpha") == "auto"
           or any(e.get("mechanism") == COUNT_MECHANISM for e in ctx.entries)):  # only files from before the offset lack it
         _fail("class_counts", "is missing", "the released class counts (every file since the class-count offset)")
-    if ctx.ledger is not None:  # its own fit (a selection's file is checked by its selection): replay the plan
-        from dpglass.models._logistic_plan import release_plan
-        from dpglass.privacy.plan import check_against_plan
+    from dpglass.models._logistic_plan import release_plan
+    from dpglass.privacy.plan import check_against_plan, check_domains
 
-        try:
-            plan = release_plan(ctx.params, ctx.d)
-        except (InvalidParameterError, TypeError, ValueError) as err:
-            _fail("params", f"give no release plan ({err})", "the parameters of a fit that ran")
+    try:
+        plan = release_plan(ctx.params, ctx.d)
+    except (InvalidParameterError, TypeError, ValueError) as err:
+        _fail("params", f"give no release plan ({err})", "the parameters of a fit that ran")
+    if ctx.ledger is not None:  # its own fit: the ledger is the plan (a selection's file: its selection's entry)
         check_against_plan(ctx.entries, plan, data, _fail)
-        if data.get("grid_step") != plan[-1].domain.step:
-            _fail("grid_step", f"is {data.get('grid_step')!r}", f"{plan[-1].domain.step!r}, the plan's grid")
+        if ctx.ledger.accountant != "basic" or ctx.ledger.delta != 0.0:  # what the fit writes: pure, summed
+            _fail("privacy_ledger", f"has accountant {ctx.ledger.accountant!r} and delta {ctx.ledger.delta!r}",
+                  "'basic' and 0 (the coefficients and counts are pure epsilon-DP)")
+    else:  # the released values still lie in the plan's domains
+        check_domains(plan, data, _fail)
+    if data.get("grid_step") != plan[-1].domain.step:
+        _fail("grid_step", f"is {data.get('grid_step')!r}", f"{plan[-1].domain.step!r}, the plan's grid")
 
 
 def _check_logistic_offset(data: dict, ctx: _Context) -> None:

@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 
 from dpglass.exceptions import DataValidationError, InvalidParameterError
-from dpglass.models._file_checks import _Context, _fail, _is_count, _is_num, _need
+from dpglass.models._file_checks import _Context, _fail, _is_count, _is_num, _need, _resolved_delta
 
 
 #: Mechanism names each private model writes into its ledger (a name ending in
@@ -47,14 +47,17 @@ def _check_rule_list(data: dict, ctx: _Context) -> None:
         _check_rule(rule, f"rules[{i}]", ctx, noisy, is_default=False)
     _check_rule(default, "default_rule", ctx, noisy, is_default=True)
     _check_rule_candidates(rules, ctx)
-    if ctx.ledger is not None:
-        errors_pf = ctx.params.get("mechanism") == "errors-pf"
-        (_check_errors_list_ledger if errors_pf else _check_rule_list_ledger)(data, ctx)
+    if ctx.params.get("mechanism") == "errors-pf":
+        if ctx.ledger is not None:  # (in a selection's file its counts are checked as integers above)
+            _check_errors_list_ledger(data, ctx)
+    elif noisy:
+        _check_rule_list_ledger(data, ctx)  # its plan, and without a ledger of its own (a selection's file) its values
 
 
 def _check_rule(rule, field: str, ctx: _Context, noisy: bool, is_default: bool) -> None:
     if not isinstance(rule, dict):
         _fail(field, f"is {rule!r}", "an object with conditions, prediction, counts, noisy")
+    _only_keys(rule, field, ("conditions", "prediction", "counts", "noisy"))
     conds = _need(rule, "conditions", f"{field}.conditions", list, "the rule's conditions")
     max_card = ctx.params["max_card"]
     if is_default and conds:
@@ -95,9 +98,17 @@ def _check_rule_candidates(rules: list, ctx: _Context) -> None:
                   "one of the public candidate rules (params max_card, allow_negations, candidates)")
 
 
+def _only_keys(obj: dict, field: str, keys: tuple) -> None:
+    """A released object holds the fields dpglass writes and nothing else (no room for data)."""
+    extra = sorted(set(obj) - set(keys))
+    if extra:
+        _fail(f"{field}.{extra[0]}", "is not a field dpglass writes", f"only {list(keys)}")
+
+
 def _check_condition(cond, field: str, ctx: _Context) -> None:
     if not isinstance(cond, dict):
         _fail(field, f"is {cond!r}", "an object with feature, name, value")
+    _only_keys(cond, field, ("feature", "name", "value"))
     feature = _need(cond, "feature", f"{field}.feature", numbers.Integral, "a feature index (int)")
     if not 0 <= feature < ctx.d:
         _fail(f"{field}.feature", f"is {feature}", f"a feature index in [0, {ctx.d})")
@@ -112,13 +123,14 @@ def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
     values that select its branches (the file's remaining counts and rules), entry for entry; every released
     count lies in its domain, and the list stops where the plan says, for the reason it gives."""
     from dpglass.models._gini_plan import COUNT_NOISES, GiniListConfig, resolve_min_support
-    from dpglass.privacy.plan import check_against_plan
+    from dpglass.privacy.plan import check_against_plan, check_domains
 
-    p, entries = ctx.params, ctx.entries
+    p, entries, own = ctx.params, ctx.entries, ctx.ledger is not None
     if p.get("count_noise", "laplace") not in COUNT_NOISES:
         _fail("params.count_noise", f"is {p.get('count_noise')!r}", f"one of {COUNT_NOISES}")
+    delta = ctx.ledger.delta if own else _resolved_delta(p)
     cfg = GiniListConfig(
-        epsilon=float(p["epsilon"]), delta=ctx.ledger.delta, K=int(p["max_length"]), mechanism=p["mechanism"],
+        epsilon=float(p["epsilon"]), delta=delta, K=int(p["max_length"]), mechanism=p["mechanism"],
         min_support=resolve_min_support(p["mechanism"], p["min_support"]), confidence=p["confidence"],
         gamma=4.0 if p["gamma"] is None else float(p["gamma"]), variant=p["variant"], accountant=p["accountant"],
         count_noise=p.get("count_noise", "laplace"))
@@ -126,15 +138,18 @@ def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
         accountant = cfg.budget[2]
     except InvalidParameterError as exc:
         _fail("params", f"cannot be composed ({exc})", "parameters a DPRuleListClassifier accepts")
-    if ctx.ledger.accountant != accountant:
+    if own and ctx.ledger.accountant != accountant:
         _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{accountant!r} for these parameters")
-    if cfg.plan.spends_delta and ctx.ledger.delta <= 0:
+    if cfg.plan.spends_delta and delta <= 0:
         _fail("privacy_ledger.budget.delta", "is 0", f"> 0: mechanism={p['mechanism']!r} spends delta")
     counts = data.get("remaining_counts")
     if not (isinstance(counts, list) and all(_is_count(c) for c in counts)):
         _fail("remaining_counts", f"is {counts!r}", "the released noisy remaining counts (integers), one per step")
     steps, stop, n_rules = _replay(cfg, data, ctx, counts)
-    check_against_plan(entries, steps, data, _fail)
+    if own:
+        check_against_plan(entries, steps, data, _fail)
+    else:
+        check_domains(steps, data, _fail)
     if n_rules != len(data["rules"]):
         _fail("rules", f"has {len(data['rules'])} rules", f"{n_rules}, as many as the plan's selected rules")
     if stop != data["stop_reason"]:

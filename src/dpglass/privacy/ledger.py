@@ -182,6 +182,7 @@ class PrivacyLedger:
         BudgetExceededError
             If the total after this release would exceed the budget.
         """
+        self._not_following("spend")
         entry = LedgerEntry(release=release, mechanism=mechanism, epsilon=epsilon, delta=delta, **details)
         self._check_budget(entry)
         self._entries.append(entry)
@@ -229,7 +230,7 @@ class PrivacyLedger:
         plan = getattr(self, "_plan", None)
         if plan is not None:
             i = len(self._entries)
-            if i >= len(plan) or plan[i] != step:
+            if i >= len(plan) or plan[i] is not step:  # the plan's own step object, not one merely equal to it
                 expected = repr(plan[i].release) if i < len(plan) else "nothing more"
                 raise InvalidParameterError(f"Release {step.release!r} is not the plan's next step ({expected}).")
         if plan is None or not self._plan_fits:
@@ -254,11 +255,18 @@ class PrivacyLedger:
         """Compose the releases another ledger recorded (a pipeline's encoder, its model) into this one, in order,
         each against this ledger's budget; ``prefix`` names their part (e.g. ``"model: "``).  The entries were
         released through ``other.release``: this records them, it releases nothing.  Returns self."""
+        self._not_following("include")
         for e in other:
             entry = replace(e, release=prefix + e.release)
             self._check_budget(entry)
             self._entries.append(entry)
         return self
+
+    def _not_following(self, what: str) -> None:
+        """A ledger that follows a plan records only the plan's steps (anything else would shift its order)."""
+        if getattr(self, "_plan", None) is not None:
+            raise InvalidParameterError(f"This ledger follows a release plan: {what}() would record outside it; "
+                                        "release the plan's steps with release().")
 
     def _check_budget(self, entry: LedgerEntry) -> None:
         new_eps, new_delta = self._compose(self._entries + [entry])

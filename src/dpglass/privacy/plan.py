@@ -190,18 +190,23 @@ def check_against_plan(raw_entries: list, plan: list, data: dict, fail) -> None:
 
     ``raw_entries`` are the file's entry dicts; ``fail(field, problem, expected)``
     raises the verifier's error.  A fit records the plan's own entries and
-    JSON round-trips floats, so values compare exactly, but for floats within
+    JSON round-trips floats, so values compare exactly, but for an entry's ε
+    and δ (and its curve, and its scale when its ε differs) within
     :data:`~dpglass.privacy.ledger.RELATIVE_TOLERANCE` of the plan's: a
     composed ε from the PLD or RDP accountant may differ in its last bits
-    between machines (vectorised ``exp``, FFTs).
+    between machines (vectorised ``exp``, FFTs).  Sensitivities, names,
+    notes and the rest are exact: no float room for data.
     """
     if len(raw_entries) != len(plan):
         fail("privacy_ledger.entries", f"has {len(raw_entries)} releases",
              f"{len(plan)}: {', '.join(repr(s.release) for s in plan)}")
     for i, (got, step) in enumerate(zip(raw_entries, plan)):
         want = asdict(step.entry)
+        # only a calibrated epsilon (and delta, and what follows from them: the curve, a scale when the epsilon
+        # itself differs) may differ in its last bits; every other field is exact (no float room for data)
+        loose = {"epsilon", "delta", "curve"} | ({"scale"} if got.get("epsilon") != want["epsilon"] else set())
         for key, value in want.items():
-            if not _same(got.get(key), value):
+            if not _same(got.get(key), value, key in loose):
                 fail(f"privacy_ledger.entries[{i}].{key}", f"is {got.get(key)!r}",
                      f"{value!r}, the plan's {step.release!r} recomputed from the parameters")
         extra = sorted(set(got) - set(want))
@@ -221,14 +226,17 @@ def check_domains(plan: list, data: dict, fail) -> None:
                         fail(name, problem, f"{part.domain}, the public domain of {step.release!r}")
 
 
-def _same(got, want) -> bool:
-    """Equal, floats within the ledger's relative tolerance (in dicts and lists too); bools and ints exact."""
+def _same(got, want, loose: bool = False) -> bool:
+    """Equal; with ``loose``, floats within the ledger's relative tolerance (in dicts and lists too); bools and
+    ints exact, and a float never stands for an int or the reverse."""
     if isinstance(want, float) and isinstance(got, float):
-        return got == want or math.isclose(got, want, rel_tol=RELATIVE_TOLERANCE, abs_tol=0.0)
+        return got == want or (loose and math.isclose(got, want, rel_tol=RELATIVE_TOLERANCE, abs_tol=0.0))
     if isinstance(want, dict) and isinstance(got, dict):
-        return set(got) == set(want) and all(_same(got[k], want[k]) for k in want)
+        return set(got) == set(want) and all(_same(got[k], want[k], loose) for k in want)
     if isinstance(want, (list, tuple)) and isinstance(got, (list, tuple)):
-        return len(got) == len(want) and all(_same(a, b) for a, b in zip(got, want))
+        return len(got) == len(want) and all(_same(a, b, loose) for a, b in zip(got, want))
+    if type(got) is not type(want) and (isinstance(got, float) or isinstance(want, float)):
+        return False
     return type(got) is type(want) and got == want if isinstance(want, bool) or isinstance(got, bool) else got == want
 
 
