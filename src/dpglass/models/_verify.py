@@ -37,9 +37,12 @@ import numpy as np
 from dpglass.exceptions import InvalidParameterError, ModelFileError
 from dpglass.models._file_checks import (
     ADVICE, _Context, _close, _fail,
-    _is_count, _is_int, _is_num, _need, _need_num, _resolved_delta,
+    _is_int, _is_num, _need, _need_num, _resolved_delta,
 )
+from dpglass.models._verify_bagging import check_dpbag, check_saa
 from dpglass.models._verify_boosting import _check_boosting
+from dpglass.models._verify_gbdt import check_gbdt
+from dpglass.models._verify_ldp import check_ldp
 from dpglass.models._verify_logistic import _check_logistic
 from dpglass.models._verify_rule_list import RULE_LIST_COUNT_NAMES, RULE_LIST_SELECTION_NAMES, _check_rule_list
 from dpglass.privacy.ledger import GUARANTEES, RELATIVE_TOLERANCE, PrivacyLedger, _within
@@ -428,33 +431,6 @@ def _check_renyi_selection(data: dict, params: dict, ledger: PrivacyLedger, cls)
 # ------------------------------------------------------------- logistic
 
 
-def _check_gbdt(data, ctx, fail, is_num):
-    from dpglass.models._verify_gbdt import check_gbdt
-
-    check_gbdt(data, ctx, fail, is_num)
-
-
-def _check_ldp(data, ctx):
-    from dpglass.models._verify_ldp import check_ldp
-
-    check_ldp(data, ctx, _fail, _is_count)
-
-
-def _check_bagging(kind: str):
-    """The check of DP-Bag (``"dpbag"``) or subsample-and-aggregate (``"saa"``): ``dpglass.models._verify_bagging``."""
-
-    def check(data, ctx):
-        from types import SimpleNamespace
-
-        from dpglass.models import _verify_bagging
-
-        helpers = SimpleNamespace(fail=_fail, is_num=_is_num, need=_need, need_num=_need_num, close=_close,
-                                  resolved=_resolved_delta)
-        getattr(_verify_bagging, f"check_{kind}")(data, ctx, helpers)
-
-    return check
-
-
 #: Model-specific checks by class name: state (and, given the model's own
 #: ledger, the ledger's consistency with the parameters).  A new model adds one.
 #: LDPHistogramClassifier is outside the registry (no central ledger: its reports' sums).
@@ -463,8 +439,8 @@ MODEL_CHECKS = {
     "DPRuleListClassifier": _check_rule_list,
     "SmoothBoostClassifier": _check_boosting,
     "DPLogisticRegression": _check_logistic,
-    "DPGradientBoostingClassifier": lambda data, ctx: _check_gbdt(data, ctx, _fail, _is_num),
-    "DPBaggingClassifier": _check_bagging("dpbag"),
-    "SubsampleAggregateClassifier": _check_bagging("saa"),
-    "LDPHistogramClassifier": _check_ldp,
+    "DPGradientBoostingClassifier": check_gbdt,
+    "DPBaggingClassifier": check_dpbag,
+    "SubsampleAggregateClassifier": check_saa,
+    "LDPHistogramClassifier": check_ldp,
 }

@@ -22,10 +22,17 @@ from __future__ import annotations
 import math
 import numbers
 
+from dpglass.models._file_checks import _close as close
+from dpglass.models._file_checks import _fail as fail
+from dpglass.models._file_checks import _is_num as is_num
+from dpglass.models._file_checks import _need as need
+from dpglass.models._file_checks import _need_num as need_num
+from dpglass.models._file_checks import _resolved_delta as resolved
+
 __all__ = ["check_dpbag", "check_saa"]
 
 
-def _check_student(data, ctx, fail, is_num, need) -> None:
+def _check_student(data, ctx) -> None:
     from dpglass.models._teacher_plan import query_cap
 
     coef = need(data, "coef", "coef", list, f"the student's {ctx.d} coefficients")
@@ -42,10 +49,10 @@ def _check_student(data, ctx, fail, is_num, need) -> None:
         fail("n_public", f"is {n_public!r}", f"params.n_public = {ctx.params['n_public']!r} (the uniform random rows "
              "drawn without a public part)")
     cap = query_cap(ctx.params, n_public)
-    _check_student_range(data, ctx, cap, fail)  # labels: at most the cap on queries (DP-Bag's number is not saved)
+    _check_student_range(data, ctx, cap)  # labels: at most the cap on queries (DP-Bag's number is not saved)
 
 
-def _check_student_range(data, ctx, n_labels: int, fail) -> None:
+def _check_student_range(data, ctx, n_labels: int) -> None:
     """The student's (coefficients, intercept) lie in the ball its fit can reach (issue 26).
 
     ``bagging._logistic`` descends from 0 on ``sum_i log(1 + exp(-y_i b.a_i)) + (alpha/2)||b||^2``
@@ -63,7 +70,7 @@ def _check_student_range(data, ctx, n_labels: int, fail) -> None:
              f"{n_labels} labelled public records (the student's objective at 0)")
 
 
-def _check_delta(data, ctx, fail, close, need_num, resolved) -> float:
+def _check_delta(data, ctx) -> float:
     delta = need_num(data, "delta", "delta", "the resolved delta")
     want = resolved(ctx.params)
     if want is not None and not (delta == want or close(delta, want)):
@@ -73,7 +80,7 @@ def _check_delta(data, ctx, fail, close, need_num, resolved) -> float:
     return delta
 
 
-def _replay(plan_of, ctx, data, fail) -> list:
+def _replay(plan_of, ctx, data) -> list:
     """The family's release plan for the file's parameters (and public part), replayed on its ledger."""
     from dpglass.exceptions import InvalidParameterError
     from dpglass.privacy.plan import check_against_plan
@@ -86,34 +93,34 @@ def _replay(plan_of, ctx, data, fail) -> list:
     return plan
 
 
-def check_dpbag(data, ctx, h) -> None:
+def check_dpbag(data, ctx) -> None:
     """DP-Bag: the student, and its release plan (one paper-claim entry spending the whole budget)."""
     from dpglass.models._teacher_plan import dpbag_release_plan
 
-    _check_student(data, ctx, h.fail, h.is_num, h.need)
+    _check_student(data, ctx)
     if ctx.ledger is None:
         return
-    delta = _check_delta(data, ctx, h.fail, h.close, h.need_num, h.resolved)
+    delta = _check_delta(data, ctx)
     if delta <= 0:
-        h.fail("delta", "is 0", "> 0 (the moments accountant needs a delta)")
-    _replay(lambda: dpbag_release_plan(ctx.params), ctx, data, h.fail)
+        fail("delta", "is 0", "> 0 (the moments accountant needs a delta)")
+    _replay(lambda: dpbag_release_plan(ctx.params), ctx, data)
 
 
-def check_saa(data, ctx, h) -> None:
+def check_saa(data, ctx) -> None:
     """Subsample-and-aggregate: the student, and its release plan replayed from the parameters and the public
     part's size (the number of labels is theirs: the file is not trusted)."""
     from dpglass.models._teacher_plan import saa_labels, saa_release_plan
 
-    _check_student(data, ctx, h.fail, h.is_num, h.need)
+    _check_student(data, ctx)
     if ctx.ledger is None:
         return
-    _check_delta(data, ctx, h.fail, h.close, h.need_num, h.resolved)
+    _check_delta(data, ctx)
     n_public = data["n_public"]
-    _replay(lambda: saa_release_plan(ctx.params, n_public), ctx, data, h.fail)
+    _replay(lambda: saa_release_plan(ctx.params, n_public), ctx, data)
     q, acct = saa_labels(ctx.params, n_public)[:2]
-    n = h.need(data, "n_labelled", "n_labelled", numbers.Integral, "the number of labelled public records")
+    n = need(data, "n_labelled", "n_labelled", numbers.Integral, "the number of labelled public records")
     if n != q:
-        h.fail("n_labelled", f"is {n!r}", f"{q}, what these parameters allow on {n_public} public records")
-    _check_student_range(data, ctx, q, h.fail)  # tighter than the cap's
-    if h.need(data, "composition", "composition", str, "the accountant used") != acct:
-        h.fail("composition", f"is {data['composition']!r}", repr(acct))
+        fail("n_labelled", f"is {n!r}", f"{q}, what these parameters allow on {n_public} public records")
+    _check_student_range(data, ctx, q)  # tighter than the cap's
+    if need(data, "composition", "composition", str, "the accountant used") != acct:
+        fail("composition", f"is {data['composition']!r}", repr(acct))

@@ -26,6 +26,7 @@ domains are checked.  The verifier has no copy of the budget arithmetic.
 from __future__ import annotations
 
 from dpglass.models._file_checks import _Context, _close, _fail, _is_count, _is_int, _need, _need_num
+from dpglass.privacy.plan import check_against_plan, check_domains
 
 
 def _check_boosting(data: dict, ctx: _Context) -> None:
@@ -51,11 +52,9 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
     _check_derived(data, ctx, plan, delta)
     view = _released(data, plan)
     if ctx.ledger is not None:  # its own fit (a selection's file is checked by its selection)
-        from dpglass.privacy.plan import check_against_plan
-
         check_against_plan(ctx.entries, plan.steps, view, _fail)
     else:
-        _check_domains(plan.steps, view)
+        check_domains(plan.steps, view, _fail)  # a selection's file: its values in their domains
 
 
 def _check_records_estimate(data: dict, counted: bool) -> int | None:
@@ -119,13 +118,6 @@ def _top_down_releases(t: dict, field: str) -> tuple[list, list]:
         leaves.remove(node)
         leaves += [lo, lo + 1]
     return splits, [t["value"][k] for k in leaves]
-
-
-def _check_domains(steps, view: dict) -> None:
-    """Every released field of the plan in its domain (a file whose ledger is its selection's)."""
-    from dpglass.privacy.plan import check_domains
-
-    check_domains(steps, view, _fail)
 
 
 def _check_hypothesis(h, field: str, learner: str, d: int, tree_nodes: int) -> None:

@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import math
 
+from dpglass.models._file_checks import _fail as fail
+from dpglass.models._file_checks import _is_num as is_num
+from dpglass.privacy.plan import check_domains
+
 __all__ = ["check_gbdt"]
 
 
-def check_gbdt(data: dict, ctx, fail, is_num) -> None:
-    """Model-specific checks (helpers come from ``_verify`` to avoid an import cycle)."""
+def check_gbdt(data: dict, ctx) -> None:
+    """Model-specific checks."""
     from dpglass.exceptions import InvalidParameterError
     from dpglass.models._gbdt_budget import gbdt_plan, resolved_sizes
 
@@ -38,11 +42,11 @@ def check_gbdt(data: dict, ctx, fail, is_num) -> None:
     bounds, edges, trees = data["bounds_resolved"], data["edges"], data["trees"]
     if len(bounds) != d or len(edges) != d:
         fail("edges", f"has {len(edges)} entries (bounds {len(bounds)})", f"{d}, one per feature")
-    _check_edges(p, d, bounds, edges, fail, is_num)
+    _check_edges(p, d, bounds, edges)
     T = resolved_sizes(p)[0]
     if len(trees) != T:
         fail("trees", f"has {len(trees)} trees", f"params.n_estimators = {T}")
-    _check_trees(trees, int(p["max_depth"]), [len(e) for e in edges], fail, is_num)
+    _check_trees(trees, int(p["max_depth"]), [len(e) for e in edges])
     try:
         plan = gbdt_plan(p, d)
     except (InvalidParameterError, TypeError, ValueError) as exc:
@@ -55,9 +59,9 @@ def check_gbdt(data: dict, ctx, fail, is_num) -> None:
         if ctx.ledger.accountant != plan.accountant:
             fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{plan.accountant!r}, the plan's")
     else:
-        _check_domains(plan.steps, released, fail)
-    _check_derived(data, plan, fail, is_num)
-    _check_leaf_values(data, plan, float(p["max_leaf_value"]), fail, is_num)
+        check_domains(plan.steps, released, fail)
+    _check_derived(data, plan)
+    _check_leaf_values(data, plan, float(p["max_leaf_value"]))
 
 
 def _released(data: dict, plan) -> dict:
@@ -73,17 +77,7 @@ def _released(data: dict, plan) -> dict:
     return out
 
 
-def _check_domains(steps, released: dict, fail) -> None:
-    """Every released field of the plan in its domain (a file whose ledger is its selection's)."""
-    for step in steps:
-        for part in (step, *step.parts):
-            for name in part.fields:
-                problem = part.domain.problem(released[name])
-                if problem is not None:
-                    fail(name, problem, f"{part.domain}, the public domain of {step.release!r}")
-
-
-def _check_trees(trees: list, D: int, n_cuts: list, fail, is_num) -> None:
+def _check_trees(trees: list, D: int, n_cuts: list) -> None:
     """Complete trees of depth ``D`` whose splits name a feature and one of its cuts, with finite leaf values."""
     d = len(n_cuts)
     for i, t in enumerate(trees):
@@ -99,7 +93,7 @@ def _check_trees(trees: list, D: int, n_cuts: list, fail, is_num) -> None:
             fail(f"trees[{i}].value", "holds a non-finite value", "finite leaf values")
 
 
-def _check_derived(data: dict, plan, fail, is_num) -> None:
+def _check_derived(data: dict, plan) -> None:
     """delta, tree_epsilon and reg_lambda are the plan's (the leaf grids and lambda are built on tree_epsilon)."""
     for key, want, rel in (("delta", plan.delta, 1e-12), ("tree_epsilon", plan.x, 1e-9),
                            ("reg_lambda", plan.reg_lambda, 1e-12)):
@@ -108,7 +102,7 @@ def _check_derived(data: dict, plan, fail, is_num) -> None:
             fail(key, f"is {got!r}", f"{want!r}, the plan's for these parameters ({plan.accountant} composition)")
 
 
-def _check_edges(p: dict, d: int, bounds: list, edges: list, fail, is_num) -> None:
+def _check_edges(p: dict, d: int, bounds: list, edges: list) -> None:
     """The bounds are the parameters' (``check_feature_bounds``, as fit resolves them: the grids are built on
     them); 0.5 cuts a 0/1 column; a numeric column is cut at the equal-width grid of its bounds
     (``uniform_edges``, what fit cuts at), or with ``binning="quantile"`` at ``max_bins - 1`` sorted numbers,
@@ -137,7 +131,7 @@ def _check_edges(p: dict, d: int, bounds: list, edges: list, fail, is_num) -> No
                  f"on the bounds {list(b)}")
 
 
-def _check_leaf_values(data: dict, plan, max_leaf: float, fail, is_num) -> None:
+def _check_leaf_values(data: dict, plan, max_leaf: float) -> None:
     """Leaf values in their public domain, derived from releases the file does not hold.
 
     Newton: ``learning_rate * clip(-G/(H + lambda), +-max_leaf_value)`` from

@@ -14,11 +14,14 @@ grid's consistency with the parameters is checked when the state is restored
 
 from __future__ import annotations
 
+from dpglass.models._file_checks import _fail as fail
+from dpglass.models._file_checks import _is_count as is_count
+
 __all__ = ["check_ldp"]
 
 
-def check_ldp(data: dict, ctx, fail, is_count) -> None:
-    """Refuse report sums and counts outside their domain (helpers come from ``_verify``: no import cycle)."""
+def check_ldp(data: dict, ctx) -> None:
+    """Refuse report sums and counts outside their domain."""
     counts, sums, n = data.get("report_counts"), data.get("report_sums"), data.get("n_reports")
     if not (isinstance(counts, list) and len(counts) == 2 and all(is_count(c) and c >= 0 for c in counts)):
         fail("report_counts", f"is {counts!r}", "two numbers of reports (integers >= 0), one per half")

@@ -9,6 +9,9 @@ with the encoder spending what the shares and the schema imply.
 from __future__ import annotations
 
 from dpglass.exceptions import ModelFileError
+from dpglass.models._file_checks import _close as close
+from dpglass.models._file_checks import _fail as fail
+from dpglass.models._verify import _check_ledger_shape, _check_ledger_totals, _check_top_level, verify_model_dict
 from dpglass.privacy.ledger import PrivacyLedger
 
 __all__ = ["verify_pipeline_dict"]
@@ -18,12 +21,12 @@ _KEYS = {"model", "params", "classes", "n_features_in", "feature_names", "encodi
          "inner_model", "privacy_ledger"}
 
 
-def verify_pipeline_dict(data: dict, cls, check_top_level, check_ledger_shape, check_ledger_totals, close, fail):
-    """Refuse an inconsistent pipeline file (helpers come from ``_verify`` to avoid an import cycle)."""
+def verify_pipeline_dict(data: dict, cls) -> None:
+    """Refuse an inconsistent pipeline file."""
     from dpglass.registry import registered_class
     from dpglass.schema import Encoding
 
-    check_top_level(data, cls)
+    _check_top_level(data, cls)
     for key in ("params", "encoding", "inner_model", "privacy_ledger"):
         if not isinstance(data.get(key), dict):
             fail(key, "is missing or not an object", "what DPPipeline.to_dict writes")
@@ -46,23 +49,21 @@ def verify_pipeline_dict(data: dict, cls, check_top_level, check_ledger_shape, c
     inner_cls = registered_class(inner.get("model"))
     if inner_cls is None:
         fail("inner_model.model", f"is {inner.get('model')!r}", "a registered dpglass model")
-    from dpglass.models._verify import verify_model_dict
-
     verify_model_dict(inner, inner_cls)
     if inner["feature_names"] != encoding.feature_names():
         fail("inner_model.feature_names", "differ from the encoding's columns", "the encoded feature names")
     raw = data["privacy_ledger"]
-    check_ledger_shape(raw)
+    _check_ledger_shape(raw)
     ledger = PrivacyLedger.from_dict(raw)
-    check_ledger_totals(raw, ledger)
+    _check_ledger_totals(raw, ledger)
     if not close(ledger.epsilon, params["epsilon"]):
         fail("privacy_ledger.budget.epsilon", f"is {ledger.epsilon!r}", f"params.epsilon = {params['epsilon']!r}")
-    _check_composition(raw, inner, params, fail)
-    _check_entries(raw["entries"], inner["privacy_ledger"]["entries"], close, fail)
-    _check_encoder_releases(data, encoding, params, close, fail)
+    _check_composition(raw, inner, params)
+    _check_entries(raw["entries"], inner["privacy_ledger"]["entries"])
+    _check_encoder_releases(data, encoding, params)
 
 
-def _check_composition(raw: dict, inner: dict, params: dict, fail) -> None:
+def _check_composition(raw: dict, inner: dict, params: dict) -> None:
     """The pipeline composes with its model's accountant at its model's delta (or basically, as files written
     before 2026-11-23 did), and the model ran with the pipeline's delta parameter when it gives one (None: the
     model's own)."""
@@ -79,7 +80,7 @@ def _check_composition(raw: dict, inner: dict, params: dict, fail) -> None:
         fail("params.delta", f"is {params['delta']!r}", f"the inner model's delta {inner['params']['delta']!r}")
 
 
-def _check_entries(entries, inner_entries, close, fail):
+def _check_entries(entries, inner_entries) -> None:
     n_enc = len(entries) - len(inner_entries)
     if n_enc < 0:
         fail("privacy_ledger.entries", "are fewer than the inner model's", "the encoder's then the model's")
@@ -89,7 +90,7 @@ def _check_entries(entries, inner_entries, close, fail):
                  "the inner model's entry, prefixed 'model: '")
 
 
-def _check_encoder_releases(data: dict, encoding, params: dict, close, fail) -> None:
+def _check_encoder_releases(data: dict, encoding, params: dict) -> None:
     """What the encoder released is what its schema and shares make it release (helper-25's review).
 
     The model got the budget the shares leave; the encoder's entries are its

@@ -296,11 +296,9 @@ class DPPipeline(BinaryClassifierBase):
     @classmethod
     def _verify_dict(cls, data: dict) -> None:
         """The pipeline file's checks (``verify_model_dict`` calls them for this class)."""
-        from dpglass.models import _verify
         from dpglass.models._verify_pipeline import verify_pipeline_dict
 
-        verify_pipeline_dict(data, cls, _verify._check_top_level, _verify._check_ledger_shape,
-                             _verify._check_ledger_totals, _verify._close, _verify._fail)
+        verify_pipeline_dict(data, cls)
 
     @classmethod
     def from_dict(cls, data: dict):
