@@ -10,8 +10,9 @@ import pytest
 
 from dpglass.cli import main
 from dpglass.exceptions import ModelFileError
-from dpglass.models import DPPipeline, DPRuleListClassifier, SmoothBoostClassifier, load_model
+from dpglass.models import DPPipeline, DPRuleListClassifier, SmoothBoostClassifier
 from dpglass.models.selection import PrivateGridSearch
+from ledger_edits import load_dict
 
 
 def _fit_json(tmp_path, name, text, *extra):
@@ -53,24 +54,18 @@ def _pipeline_file():
     return DPPipeline(schema=schema, model=model, epsilon=2.0, random_state=0).fit(raw, y).to_dict()
 
 
-def _load(data, tmp_path):
-    path = tmp_path / "m.json"
-    path.write_text(json.dumps(data))
-    return load_model(path)
-
-
 @pytest.mark.parametrize("i", [0, 1, 2])
-def test_an_encoder_entry_spends_no_delta(tmp_path, i):
+def test_an_encoder_entry_spends_no_delta(i):
     """M1: an encoder entry with delta 3.742e-9 loaded as verified (a float channel, and a false claim)."""
     data = _pipeline_file()
     data["privacy_ledger"]["entries"][i]["delta"] = 3.742e-9
     data["privacy_ledger"]["total"]["delta"] = 3.742e-9
     with pytest.raises(ModelFileError, match=r"delta"):
-        _load(data, tmp_path)
+        load_dict(data)
 
 
 @pytest.mark.parametrize("where", ["privacy_ledger", "privacy_ledger.budget", "inner_model.privacy_ledger"])
-def test_a_ledger_holds_only_the_fields_dpglass_writes(tmp_path, where):
+def test_a_ledger_holds_only_the_fields_dpglass_writes(where):
     """M3: an added key in a ledger loaded as verified."""
     data = _pipeline_file()
     target = data
@@ -78,7 +73,7 @@ def test_a_ledger_holds_only_the_fields_dpglass_writes(tmp_path, where):
         target = target[key]
     target["comment"] = "Alice: 37.42"
     with pytest.raises(ModelFileError, match="comment"):
-        _load(data, tmp_path)
+        load_dict(data)
 
 
 @pytest.fixture(scope="module")
@@ -100,19 +95,19 @@ SELECTION_TAMPERS = {
 
 
 @pytest.mark.parametrize("tamper", list(SELECTION_TAMPERS))
-def test_a_selection_file_is_what_the_search_wrote(selection_file, tamper, tmp_path):
+def test_a_selection_file_is_what_the_search_wrote(selection_file, tamper):
     data = copy.deepcopy(selection_file)
     SELECTION_TAMPERS[tamper](data["selected_by"])
     with pytest.raises(ModelFileError, match="selected_by"):
-        _load(data, tmp_path)
-    _load(copy.deepcopy(selection_file), tmp_path)  # the untouched file loads
+        load_dict(data)
+    load_dict(copy.deepcopy(selection_file))  # the untouched file loads
 
 
 @pytest.mark.parametrize("i", [0, 2])
-def test_an_encoder_entry_is_its_plans_note_and_all(tmp_path, i):
+def test_an_encoder_entry_is_its_plans_note_and_all(i):
     """M4: a note holding free text ('Alice (row 17): age 37.42') loaded as verified; the encoder's entries are
     now its release plan's, replayed from the schema (issue 27)."""
     data = _pipeline_file()
     data["privacy_ledger"]["entries"][i]["note"] = "Alice (row 17): age 37.42"
     with pytest.raises(ModelFileError, match=r"entries\[\d\]\.note"):
-        _load(data, tmp_path)
+        load_dict(data)

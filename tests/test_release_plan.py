@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from dpglass.exceptions import BudgetExceededError, InvalidParameterError, ModelFileError
-from dpglass.models import DPLogisticRegression, load_model
+from dpglass.models import DPLogisticRegression
 from dpglass.models.logistic import release_plan
 from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
 from dpglass.privacy.plan import GridMultiples, Integers, PlannedRelease, Points
+from ledger_edits import entries, load_dict
 
 SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "dpglass"
 
@@ -68,27 +69,15 @@ def saved(tmp_path_factory):
 def test_the_fit_records_exactly_its_plan(saved):
     plan = release_plan(saved["params"], saved["n_features_in"])
     assert [e["release"] for e in saved["privacy_ledger"]["entries"]] == [s.release for s in plan]
-    assert load_model_dict(saved).privacy_ledger_.total() == (1.0, 0.0)
-
-
-def load_model_dict(data, tmp=pathlib.Path("/tmp")):
-    import tempfile
-
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-        json.dump(data, fh)
-    return load_model(fh.name)
-
-
-def _entries(d):
-    return d["privacy_ledger"]["entries"]
+    assert load_dict(saved).privacy_ledger_.total() == (1.0, 0.0)
 
 
 TAMPERS = {
-    "dropped entry": lambda d: _entries(d).pop(0),
-    "added entry": lambda d: _entries(d).append(dict(_entries(d)[0])),
-    "reordered entries": lambda d: _entries(d).reverse(),
-    "cheaper counts": lambda d: _entries(d)[0].update(epsilon=_entries(d)[0]["epsilon"] / 2),
-    "renamed release": lambda d: _entries(d)[1].update(release="coefficients"),
+    "dropped entry": lambda d: entries(d).pop(0),
+    "added entry": lambda d: entries(d).append(dict(entries(d)[0])),
+    "reordered entries": lambda d: entries(d).reverse(),
+    "cheaper counts": lambda d: entries(d)[0].update(epsilon=entries(d)[0]["epsilon"] / 2),
+    "renamed release": lambda d: entries(d)[1].update(release="coefficients"),
     "count off the integers": lambda d: d["class_counts"].__setitem__(0, d["class_counts"][0] + 0.5),
     "coefficient off the grid": lambda d: d["coef"].__setitem__(1, 0.4375 + 1e-9),
     "raw value as intercept_grid": lambda d: d.update(intercept_grid=0.4172),
@@ -101,7 +90,7 @@ def test_the_verifier_replays_the_plan(saved, tamper):
     data = json.loads(json.dumps(saved))
     TAMPERS[tamper](data)
     with pytest.raises(ModelFileError, match=r"privacy_ledger|class_counts|coef|intercept|grid_step"):
-        load_model_dict(data)
+        load_dict(data)
 
 
 @pytest.mark.parametrize("path", PLANNED_FAMILIES)
@@ -124,11 +113,11 @@ def saved_list(tmp_path_factory):
 
 
 LIST_TAMPERS = {
-    "dropped selection": lambda d: _entries(d).pop(0),
-    "added selection": lambda d: _entries(d).insert(0, dict(_entries(d)[0])),
-    "counts before the selections": lambda d: _entries(d).insert(0, _entries(d).pop()),
-    "a cheaper selection": lambda d: _entries(d)[0].update(epsilon=_entries(d)[0]["epsilon"] / 2),
-    "a larger count table budget": lambda d: _entries(d)[-1].update(epsilon=_entries(d)[-1]["epsilon"] * 2),
+    "dropped selection": lambda d: entries(d).pop(0),
+    "added selection": lambda d: entries(d).insert(0, dict(entries(d)[0])),
+    "counts before the selections": lambda d: entries(d).insert(0, entries(d).pop()),
+    "a cheaper selection": lambda d: entries(d)[0].update(epsilon=entries(d)[0]["epsilon"] / 2),
+    "a larger count table budget": lambda d: entries(d)[-1].update(epsilon=entries(d)[-1]["epsilon"] * 2),
     "a count off the integers": lambda d: d["default_rule"]["counts"].__setitem__(0, 3.5),
     "a rule's count off the integers": lambda d: d["rules"][0]["counts"].__setitem__(1, 1e-3),
 }
@@ -137,10 +126,10 @@ LIST_TAMPERS = {
 def test_errors_pf_records_exactly_its_plan(saved_list):
     from dpglass.models._errors_rule_list import errors_plan
 
-    entries = _entries(saved_list)
-    plan = errors_plan(2.0, 3, len(entries) - 1, len(saved_list["rules"]))
-    assert [e["release"] for e in entries] == [s.release for s in plan]
-    assert load_model_dict(saved_list).privacy_ledger_.total()[0] == pytest.approx(2.0)
+    recorded = entries(saved_list)
+    plan = errors_plan(2.0, 3, len(recorded) - 1, len(saved_list["rules"]))
+    assert [e["release"] for e in recorded] == [s.release for s in plan]
+    assert load_dict(saved_list).privacy_ledger_.total()[0] == pytest.approx(2.0)
 
 
 @pytest.mark.parametrize("tamper", list(LIST_TAMPERS))
@@ -148,7 +137,7 @@ def test_the_verifier_replays_the_errors_pf_plan(saved_list, tamper):
     data = json.loads(json.dumps(saved_list))
     LIST_TAMPERS[tamper](data)
     with pytest.raises(ModelFileError, match=r"privacy_ledger|rules|default_rule"):
-        load_model_dict(data)
+        load_dict(data)
 
 
 def test_a_fitted_model_pickles_without_its_plan(saved_list):
@@ -159,7 +148,7 @@ def test_a_fitted_model_pickles_without_its_plan(saved_list):
 
     from dpglass.models._errors_rule_list import errors_plan
 
-    model = load_model_dict(saved_list)
+    model = load_dict(saved_list)
     ledger = model.privacy_ledger_
     ledger.follow(errors_plan(2.0, 3, len(ledger) - 1, len(saved_list["rules"])))  # what a fit leaves behind
     assert hasattr(ledger, "_plan")
@@ -199,8 +188,8 @@ def test_a_gini_list_records_exactly_its_plan(gini_files, name):
 
     data = gini_files[name]
     assert len(data["remaining_counts"]) == sum(e["release"].endswith("remaining count")
-                                                for e in _entries(data))
-    assert load_model_dict(data).stop_reason_ == data["stop_reason"]
+                                                for e in entries(data))
+    assert load_dict(data).stop_reason_ == data["stop_reason"]
 
 
 GINI_TAMPERS = {
@@ -210,9 +199,9 @@ GINI_TAMPERS = {
     "a remaining count dropped": lambda d: d["remaining_counts"].pop(),
     "the stop reason": lambda d: d.update(stop_reason="minimum support" if d["stop_reason"] != "minimum support"
                                           else "no improvement"),
-    "a count entry dropped": lambda d: _entries(d).pop(0),
-    "a cheaper selection": lambda d: _entries(d)[1].update(epsilon=_entries(d)[1]["epsilon"] / 2),
-    "a selection's note": lambda d: _entries(d)[1].update(note="Alice, 37"),
+    "a count entry dropped": lambda d: entries(d).pop(0),
+    "a cheaper selection": lambda d: entries(d)[1].update(epsilon=entries(d)[1]["epsilon"] / 2),
+    "a selection's note": lambda d: entries(d)[1].update(note="Alice, 37"),
 }
 
 
@@ -222,7 +211,7 @@ def test_the_verifier_replays_the_gini_plan(gini_files, name, tamper):
     data = json.loads(json.dumps(gini_files[name]))
     GINI_TAMPERS[tamper](data)
     with pytest.raises(ModelFileError, match=r"privacy_ledger|remaining_counts|stop_reason|rules"):
-        load_model_dict(data)
+        load_dict(data)
 
 
 #: Where a ledger entry may still be written without a plan step, and why (issue 27 removes the rest).
@@ -252,10 +241,10 @@ def test_an_entrys_sensitivity_and_scale_have_no_float_room(saved_list):
     loaded as verified); only a calibrated epsilon (and what follows from it) may differ in its last bits."""
     for key in ("sensitivity", "scale"):
         data = json.loads(json.dumps(saved_list))
-        value = _entries(data)[0][key]
-        _entries(data)[0][key] = value * (1 + 3e-10)
+        value = entries(data)[0][key]
+        entries(data)[0][key] = value * (1 + 3e-10)
         with pytest.raises(ModelFileError, match=rf"entries\[0\]\.{key}"):
-            load_model_dict(data)
+            load_dict(data)
 
 
 def test_a_logistic_file_states_the_ledger_its_fit_writes(saved):
@@ -264,7 +253,7 @@ def test_a_logistic_file_states_the_ledger_its_fit_writes(saved):
     data["privacy_ledger"].update(accountant="pld")
     data["privacy_ledger"]["budget"]["delta"] = 3.7419e-7
     with pytest.raises(ModelFileError):
-        load_model_dict(data)
+        load_dict(data)
 
 
 @pytest.fixture(scope="module")
@@ -300,10 +289,10 @@ def test_a_searched_models_values_are_checked_too(searched_files, tamper):
     unchecked for logistic regression and the Gini lists."""
     which, edit = SEARCHED_TAMPERS[tamper]
     data = json.loads(json.dumps(searched_files[which]))
-    load_model_dict(json.loads(json.dumps(data)))  # the untouched file loads
+    load_dict(json.loads(json.dumps(data)))  # the untouched file loads
     edit(data)
     with pytest.raises(ModelFileError):
-        load_model_dict(data)
+        load_dict(data)
 
 
 @pytest.mark.parametrize("where", ["rules.0", "rules.0.conditions.0", "default_rule"])
@@ -315,7 +304,7 @@ def test_a_rule_holds_only_the_fields_dpglass_writes(saved_list, where):
         obj = obj[int(key)] if key.isdigit() else obj[key]
     obj["comment"] = "Alice: 37.42"
     with pytest.raises(ModelFileError, match="comment"):
-        load_model_dict(data)
+        load_dict(data)
 
 
 def test_a_ledger_that_follows_a_plan_records_nothing_else():

@@ -23,6 +23,7 @@ from dpglass.models.boosting import smooth_boost
 from dpglass.privacy.accounting import compose
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.plan import Points, Product, check_against_plan
+from ledger_edits import cheaper, entries, recompose
 
 SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "dpglass"
 
@@ -210,51 +211,35 @@ def test_the_familys_other_modules_write_no_ledger_entry_and_no_ledger(path):
 
 
 # ------------------------------------------------------------------ the verifier replays it
-def _entries(d):
-    return d["privacy_ledger"]["entries"]
-
-
-def _recompose(d):
-    eps, delta = PrivacyLedger.from_dict(d["privacy_ledger"]).total()
-    d["privacy_ledger"]["total"] = {"epsilon": eps, "delta": delta}
-
-
-def _cheaper(d, i):
-    _entries(d)[i]["epsilon"] /= 2
-    if (_entries(d)[i].get("curve") or {}).get("epsilon"):
-        _entries(d)[i]["curve"]["epsilon"] /= 2
-    _recompose(d)
-
-
 def _swap(items, i, j):
     items[i], items[j] = items[j], items[i]
 
 
 #: (fit, edit, a field the refusal must name)
 TAMPERS = {
-    "dropped entry": ("stump", lambda d: (_entries(d).pop(), _recompose(d)), "privacy_ledger.entries"),
-    "added entry": ("top-down", lambda d: (_entries(d).append(dict(_entries(d)[0])), _recompose(d)),
+    "dropped entry": ("stump", lambda d: (entries(d).pop(), recompose(d)), "privacy_ledger.entries"),
+    "added entry": ("top-down", lambda d: (entries(d).append(dict(entries(d)[0])), recompose(d)),
                     "privacy_ledger"),
-    "reordered entries": ("top-down", lambda d: _swap(_entries(d), 1, 2), "privacy_ledger.entries[1]"),
-    "cheaper stump": ("stump", lambda d: _cheaper(d, 1), "privacy_ledger.entries[1].epsilon"),
-    "cheaper split": ("top-down-rdp", lambda d: _cheaper(d, 0), "privacy_ledger.entries[0].epsilon"),
-    "cheaper composed rounds": ("stump-advanced", lambda d: _cheaper(d, 0), "privacy_ledger.entries[0].epsilon"),
-    "cheaper count": ("stump-count", lambda d: _cheaper(d, 0), "privacy_ledger.entries[0].epsilon"),
-    "a smaller count scale": ("stump-count", lambda d: _entries(d)[0].update(scale=1.0),
+    "reordered entries": ("top-down", lambda d: _swap(entries(d), 1, 2), "privacy_ledger.entries[1]"),
+    "cheaper stump": ("stump", lambda d: cheaper(d, 1), "privacy_ledger.entries[1].epsilon"),
+    "cheaper split": ("top-down-rdp", lambda d: cheaper(d, 0), "privacy_ledger.entries[0].epsilon"),
+    "cheaper composed rounds": ("stump-advanced", lambda d: cheaper(d, 0), "privacy_ledger.entries[0].epsilon"),
+    "cheaper count": ("stump-count", lambda d: cheaper(d, 0), "privacy_ledger.entries[0].epsilon"),
+    "a smaller count scale": ("stump-count", lambda d: entries(d)[0].update(scale=1.0),
                               "privacy_ledger.entries[0].scale"),
-    "renamed release": ("joint", lambda d: _entries(d)[0].update(release="round 1: stump"),
+    "renamed release": ("joint", lambda d: entries(d)[0].update(release="round 1: stump"),
                         "privacy_ledger.entries[0].release"),
-    "changed note": ("joint-depth-1-pld", lambda d: _entries(d)[1].update(note="a tree on one record"),
+    "changed note": ("joint-depth-1-pld", lambda d: entries(d)[1].update(note="a tree on one record"),
                      "privacy_ledger.entries[1].note"),
-    "changed composed note": ("top-down-advanced", lambda d: _entries(d)[0].update(note="advanced composition"),
+    "changed composed note": ("top-down-advanced", lambda d: entries(d)[0].update(note="advanced composition"),
                               "privacy_ledger.entries[0].note"),
-    "a lighter guarantee": ("stump-paper-rdp", lambda d: _entries(d)[0].update(sensitivity=1.0),
+    "a lighter guarantee": ("stump-paper-rdp", lambda d: entries(d)[0].update(sensitivity=1.0),
                             "privacy_ledger.entries[0].sensitivity"),
-    "a composed entry split in rounds": ("stump-advanced", lambda d: _entries(d).append(dict(_entries(d)[0])),
+    "a composed entry split in rounds": ("stump-advanced", lambda d: entries(d).append(dict(entries(d)[0])),
                                          "privacy_ledger"),
     "round_epsilon": ("joint", lambda d: d.update(round_epsilon=d["round_epsilon"] * 1.01), "round_epsilon"),
     "composition": ("stump-advanced", lambda d: d.update(composition="rdp"), "composition"),
-    "accountant": ("joint-depth-1-pld", lambda d: (d["privacy_ledger"].update(accountant="rdp"), _recompose(d)),
+    "accountant": ("joint-depth-1-pld", lambda d: (d["privacy_ledger"].update(accountant="rdp"), recompose(d)),
                    "privacy_ledger.accountant"),
     "a stump off its domain": ("stump", lambda d: d["estimators"][2].__setitem__(0, d["n_features_in"]),
                                "estimators[2]"),

@@ -16,6 +16,7 @@ import pytest
 from dpglass.exceptions import BudgetExceededError, InvalidParameterError, ModelFileError
 from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger
 from dpglass.privacy.plan import Integers, PlannedRelease, check_against_plan
+from ledger_edits import cheaper, entries, recompose
 
 
 def _fail(field, problem, expected=None):
@@ -179,34 +180,18 @@ def test_the_budget_is_checked_before_a_release_that_exceeds_it(fitted):
     assert 0 < len(ledger) < len(plan.steps) and ledger.total()[0] <= 0.4 * (1 + 1e-9)
 
 
-def _entries(d):
-    return d["privacy_ledger"]["entries"]
-
-
-def _recompose(d):
-    eps, delta = PrivacyLedger.from_dict(d["privacy_ledger"]).total()
-    d["privacy_ledger"]["total"] = {"epsilon": eps, "delta": delta}
-
-
-def _cheaper(d, i):
-    _entries(d)[i]["epsilon"] /= 2
-    if _entries(d)[i].get("curve", {}).get("epsilon"):
-        _entries(d)[i]["curve"]["epsilon"] /= 2
-    _recompose(d)
-
-
 #: (fit, edit, a field the refusal must name)
 TAMPERS = {
-    "dropped entry": ("newton", lambda d: (_entries(d).pop(), _recompose(d)), "privacy_ledger.entries"),
-    "swapped entries": ("newton", lambda d: _entries(d).insert(2, _entries(d).pop(3)), "privacy_ledger.entries[2]"),
-    "cheaper split level": ("newton", lambda d: _cheaper(d, 2), "privacy_ledger.entries[2].epsilon"),
-    "cheaper leaf sums": ("gaussian", lambda d: _entries(d)[3]["curve"].update(sigma=1e3),
+    "dropped entry": ("newton", lambda d: (entries(d).pop(), recompose(d)), "privacy_ledger.entries"),
+    "swapped entries": ("newton", lambda d: entries(d).insert(2, entries(d).pop(3)), "privacy_ledger.entries[2]"),
+    "cheaper split level": ("newton", lambda d: cheaper(d, 2), "privacy_ledger.entries[2].epsilon"),
+    "cheaper leaf sums": ("gaussian", lambda d: entries(d)[3]["curve"].update(sigma=1e3),
                           "privacy_ledger.entries[3].curve"),
-    "renamed release": ("newton", lambda d: _entries(d)[0].update(release="leaf sums"),
+    "renamed release": ("newton", lambda d: entries(d)[0].update(release="leaf sums"),
                         "privacy_ledger.entries[0].release"),
-    "edited note": ("dpboost", lambda d: _entries(d)[2].update(note="trees on one record each"),
+    "edited note": ("dpboost", lambda d: entries(d)[2].update(note="trees on one record each"),
                     "privacy_ledger.entries[2].note"),
-    "accountant": ("random-pld", lambda d: (d["privacy_ledger"].update(accountant="rdp"), _recompose(d)),
+    "accountant": ("random-pld", lambda d: (d["privacy_ledger"].update(accountant="rdp"), recompose(d)),
                    "privacy_ledger.accountant"),
     "tree_epsilon": ("dpboost", lambda d: d.update(tree_epsilon=d["tree_epsilon"] * 1.01), "tree_epsilon"),
     "reg_lambda": ("newton", lambda d: d.update(reg_lambda=d["reg_lambda"] / 2), "reg_lambda"),

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dpglass.exceptions import BudgetExceededError, ModelFileError
-from dpglass.models import DPBaggingClassifier, SubsampleAggregateClassifier, load_model
+from dpglass.models import DPBaggingClassifier, SubsampleAggregateClassifier
 from dpglass.models._teacher_plan import (
     DPBAG_MECHANISM,
     dpbag_release_plan,
@@ -21,6 +21,7 @@ from dpglass.models._teacher_plan import (
 )
 from dpglass.privacy.accounting import compose
 from dpglass.privacy.ledger import PrivacyLedger
+from ledger_edits import load_dict
 from dpglass.privacy.mechanisms import ReportNoisyMax
 from dpglass.privacy.plan import Integers, Points
 
@@ -124,12 +125,6 @@ def saved(tmp_path_factory):
     return out
 
 
-def _load(data, tmp_path):
-    path = tmp_path / "m.json"
-    path.write_text(json.dumps(data))
-    return load_model(path)
-
-
 def _entry(d):
     return d["privacy_ledger"]["entries"][0]
 
@@ -153,39 +148,39 @@ TAMPERS = {
 
 @pytest.mark.parametrize("model", ["saa auto", "dp-bag"])
 @pytest.mark.parametrize("tamper", list(TAMPERS))
-def test_the_verifier_replays_the_plan(saved, model, tamper, tmp_path):
+def test_the_verifier_replays_the_plan(saved, model, tamper):
     data = json.loads(json.dumps(saved[model]))
-    _load(data, tmp_path)  # the untouched file loads
+    load_dict(data)  # the untouched file loads
     field = TAMPERS[tamper](data)
     with pytest.raises(ModelFileError, match=re.escape(repr(field)[:-1])):
-        _load(data, tmp_path)
+        load_dict(data)
 
 
-def test_saa_number_of_labels_is_the_plans(saved, tmp_path):
+def test_saa_number_of_labels_is_the_plans(saved):
     data = json.loads(json.dumps(saved["saa auto"]))
     q = data["n_labelled"]
     data["params"]["max_queries"] = q - 1  # fewer labels allowed than the file claims to hold
     with pytest.raises(ModelFileError, match="privacy_ledger.entries"):
-        _load(data, tmp_path)
+        load_dict(data)
     data = json.loads(json.dumps(saved["saa auto"]))
     data["composition"] = "basic" if data["composition"] != "basic" else "pld"
     with pytest.raises(ModelFileError, match="composition"):
-        _load(data, tmp_path)
+        load_dict(data)
 
 
-def test_dpbag_claim_cannot_be_made_proven(saved, tmp_path):
+def test_dpbag_claim_cannot_be_made_proven(saved):
     data = json.loads(json.dumps(saved["dp-bag"]))
     _entry(data)["guarantee"] = data["privacy_ledger"]["guarantee"] = "proven"
     with pytest.raises(ModelFileError, match="privacy_ledger.entries\\[0\\].guarantee"):
-        _load(data, tmp_path)
+        load_dict(data)
 
 
-def test_a_composed_epsilon_off_in_its_last_bits_is_the_plans(saved, tmp_path):
+def test_a_composed_epsilon_off_in_its_last_bits_is_the_plans(saved):
     """PLD and RDP floats may differ in their last bits between machines: within 1e-9 relative is accepted."""
     data = json.loads(json.dumps(saved["saa auto"]))
     eps = float(np.nextafter(_entry(data)["epsilon"], 0.0))
     _entry(data)["epsilon"] = data["privacy_ledger"]["total"]["epsilon"] = eps
-    assert _load(data, tmp_path).n_labelled_ == saved["saa auto"]["n_labelled"]
+    assert load_dict(data).n_labelled_ == saved["saa auto"]["n_labelled"]
 
 
 # ------------------------------------------------------------------ one copy of the plan

@@ -17,6 +17,7 @@ from dpglass.cli import main
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
 from dpglass.models import DPRuleListClassifier, SmoothBoostClassifier, load_model
 from dpglass.models._verify import MODEL_CHECKS, verify_model_dict
+from ledger_edits import recompose
 from dpglass.registry import get_spec, list_estimators
 
 PRIVATE = {spec.name: spec for spec in list_estimators(private=True)}
@@ -129,17 +130,6 @@ def _first_rule(data):
     return data["rules"][0]
 
 
-def _recompose(data):
-    """Make the ledger's recorded total and guarantee agree with its (edited) entries."""
-    from dpglass.privacy.ledger import PrivacyLedger
-
-    led = data["privacy_ledger"]
-    ledger = PrivacyLedger.from_dict(led)
-    eps, delta = ledger.total()
-    led["total"] = {"epsilon": eps, "delta": delta}
-    led["guarantee"] = ledger.guarantee
-
-
 def t_entries_emptied(data):
     data["privacy_ledger"].update(entries=[], total={"epsilon": 0.0, "delta": 0.0}, guarantee="proven")
     return "privacy_ledger.entries"
@@ -152,7 +142,7 @@ def t_ledger_removed(data):
 
 def t_entry_epsilon_lowered(data):
     data["privacy_ledger"]["entries"][0]["epsilon"] /= 2
-    _recompose(data)  # a careful forger fixes the total too
+    recompose(data)  # a careful forger fixes the total too
     return "privacy_ledger.entries"
 
 
