@@ -23,7 +23,6 @@ data against the schema, the error reaches the curator before any release
 from __future__ import annotations
 
 import functools
-import math
 import warnings
 from dataclasses import dataclass
 
@@ -376,7 +375,7 @@ def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: f
             warnings.warn(
                 f"About {noisy} records had values outside the schema's bounds and were clipped to them (a "
                 f"differentially private count at epsilon={clip_epsilon:.3g}, give or take about "
-                f"{_approx(_discrete_laplace_sd(clip_epsilon))}). Warned because the noisy count is at least "
+                f"{_approx(DiscreteLaplaceMechanism(clip_epsilon).std)}). Warned because the noisy count is at least "
                 f"{threshold}, which its noise alone reaches with probability at most {CLIP_FALSE_ALARM:g} when no "
                 "value is out of bounds; smaller counts are not reported. Check the bounds, or turn the count off "
                 "with clip_share=0.",
@@ -410,12 +409,6 @@ def clip_warning_threshold(epsilon: float, false_alarm: float = CLIP_FALSE_ALARM
 
 def _approx(x: float) -> str:
     return f"{x:.2g}" if x < 10 else f"{x:,.0f}"
-
-
-def _discrete_laplace_sd(epsilon: float) -> float:
-    """Standard deviation of discrete Laplace noise at ``epsilon`` (sensitivity 1): sqrt(2 e^-eps) / (1 - e^-eps)."""
-    q = math.exp(-epsilon)
-    return math.sqrt(2 * q) / (1 - q)
 
 
 def validate_table(frame, schema: Schema) -> None:

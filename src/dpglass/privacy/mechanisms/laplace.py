@@ -122,6 +122,12 @@ class DiscreteLaplaceMechanism(_Mechanism):
         (:func:`~dpglass.privacy.samplers.discrete_laplace`)."""
         return discrete_laplace_decay(self.scale) / GRID
 
+    @property
+    def std(self) -> float:
+        """The noise's standard deviation as drawn: ``sqrt(2 q) / (1 - q)``, ``q = e^{-g}``."""
+        q = math.exp(-self.decay)
+        return math.sqrt(2 * q) / (1 - q)
+
     def log_upper_tail(self, t: int) -> float:
         """``log P[Z >= t]`` for an integer ``t >= 1``: ``-g t - log(1 + e^-g)``."""
         g = self.decay
