@@ -33,7 +33,7 @@ from dpglass.privacy.plan import Integers, PlannedRelease
 
 __all__ = [
     "AUTO_MARGIN", "COUNT_NOISES", "DEFAULT_RELEASE", "DeltaPlan", "GiniListConfig", "PAPER_MIN_SUPPORT",
-    "class_count_mechanism", "delta_plan", "gini_steps", "one_count_table", "resolve_min_support",
+    "class_count_mechanism", "delta_plan", "GiniWalk", "gini_steps", "one_count_table", "resolve_min_support",
     "rule_list_budget", "rule_list_plan",
 ]
 
@@ -259,6 +259,32 @@ class _Walk:
     stop: str = "max_length"
 
 
+class GiniWalk:
+    """The plan walked release by release: ``steps`` holds the steps of the values released so far and the
+    step that comes next (``next`` names its kind; ``"done"`` once the final counts are out); ``advance``
+    takes the next released value.  The fit walks it as it releases, the verifier on the file's values."""
+
+    def __init__(self, cfg: GiniListConfig, n_candidates: int):
+        self.cfg, self.n_candidates, self._walk = cfg, n_candidates, _Walk()
+        self.steps = [_step(cfg, n_candidates, self._walk, [])]
+
+    @property
+    def next(self) -> str:
+        return self._walk.next
+
+    @property
+    def stop(self) -> str:
+        return self._walk.stop
+
+    def advance(self, value) -> None:
+        """Take the value the step ``steps[-1]`` released (see :func:`gini_steps`), and plan the next step."""
+        if self._walk.next == "done":
+            raise InvalidParameterError("A value was released after the final class counts.")
+        _advance(self.cfg, self._walk, value)
+        if self._walk.next != "done":
+            self.steps.append(_step(self.cfg, self.n_candidates, self._walk, self.steps))
+
+
 def gini_steps(cfg: GiniListConfig, n_candidates: int, released: list) -> tuple[list, str, str]:
     """``(steps, next, stop)``: the plan's steps for the values ``released`` so far and the step that comes next.
 
@@ -268,20 +294,10 @@ def gini_steps(cfg: GiniListConfig, n_candidates: int, released: list) -> tuple[
     one more step than ``released`` unless the list is over (``next ==
     "done"``); ``next`` names that step's kind and ``stop`` the stop reason.
     """
-    walk, steps = _Walk(), []
-    for value in [*released, _PENDING]:
-        if walk.next == "done":
-            if value is not _PENDING:
-                raise InvalidParameterError("A value was released after the final class counts.")
-            break
-        steps.append(_step(cfg, n_candidates, walk, steps))
-        if value is _PENDING:
-            break
-        _advance(cfg, walk, value)
-    return steps, walk.next, walk.stop
-
-
-_PENDING = object()
+    walk = GiniWalk(cfg, n_candidates)
+    for value in released:
+        walk.advance(value)
+    return walk.steps, walk.next, walk.stop
 
 
 def _step(cfg: GiniListConfig, n_candidates: int, walk: _Walk, steps: list) -> PlannedRelease:

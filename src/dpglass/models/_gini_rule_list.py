@@ -1,6 +1,6 @@
 """Paper 001's DP rule list (the Gini mechanisms), spent release by release through its plan.
 
-The learner walks :func:`~dpglass.models._gini_plan.gini_steps`: before each
+The learner walks the plan (:class:`~dpglass.models._gini_plan.GiniWalk`): before each
 release it asks the plan which step comes next (a function of the public
 parameters and of the values released so far), follows the plan with the
 ledger and releases through :meth:`~dpglass.privacy.ledger.PrivacyLedger.release`.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpglass.models._candidates import CandidateSet, CountCache, SufficientStats
-from dpglass.models._gini_plan import GiniListConfig, gini_steps
+from dpglass.models._gini_plan import GiniListConfig, GiniWalk
 from dpglass.models._rule_selection import select_next_rule
 from dpglass.models._rules import RuleListRelease
 from dpglass.privacy.ledger import PrivacyLedger
@@ -35,13 +35,11 @@ def fit_gini_rule_list(X, y, *, candidates: CandidateSet, cfg: GiniListConfig, r
     cells: list = []  # exact (negatives, positives) each selected rule catches
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
-    out.remaining_counts, released, caught = [], [], None
-    while True:
-        steps, kind, stop = gini_steps(cfg, len(candidates), released)
-        if kind == "done":
-            break
-        step = steps[-1]
-        ledger.follow(steps)
+    out.remaining_counts, caught = [], None
+    walk = GiniWalk(cfg, len(candidates))
+    while walk.next != "done":
+        step, kind = walk.steps[-1], walk.next
+        ledger.follow(walk.steps)
         if kind == "count":
             n0, n1 = cache.remaining(tuple(removed))
             value = ledger.release(step, int(n0 + n1), rng)
@@ -57,8 +55,8 @@ def fit_gini_rule_list(X, y, *, candidates: CandidateSet, cfg: GiniListConfig, r
             value = None
         else:
             value = _release_final(out, step, ledger, cells, removed, cache, cfg.table, rng)
-        released.append(value)
-    out.stop_reason = stop
+        walk.advance(value)
+    out.stop_reason = walk.stop
     return out
 
 

@@ -159,28 +159,26 @@ def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
 def _replay(cfg, data: dict, ctx: _Context, counts: list) -> tuple[list, str, int]:
     """Walk the plan on the file's released values: its remaining counts in order, and selections that chose
     its rules (then "no rule"); ``(steps, stop reason, rules chosen)``."""
-    from dpglass.models._gini_plan import gini_steps
+    from dpglass.models._gini_plan import GiniWalk
 
     n_candidates = len(ctx.cls(**ctx.params)._candidate_set(ctx.d, list(ctx.names)).literals)
-    released, rules, hats, chosen = [], len(data["rules"]), iter(counts), 0
-    while True:
-        steps, kind, stop = gini_steps(cfg, n_candidates, released)
-        if kind == "done":
-            break
-        if kind == "count":
+    walk, rules, hats, chosen = GiniWalk(cfg, n_candidates), len(data["rules"]), iter(counts), 0
+    while walk.next != "done":
+        if walk.next == "count":
             value = next(hats, None)
             if value is None:
                 _fail("remaining_counts", f"has {len(counts)} counts", "one per remaining count the plan releases")
-            released.append(float(value))
-        elif kind == "select":
-            released.append(chosen < rules)
-            chosen += int(released[-1])
+            walk.advance(float(value))
+        elif walk.next == "select":  # the first len(rules) selections chose the rules, a later one "no rule"
+            value = chosen < rules
+            chosen += int(value)
+            walk.advance(value)
         else:
-            released.append(None)
+            walk.advance(None)
     if next(hats, None) is not None:
-        _fail("remaining_counts", f"has {len(counts)} counts", f"{sum(isinstance(v, float) for v in released)}, "
-              "one per remaining count the plan releases")
-    return steps, stop, chosen
+        used = sum(s.release.endswith("remaining count") for s in walk.steps)
+        _fail("remaining_counts", f"has {len(counts)} counts", f"{used}, one per remaining count the plan releases")
+    return walk.steps, walk.stop, chosen
 
 
 def _check_errors_list_ledger(data: dict, ctx: _Context) -> None:
