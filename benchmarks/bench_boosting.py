@@ -17,8 +17,8 @@ import argparse
 import numpy as np
 from sklearn.ensemble import GradientBoostingClassifier
 
-from dpglass.models.boosting import SmoothBoostClassifier
-from dpglass.models.logistic import DPLogisticRegression
+from dpglass.models.boosting.estimator import SmoothBoostClassifier
+from dpglass.models.logistic.estimator import DPLogisticRegression
 from _timing import median_fit_time  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 

@@ -26,12 +26,12 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 from _timing import median_fit_time  # noqa: E402
 from dpglass_experiments.gbdt.data import load_numeric  # noqa: E402
-from dpglass.models.gbdt import DPGradientBoostingClassifier  # noqa: E402
+from dpglass.models.gbdt.estimator import DPGradientBoostingClassifier  # noqa: E402
 
 
 def _cold(i, trees, depth, bounds):
     try:  # the calibration is cached per parameter set; a benchmark times the whole first fit
-        from dpglass.models._gbdt_budget import budget
+        from dpglass.models.gbdt.budget import budget
 
         budget.cache_clear()
     except ImportError:  # an older dpglass without the cache

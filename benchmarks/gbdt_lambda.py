@@ -29,7 +29,7 @@ from dpglass.datasets import load_dataset
 from dpglass_experiments.gbdt.data import load_numeric
 from dpglass_experiments.seeding import split_indices
 from dpglass.models import DPGradientBoostingClassifier
-from dpglass.models._gbdt_budget import leaf_gradient_scale
+from dpglass.models.gbdt.budget import leaf_gradient_scale
 
 DATASETS = ("german", "breast-cancer", "compas", "mushroom", "adult")
 EPSILONS = (0.1, 0.4, 1.0, 5.0)
@@ -46,7 +46,7 @@ def _data(name):
 
 def _lambda(k: float, epsilon: float, bounds, d: int) -> float:
     """``k`` times the gradient-sum noise scale of a default fit at ``epsilon`` (parameters only)."""
-    from dpglass.models._gbdt_trees import check_feature_bounds
+    from dpglass.models.gbdt.trees import check_feature_bounds
 
     model = DPGradientBoostingClassifier(epsilon=epsilon, bounds=bounds)
     model.bounds_ = check_feature_bounds(bounds, d, "DPGradientBoostingClassifier")

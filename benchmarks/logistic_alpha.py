@@ -31,8 +31,8 @@ import itertools
 
 import numpy as np
 
-from dpglass.models._logistic_solver import RowBlocks, minimise, scaled_rows
-from dpglass.models.logistic import default_data_norm
+from dpglass.models.logistic.solver import RowBlocks, minimise, scaled_rows
+from dpglass.models.logistic.estimator import default_data_norm
 from dpglass.privacy.objective_perturbation import (
     output_perturbation_calibration, release_on_grid, snap_to_grid,
 )

@@ -44,8 +44,8 @@ import pandas as pd  # noqa: E402
 from dpglass.datasets import load_dataset  # noqa: E402
 from dpglass_experiments import cell_seed, split_indices  # noqa: E402
 from dpglass.models import DPRuleListClassifier, GreedyRuleListClassifier  # noqa: E402
-from dpglass.models._candidates import CountCache, SufficientStats, build_candidates, count_candidates  # noqa: E402
-from dpglass.models._errors_rule_list import fit_errors_rule_list  # noqa: E402
+from dpglass.models.rule_list.candidates import CountCache, SufficientStats, build_candidates, count_candidates  # noqa: E402
+from dpglass.models.rule_list.errors import fit_errors_rule_list  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "rule-lists"
 DATASETS = ("breast-cancer", "compas", "compas-corels", "compas-rules", "german", "german-rules", "adult",

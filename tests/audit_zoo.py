@@ -38,7 +38,7 @@ import math
 import numpy as np
 
 from dpglass.audit.cases import AuditCase, selection_case
-from dpglass.models._rule_selection import certification_margin
+from dpglass.models.rule_list.selection import certification_margin
 from dpglass.privacy.mechanisms import (
     LaplaceMechanism, PermuteAndFlip, ReportNoisyMax, SmoothLaplaceMechanism, sample_laplace,
 )

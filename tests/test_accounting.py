@@ -7,7 +7,7 @@ import pytest
 from scipy import special
 
 from dpglass.models import DPRuleListClassifier, SmoothBoostClassifier, load_model
-from dpglass.models.boosting import per_round_epsilon, round_budget
+from dpglass.models.boosting.estimator import per_round_epsilon, round_budget
 from dpglass.privacy import rdp
 from dpglass.privacy.accounting import calibrate, choose_accountant, compose
 from dpglass.privacy.ledger import LedgerEntry, PrivacyLedger

@@ -29,7 +29,7 @@ from dpglass.audit.mechanisms import Event
 from dpglass.audit.selection import literal_tables, search_selection_pairs, selection_probabilities
 from dpglass.cli import main
 from dpglass.models import DPRuleListClassifier, GreedyRuleListClassifier
-from dpglass.models._rule_selection import select
+from dpglass.models.rule_list.selection import select
 
 sys.path.insert(0, os.path.dirname(__file__))
 from audit_zoo import QUICK_FLAGGED, zoo_cases  # noqa: E402

@@ -17,7 +17,7 @@ import pytest
 from dpglass.audit import audit_learner
 from dpglass.audit.cases import mechanism_cases, selection_case
 from dpglass.audit.cli import _audit_data
-from dpglass.models._rule_selection import MECHANISMS
+from dpglass.models.rule_list.selection import MECHANISMS
 from dpglass.registry import REGISTRY
 
 sys.path.insert(0, os.path.dirname(__file__))

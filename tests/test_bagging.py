@@ -11,8 +11,8 @@ import pytest
 from dpglass.aggregates import pattern_table
 from dpglass.exceptions import DataValidationError, InvalidParameterError, UnprovenGuaranteeWarning
 from dpglass.models import DPBaggingClassifier, SubsampleAggregateClassifier, load_model
-from dpglass.models import bagging as B
-from dpglass.models._teacher_plan import saa_label_entry
+from dpglass.models.teachers import estimator as B
+from dpglass.models.teachers.plan import saa_label_entry
 from dpglass.privacy.accounting import compose
 
 

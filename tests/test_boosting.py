@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import minimize
 
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
-from dpglass.models._weak_learners import (
+from dpglass.models.boosting.weak_learners import (
     SPLIT_SENSITIVITY_FACTOR,
     FeatureMatrix,
     Stump,
@@ -16,8 +16,8 @@ from dpglass.models._weak_learners import (
     gini_bound,
     literal_errors,
 )
-from dpglass.models._boosting_plan import round_steps
-from dpglass.models.boosting import (
+from dpglass.models.boosting.plan import round_steps
+from dpglass.models.boosting.estimator import (
     SmoothBoostClassifier,
     advanced_composition_epsilon,
     bregman_projection,
@@ -352,7 +352,7 @@ def test_auto_rounds_under_basic_composition_follow_a_noisy_count(data, tmp_path
     import json
 
     from dpglass.models import load_model
-    from dpglass.models.boosting import AUTO_COUNT_SHARE, auto_rounds
+    from dpglass.models.boosting.estimator import AUTO_COUNT_SHARE, auto_rounds
 
     X, y = data
     clf = SmoothBoostClassifier(epsilon=1.0, random_state=0, **LEARNERS[learner]).fit(X, y)
@@ -379,7 +379,7 @@ def test_auto_rounds_under_basic_composition_follow_a_noisy_count(data, tmp_path
 
 
 def test_auto_rounds_grow_with_records_times_epsilon():
-    from dpglass.models.boosting import auto_rounds
+    from dpglass.models.boosting.estimator import auto_rounds
 
     assert [auto_rounds(700, e, "stump") for e in (0.1, 1.0, 5.0)] == [1, 1, 7]
     assert [auto_rounds(30000, e, "stump") for e in (0.1, 0.4, 1.0)] == [7, 15, 15]
@@ -465,8 +465,8 @@ def _sequence_log_probs(X, y, eps_round, n_rounds, learning_rate, density, varia
     """Exact log-probability of every sequence of stumps LazyBB + DP-1R can output on (X, y)."""
     import itertools
 
-    from dpglass.models._weak_learners import PAPER_STUMP_SENSITIVITY_FACTOR, STUMP_SENSITIVITY_FACTOR, _stump_of
-    from dpglass.models.boosting import smooth_weighting
+    from dpglass.models.boosting.weak_learners import PAPER_STUMP_SENSITIVITY_FACTOR, STUMP_SENSITIVITY_FACTOR, _stump_of
+    from dpglass.models.boosting.estimator import smooth_weighting
     from dpglass.privacy.mechanisms import ExponentialMechanism
 
     d = X.shape[1]
@@ -499,7 +499,7 @@ def _every_joint_tree(d, depth):
     """Every candidate of the joint learner: (tree, its key) for all split features and leaf labellings."""
     import itertools
 
-    from dpglass.models._weak_learners import _joint_tree
+    from dpglass.models.boosting.weak_learners import _joint_tree
 
     for feats in itertools.product(range(d), repeat=1 if depth == 1 else 3):
         for labels in itertools.product((-1, 1), repeat=2 ** depth):
@@ -510,7 +510,7 @@ def _chain_log_probs(F, y, mu, depth, rate):
     """The law the sampler draws from (up to the grid): the chain of stage softmaxes, as {tree: log-probability}."""
     from scipy.special import log_softmax
 
-    from dpglass.models._weak_learners import _LABELLINGS, _joint_tree, _TreeUtilities
+    from dpglass.models.boosting.weak_learners import _LABELLINGS, _joint_tree, _TreeUtilities
 
     util = _TreeUtilities(F, y, mu, depth, rate)
     d = F.n_features
@@ -542,7 +542,7 @@ def test_joint_tree_chain_is_the_exponential_mechanism_over_whole_trees(depth, s
     """
     from scipy.special import log_softmax
 
-    from dpglass.models._weak_learners import TREE_FLOOR, _TreeUtilities
+    from dpglass.models.boosting.weak_learners import TREE_FLOOR, _TreeUtilities
 
     X, y, mu = _tiny(seed)
     F = FeatureMatrix(X)
@@ -564,7 +564,7 @@ def test_joint_tree_sampler_draws_the_chain_law():
     """dp_joint_tree's draws (exact samplers) follow the chain's law: chi-square over all 128 depth-2 trees."""
     from scipy.stats import chisquare
 
-    from dpglass.models._weak_learners import dp_joint_tree, joint_tree_rate
+    from dpglass.models.boosting.weak_learners import dp_joint_tree, joint_tree_rate
 
     X, y, mu = _tiny(11, n=10, d=2)
     mu *= 0.6
@@ -593,7 +593,7 @@ def test_joint_tree_sampler_draws_the_chain_law():
 
 @pytest.mark.parametrize("n_nodes", [1, 3])
 def test_joint_tree_picks_a_best_tree_at_huge_epsilon(data, n_nodes):
-    from dpglass.models._weak_learners import JOINT_TREE_DEPTH, dp_joint_tree
+    from dpglass.models.boosting.weak_learners import JOINT_TREE_DEPTH, dp_joint_tree
 
     X, y = data
     F = FeatureMatrix(X[:300])
@@ -615,8 +615,8 @@ def test_exact_privacy_audit_of_joint_tree_boosting_on_tiny_data():
     computed exactly on a 6-record dataset and on every neighbour (each record
     removed, each possible record added), each with its own target kappa * n.
     """
-    from dpglass.models._weak_learners import joint_tree_rate
-    from dpglass.models.boosting import smooth_weighting
+    from dpglass.models.boosting.weak_learners import joint_tree_rate
+    from dpglass.models.boosting.estimator import smooth_weighting
 
     X = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [1, 1], [0, 1]], dtype=np.uint8)
     y = np.array([0, 1, 0, 1, 0, 1], dtype=np.uint8)
@@ -674,7 +674,7 @@ def test_a_joint_tree_that_is_not_complete_is_refused(data, tmp_path):
 
 def test_joint_tree_factorised_path_only_when_no_root_lets_the_floor_bind():
     """Review finding: the check took the best root's worst tree; a floor binding under another root was missed."""
-    from dpglass.models._weak_learners import TREE_FLOOR, FeatureMatrix, _TreeUtilities
+    from dpglass.models.boosting.weak_learners import TREE_FLOOR, FeatureMatrix, _TreeUtilities
 
     rng = np.random.default_rng(0)
     checked = 0

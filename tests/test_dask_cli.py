@@ -142,7 +142,7 @@ BAD_DATA = {  # (numeric columns, corruption, a column file 2 lacks, options, th
     # several files in a partition: the number is not the file's)
     "missing label column": (False, None, "y", ["--model", "dp-rule-list"],
                              r"a partition: a column is missing when it is read .*'y'"),
-    # dp-gbdt's checks run in models/_gbdt_binned.py, inside a map over the partitions (binning) or in its own task
+    # dp-gbdt's checks run in models/gbdt/binned.py, inside a map over the partitions (binning) or in its own task
     "infinite value, binned on the workers": (True, _infinite_age, None, GBDT + DECLARED,
                                               r"column 'age' has infinite values"),
     "infinite value, quantile grid counts": (True, _infinite_age, None, GBDT + DECLARED + ["--param",

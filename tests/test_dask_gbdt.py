@@ -13,10 +13,10 @@ import pytest
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-from dpglass.models._gbdt_binned import BitLayout, binned_table  # noqa: E402
+from dpglass.models.gbdt.binned import BitLayout, binned_table  # noqa: E402
 from dpglass.exceptions import DataValidationError  # noqa: E402
 from dpglass.models import DPGradientBoostingClassifier  # noqa: E402
-from dpglass.models._gbdt_trees import apply_bins, uniform_edges  # noqa: E402
+from dpglass.models.gbdt.trees import apply_bins, uniform_edges  # noqa: E402
 
 FEATURES = ["age", "score", "smoker", "urban"]
 BOUNDS = [(0.0, 90.0), (-1.0, 1.0), None, None]
@@ -90,7 +90,7 @@ def test_binned_table_is_the_data():
 
 def test_table_does_not_depend_on_the_partitioning(data):
     """Dask's default scheduler (no client), 1 and 7 partitions: the table of the whole array."""
-    from dpglass.models._gbdt_binned import PartitionBinning, dask_binned_table
+    from dpglass.models.gbdt.binned import PartitionBinning, dask_binned_table
 
     df, _ = data
     edges = [uniform_edges(0, 90, 32), uniform_edges(-1, 1, 32), np.array([0.5]), np.array([0.5])]

@@ -19,9 +19,9 @@ from dpglass_experiments import (
     split_indices,
 )
 from dpglass.models import DPRuleListClassifier
-from dpglass.models._candidates import CountCache, SufficientStats, build_candidates
-from dpglass.models._rule_selection import MECHANISMS
-from dpglass.models.rule_list import fit_dp_rule_list
+from dpglass.models.rule_list.candidates import CountCache, SufficientStats, build_candidates
+from dpglass.models.rule_list.selection import MECHANISMS
+from dpglass.models.rule_list.estimator import fit_dp_rule_list
 
 
 # ------------------------------------------------------------ shared counts
@@ -328,7 +328,7 @@ def test_the_sweep_engine_knows_no_model_family():
     root = Path(pkg.__file__).parent
     for name in ("specs", "seeding", "cells", "sweep", "reproduction", "report"):
         models = {m for m in _imports(root / f"{name}.py") if m.startswith("dpglass.models")}
-        assert models <= {"dpglass.models.selection", "dpglass.models.selection.PrivateGridSearch"}, (name, models)
+        assert models <= {"dpglass.models.selection.estimator", "dpglass.models.selection.estimator.PrivateGridSearch"}, (name, models)
     assert shared_fitter(DPRuleListClassifier(epsilon=1.0)) is RuleListFits
     assert shared_fitter(SmoothBoostClassifier(epsilon=1.0)) is None
 

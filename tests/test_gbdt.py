@@ -10,12 +10,12 @@ from scipy.special import expit
 
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
 from dpglass.models import DPGradientBoostingClassifier, load_model
-from dpglass.models._gbdt_fit import _dpboost_gain, _select_counts
-from dpglass.models._gbdt_hist import Cells
-from dpglass.models._gbdt_releases import (
+from dpglass.models.gbdt.fit import _dpboost_gain, _select_counts
+from dpglass.models.gbdt.hist import Cells
+from dpglass.models.gbdt.releases import (
     QUANTUM, dpboost_gain_sensitivity, dpboost_quantum, grid_for, leaf_sum_entry, quantise,
 )
-from dpglass.models._gbdt_trees import apply_bins, uniform_edges
+from dpglass.models.gbdt.trees import apply_bins, uniform_edges
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE
 
 BOUNDS = [(0.0, 10.0), (-1.0, 1.0), None, None]
@@ -273,7 +273,7 @@ def test_dpboost_gain_float_error_is_inside_its_margin():
 def test_split_sums_are_exact_across_many_features_at_billions_of_records():
     """Review finding: one prefix sum across every feature's bins reached d * n * 2**20; in int64 the left sums
     are exact, so a neighbour moves a split utility by at most 1 exactly (40 features, 5e9 records)."""
-    from dpglass.models._gbdt_fit import Binned, _abs_gradient_utility, _left_sums
+    from dpglass.models.gbdt.fit import Binned, _abs_gradient_utility, _left_sums
 
     rng = np.random.default_rng(0)
     d, m = 40, 200
@@ -303,8 +303,8 @@ def test_split_sums_are_exact_across_many_features_at_billions_of_records():
 def test_leaf_units_stay_in_the_samplers_range_whatever_n():
     """Review finding: at tree epsilon 50 a sum of 2**32 records was above 2**52 grid units and fit raised,
     a failure that depended on n; the units are clipped to +-2**52 (public, 1-Lipschitz)."""
-    from dpglass.models._gbdt_budget import gbdt_plan
-    from dpglass.models._gbdt_fit import Binned, fit_newton
+    from dpglass.models.gbdt.budget import gbdt_plan
+    from dpglass.models.gbdt.fit import Binned, fit_newton
     from dpglass.privacy.ledger import PrivacyLedger
 
     # tree epsilon 50: epsilon 100 split evenly over the intercept and one tree (delta = 0: basic)
@@ -322,7 +322,7 @@ def test_leaf_units_stay_in_the_samplers_range_whatever_n():
 def test_dpboost_quantised_gradients_never_exceed_the_clip():
     """Review finding: rint to the quantum could round past g* when g* is not a multiple of it; a leaf then moved
     by more than its sensitivity at large epsilon. The units are clipped to floor(g*/q)."""
-    from dpglass.models._gbdt_releases import dpboost_units
+    from dpglass.models.gbdt.releases import dpboost_units
 
     for gstar in ((2**19 + 0.5 + 2**-8) * 2.0**-21, 0.3, 1.0, 7.77):
         q = dpboost_quantum(gstar)

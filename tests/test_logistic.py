@@ -20,8 +20,8 @@ from sklearn.linear_model import LogisticRegression
 from dpglass.aggregates import pattern_table
 from dpglass.audit import audit_mechanism
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
-from dpglass.models._logistic_solver import RowBlocks, certified_gradient_bound, minimise, scaled_rows
-from dpglass.models.logistic import (
+from dpglass.models.logistic.solver import RowBlocks, certified_gradient_bound, minimise, scaled_rows
+from dpglass.models.logistic.estimator import (
     AUTO_ALPHA,
     CLASS_COUNT_SHARE,
     DEFAULT_ALPHA,

@@ -11,7 +11,7 @@ import pytest
 from dpglass.cli import main
 from dpglass.exceptions import ModelFileError
 from dpglass.models import DPPipeline, DPRuleListClassifier, SmoothBoostClassifier
-from dpglass.models.selection import PrivateGridSearch
+from dpglass.models.selection.estimator import PrivateGridSearch
 from ledger_edits import load_dict
 
 

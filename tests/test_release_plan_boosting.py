@@ -1,6 +1,6 @@
 """Smooth boosting's release plan (issue 27): the fit spends only through it, the file verifier replays it.
 
-The plan (``_boosting_plan.boost_plan``) is the parameters' and ``n_features``'
+The plan (``boosting.plan.boost_plan``) is the parameters' and ``n_features``'
 alone, but for the committee size when it comes from a noisy count of the
 records: the plan then stops after the count and is rebuilt from it.  Under
 advanced composition the ledger holds one entry for every round: the plan is
@@ -18,8 +18,8 @@ import pytest
 
 from dpglass.exceptions import BudgetExceededError, InvalidParameterError, ModelFileError
 from dpglass.models import SmoothBoostClassifier
-from dpglass.models._boosting_plan import AUTO_COUNT_SHARE, boost_plan, release_plan, round_plan, round_steps
-from dpglass.models.boosting import smooth_boost
+from dpglass.models.boosting.plan import AUTO_COUNT_SHARE, boost_plan, release_plan, round_plan, round_steps
+from dpglass.models.boosting.estimator import smooth_boost
 from dpglass.privacy.accounting import compose
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.plan import Points, Product, check_against_plan
@@ -167,7 +167,7 @@ def test_domains_of_the_round_steps():
 
 def test_the_released_values_lie_in_their_domains_as_drawn(fitted):
     """The ledger checks every draw against its step's domain; the file's view of them passes the replay."""
-    from dpglass.models._verify_boosting import _released
+    from dpglass.models.boosting.verify import _released
 
     for name in ("stump", "joint", "top-down", "top-down-advanced"):
         m = fitted[name]
@@ -189,7 +189,7 @@ def _fail(field, problem, expected=None):
 ])
 def test_the_replay_refuses_a_value_off_its_domain(fitted, name, edit, message):
     """Beside the structural checks, the replay itself refuses values off their steps' domains (the parts' too)."""
-    from dpglass.models._verify_boosting import _released
+    from dpglass.models.boosting.verify import _released
 
     m = fitted[name]
     plan, data = _plan_of(m), json.loads(json.dumps(m.to_dict()))
@@ -204,7 +204,7 @@ def test_a_fitted_model_pickles_without_its_plan(fitted):
     assert clone.privacy_ledger_.entries == m.privacy_ledger_.entries and not hasattr(clone.privacy_ledger_, "_plan")
 
 
-@pytest.mark.parametrize("path", ["models/_weak_learners.py", "models/_boosting_plan.py", "models/_smooth_measure.py"])
+@pytest.mark.parametrize("path", ["models/boosting/weak_learners.py", "models/boosting/plan.py", "models/boosting/smooth_measure.py"])
 def test_the_familys_other_modules_write_no_ledger_entry_and_no_ledger(path):
     text = (SRC / path).read_text()
     assert not re.search(r"\.spend\(|ledger_of\(|_entries\.append|PrivacyLedger\(", text), path

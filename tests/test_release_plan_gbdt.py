@@ -86,8 +86,8 @@ def test_a_plan_within_the_budget_is_composed_once(monkeypatch):
 
 # ------------------------------------------------------------------ DP-GBDT's plan
 from dpglass.models import DPGradientBoostingClassifier, load_model  # noqa: E402
-from dpglass.models._gbdt_budget import gbdt_plan, release_plan  # noqa: E402
-from dpglass.models._gbdt_releases import Candidates, dpboost_leaf_clip  # noqa: E402
+from dpglass.models.gbdt.budget import gbdt_plan, release_plan  # noqa: E402
+from dpglass.models.gbdt.releases import Candidates, dpboost_leaf_clip  # noqa: E402
 from dpglass.privacy.accounting import compose  # noqa: E402
 from dpglass.privacy.mechanisms import LaplaceMechanism  # noqa: E402
 
@@ -168,7 +168,7 @@ def test_splits_are_public_feature_cut_pairs():
 
 def test_the_budget_is_checked_before_a_release_that_exceeds_it(fitted):
     """A ledger with less than the plan needs: the step that does not fit draws nothing."""
-    from dpglass.models._gbdt_fit import fit_newton
+    from dpglass.models.gbdt.fit import fit_newton
 
     m = fitted["newton"]
     plan = gbdt_plan(m.get_params(), 4)

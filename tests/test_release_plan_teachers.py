@@ -1,5 +1,5 @@
 """Release plans of the teacher ensembles (issue 27): subsample-and-aggregate and DP-Bag spend only through
-their plans (models/_teacher_plan.py), and the file verifier replays them."""
+their plans (models/teachers/plan.py), and the file verifier replays them."""
 
 import json
 import pathlib
@@ -12,7 +12,7 @@ import pytest
 
 from dpglass.exceptions import BudgetExceededError, ModelFileError
 from dpglass.models import DPBaggingClassifier, SubsampleAggregateClassifier
-from dpglass.models._teacher_plan import (
+from dpglass.models.teachers.plan import (
     DPBAG_MECHANISM,
     dpbag_release_plan,
     saa_label_entry,
@@ -185,9 +185,9 @@ def test_a_composed_epsilon_off_in_its_last_bits_is_the_plans(saved):
 
 # ------------------------------------------------------------------ one copy of the plan
 def test_the_teachers_write_no_ledger_entry_by_hand_and_verify_without_budget_arithmetic():
-    for path in ("models/bagging.py", "models/_teacher_plan.py", "models/_verify_bagging.py"):
+    for path in ("models/teachers/estimator.py", "models/teachers/plan.py", "models/teachers/verify.py"):
         assert not re.search(r"\.spend\(|ledger_of\(|_entries\.append", (SRC / path).read_text()), path
-    verifier = (SRC / "models/_verify_bagging.py").read_text()
+    verifier = (SRC / "models/teachers/verify.py").read_text()
     assert not re.search(r"compose\(|saa_query_budget\(|DiscreteLaplaceMechanism|ReportNoisyMax", verifier)
     assert "check_against_plan" in verifier
 

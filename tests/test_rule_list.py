@@ -12,9 +12,9 @@ from scipy.stats import beta as beta_dist
 
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models import DPRuleListClassifier, GreedyRuleListClassifier, load_model
-from dpglass.models._candidates import build_candidates, count_candidates
-from dpglass.models._rule_selection import MECHANISMS, PURE_MECHANISMS
-from dpglass.models.rule_list import fit_dp_rule_list
+from dpglass.models.rule_list.candidates import build_candidates, count_candidates
+from dpglass.models.rule_list.selection import MECHANISMS, PURE_MECHANISMS
+from dpglass.models.rule_list.estimator import fit_dp_rule_list
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE
 from conftest import needs_shared_data
 
@@ -214,7 +214,7 @@ def test_paper_confidence_marks_ledger(binary_data):
 def test_local_scale_factor_bounds_the_scale_variation():
     """c = sup_n |1/LS(n) - 1/LS(n-1)| / 4 < 1/8, the constant local-pf relies on:
     analytically 1/g(x) - 1/g(x-1) = 1/2 - 1/(2x(x-1))."""
-    from dpglass.models._rule_selection import LOCAL_SCALE_FACTOR
+    from dpglass.models.rule_list.selection import LOCAL_SCALE_FACTOR
     from dpglass.privacy.sensitivity import gini_local_sensitivity
 
     n = np.arange(1, 200_001)
@@ -386,14 +386,14 @@ def test_gamma_only_for_smooth_cauchy(binary_data):
 def test_errors_criterion_is_monotone_with_sensitivity_one():
     """Lemma 1 of docs/privacy.md ("errors-pf"), by brute force: adding any record (any pattern,
     any label) to random small tables moves every candidate's errors, and "no rule"'s, by 0 or 1."""
-    from dpglass.models._rule_selection import StepCounts
+    from dpglass.models.rule_list.selection import StepCounts
 
     rng = np.random.default_rng(5)
     cands = build_candidates(3, 2, True)
     patterns = np.array([[(p >> k) & 1 for k in range(3)] for p in range(8)], dtype=np.uint8)
 
     def errors(X, y):
-        from dpglass.models._candidates import SufficientStats
+        from dpglass.models.rule_list.candidates import SufficientStats
 
         st = SufficientStats(X, y, cands)
         n0, n1 = st.remaining()
@@ -498,8 +498,8 @@ def test_errors_pf_selection_is_eps_dp_exactly_on_small_neighbours():
     """The exact selection law of errors-pf (permute-and-flip, monotone, stop bonus) moves by at most e^eps
     between every pair of neighbouring small tables (one record added, any pattern and label), and the worst
     pair reaches it (the check is not vacuous)."""
-    from dpglass.models._candidates import SufficientStats
-    from dpglass.models._rule_selection import Certification, ErrorsPF, StepCounts
+    from dpglass.models.rule_list.candidates import SufficientStats
+    from dpglass.models.rule_list.selection import Certification, ErrorsPF, StepCounts
     from dpglass.privacy.mechanisms import PermuteAndFlip
 
     eps = 1.0
@@ -535,7 +535,7 @@ def test_errors_pf_selection_is_eps_dp_exactly_on_small_neighbours():
 def test_gini_lists_release_every_cells_counts_as_one_table():
     """The corrected Gini mechanisms release a count and a selection per step, then one table of every
     cell's class counts; variant="paper" releases each rule's pair at its step (3K + 1)."""
-    from dpglass.models._errors_rule_list import COUNTS_RELEASE
+    from dpglass.models.rule_list.errors import COUNTS_RELEASE
 
     X, y = _no_tie_data()
     kw = dict(epsilon=1e6, mechanism="certified-pf", max_length=3, accountant="basic", random_state=0)
@@ -626,7 +626,7 @@ def test_a_basic_list_has_no_fixed_release_plan_for_a_renyi_composition():
 
 def test_auto_keeps_basic_unless_a_tight_accountant_buys_more_than_the_margin():
     """Both sides of AUTO_MARGIN: "auto" is basic when the tight split is within it, tight above it."""
-    from dpglass.models.rule_list import AUTO_MARGIN, delta_plan, rule_list_budget
+    from dpglass.models.rule_list.estimator import AUTO_MARGIN, delta_plan, rule_list_budget
 
     for mech, K, delta in (("certified-pf", 5, 1e-8), ("certified-pf", 10, 1e-8), ("exponential", 10, 1e-6),
                            ("exponential", 5, 1e-8)):

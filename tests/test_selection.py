@@ -1,4 +1,4 @@
-"""PrivateGridSearch: private selection from private candidates (dpglass.models.selection)."""
+"""PrivateGridSearch: private selection from private candidates (dpglass.models.selection.estimator)."""
 
 import math
 import numbers
@@ -11,7 +11,7 @@ from dpglass._validation import Interval
 from dpglass.exceptions import BudgetExceededError, InvalidParameterError
 from dpglass.models import DPRuleListClassifier, GreedyRuleListClassifier, SmoothBoostClassifier
 from dpglass.models._base import EPSILON, RANDOM_STATE, BinaryClassifierBase
-from dpglass.models.selection import (
+from dpglass.models.selection.estimator import (
     PrivateGridSearch,
     expected_repetitions,
     repetition_pmf,
@@ -280,7 +280,7 @@ def test_estimator_sklearn_clone_and_params():
 @pytest.mark.parametrize("eta", [0.0, 1.0])
 def test_renyi_best_of_k_bound_holds_on_exact_distributions(eta):
     """Papernot-Steinke Theorem 2 as implemented: the exact Rényi divergence of best-of-K stays under it."""
-    from dpglass.models._selection_rdp import best_of_k_rdp
+    from dpglass.models.selection.rdp import best_of_k_rdp
     from dpglass.privacy import rdp
 
     gamma, ks = 0.2, np.arange(1, 3000)

@@ -129,7 +129,7 @@ def pipeline_search(request, raw_table):
 
 
 def test_a_pipeline_is_searched_with_one_encoding_inside_the_budget(pipeline_search, raw_table):
-    from dpglass.models.pipeline import encoder_epsilons
+    from dpglass.models.pipeline.estimator import encoder_epsilons
     from dpglass.schema import Schema
 
     search, delta = pipeline_search

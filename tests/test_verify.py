@@ -83,7 +83,7 @@ def test_untouched_file_loads_and_inspects(name, saved, capsys):
 
 
 def _rule_list_mechanisms():
-    from dpglass.models.rule_list import DPRuleListClassifier
+    from dpglass.models.rule_list.estimator import DPRuleListClassifier
 
     return list(DPRuleListClassifier._parameter_constraints["mechanism"][0])
 
@@ -336,7 +336,7 @@ def test_non_private_model_round_trip_and_no_ledger(tmp_path, capsys):
 
 def test_private_selection_file(tmp_path, capsys):
     from dpglass.models import SmoothBoostClassifier
-    from dpglass.models.selection import PrivateGridSearch
+    from dpglass.models.selection.estimator import PrivateGridSearch
 
     X, y = _data()
     search = PrivateGridSearch(estimator=SmoothBoostClassifier(n_rounds=2), param_grid={"n_rounds": [1, 2]},

@@ -73,7 +73,7 @@ def _register(spec: EstimatorSpec) -> None:
 _register(
     EstimatorSpec(
         name="greedy-rule-list",
-        target="dpglass.models.rule_list:GreedyRuleListClassifier",
+        target="dpglass.models.rule_list.estimator:GreedyRuleListClassifier",
         private=False,
         guarantee="none (non-private baseline)",
         description="Greedy rule list (GreedyRL), the non-private reference of paper 001 (criterion='gini', the "
@@ -84,7 +84,7 @@ _register(
 _register(
     EstimatorSpec(
         name="dp-rule-list",
-        target="dpglass.models.rule_list:DPRuleListClassifier",
+        target="dpglass.models.rule_list.estimator:DPRuleListClassifier",
         private=True,
         guarantee="pure epsilon-DP proven (errors-pf, default; local-pf and the global baselines); (epsilon, delta) "
                   "for certified-pf; smooth-* are paper claims",
@@ -96,7 +96,7 @@ _register(
 _register(
     EstimatorSpec(
         name="smooth-boost-stumps",
-        target="dpglass.models.boosting:SmoothBoostClassifier",
+        target="dpglass.models.boosting.estimator:SmoothBoostClassifier",
         private=True,
         guarantee="pure epsilon-DP (the default, delta=0); (epsilon, delta)-DP when delta > 0, the rounds "
                   "composed by Renyi or PLD accounting (accountant='basic': advanced composition)",
@@ -108,7 +108,7 @@ _register(
 _register(
     EstimatorSpec(
         name="smooth-boost-trees",
-        target="dpglass.models.boosting:SmoothBoostClassifier",
+        target="dpglass.models.boosting.estimator:SmoothBoostClassifier",
         private=True,
         guarantee="pure epsilon-DP (the default, delta=0); (epsilon, delta)-DP when delta > 0, the rounds "
                   "composed by Renyi or PLD accounting (accountant='basic': advanced composition)",
@@ -121,7 +121,7 @@ _register(
 _register(
     EstimatorSpec(
         name="dp-logistic-regression",
-        target="dpglass.models.logistic:DPLogisticRegression",
+        target="dpglass.models.logistic.estimator:DPLogisticRegression",
         private=True,
         guarantee="pure epsilon-DP (output perturbation, discrete Laplace on a public grid)",
         description="DP logistic regression: n-free regularised objective, output perturbation with exact noise.",
@@ -131,7 +131,7 @@ _register(
 _register(
     EstimatorSpec(
         name="dp-gbdt",
-        target="dpglass.models.gbdt:DPGradientBoostingClassifier",
+        target="dpglass.models.gbdt.estimator:DPGradientBoostingClassifier",
         private=True,
         guarantee="(epsilon, delta)-DP proven (PLD or RDP over trees, 'auto'); pure epsilon-DP with delta=0",
         description="DP gradient boosted trees on 0/1 and bounded numeric features (Newton leaves; DPBoost variant).",
@@ -141,7 +141,7 @@ _register(
 _register(
     EstimatorSpec(
         name="subsample-aggregate",
-        target="dpglass.models.bagging:SubsampleAggregateClassifier",
+        target="dpglass.models.teachers.estimator:SubsampleAggregateClassifier",
         private=True,
         guarantee="(epsilon, delta)-DP proven (noisy vote counts, tight composition); pure epsilon-DP with delta=0",
         description="Subsample-and-aggregate: teachers on disjoint parts label public records (fit's X_public) "
@@ -152,7 +152,7 @@ _register(
 _register(
     EstimatorSpec(
         name="dp-bag",
-        target="dpglass.models.bagging:DPBaggingClassifier",
+        target="dpglass.models.teachers.estimator:DPBaggingClassifier",
         private=True,
         guarantee="paper-claim: DP-Bag's data-dependent moments accountant (Jordon et al. 2019), not proven",
         description="DP bagging (paper 002's DP-Bag baseline): teachers on k random partitions label public records "

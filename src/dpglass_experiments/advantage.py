@@ -20,7 +20,7 @@ __all__ = ["advantage_trace"]
 def advantage_trace(model, X01, y01, X_test=None, y_test=None):
     """Per round, the advantage of LazyBB's hypothesis on the measure it was chosen on.
 
-    Replays the smooth weighting of :func:`dpglass.models.boosting.smooth_weighting`
+    Replays the smooth weighting of :func:`dpglass.models.boosting.estimator.smooth_weighting`
     from the fitted committee and the training data: for round t, ``p_t`` is
     the normalised kappa-dense measure, ``advantage[t] = 1/2 - err_{p_t}(h_t)``
     and ``best[t] = 1/2 - min_h err_{p_t}(h)`` over every 1-Rule (what a
@@ -35,8 +35,8 @@ def advantage_trace(model, X01, y01, X_test=None, y_test=None):
         Normalised margins ``y_i sum_t h_t(x_i) / tau`` in [-1, 1].
     test_margin : ndarray or None
     """
-    from dpglass.models._weak_learners import FeatureMatrix, literal_errors
-    from dpglass.models.boosting import smooth_weighting
+    from dpglass.models.boosting.weak_learners import FeatureMatrix, literal_errors
+    from dpglass.models.boosting.estimator import smooth_weighting
 
     X01 = np.asarray(X01, dtype=np.uint8)
     y01 = np.asarray(y01, dtype=np.uint8)

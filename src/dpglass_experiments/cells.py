@@ -43,7 +43,7 @@ def cell_estimator(dataset, method, eps, model_seed, seed: int | None = None):
     """The estimator of a cell: dataset parameters it accepts, then the method's, the cell's, epsilon, seed.
 
     With ``method.tuning`` the estimator is wrapped in
-    :class:`~dpglass.models.selection.PrivateGridSearch`, which gets the
+    :class:`~dpglass.models.selection.estimator.PrivateGridSearch`, which gets the
     epsilon and the seed (and sets those of every candidate itself).
     """
     cls = estimator_class(method.estimator)
@@ -63,7 +63,7 @@ def cell_estimator(dataset, method, eps, model_seed, seed: int | None = None):
     if ":" in method.estimator and "random_state" in accepted and model_seed is not None:
         model_seed = int(model_seed.generate_state(1)[0])  # foreign estimators want an int
     if method.tuning:
-        from dpglass.models.selection import PrivateGridSearch
+        from dpglass.models.selection.estimator import PrivateGridSearch
 
         if eps is None:
             raise InvalidParameterError(f"Method {method.name!r}: private tuning needs an epsilon grid.")

@@ -17,7 +17,7 @@ class OneRuleClassifier(BinaryClassifierBase):
 
     Attributes
     ----------
-    stump_ : dpglass.models._weak_learners.Stump
+    stump_ : dpglass.models.boosting.weak_learners.Stump
     n_features_used_ : int
         1, or 0 for a constant.
 
@@ -33,7 +33,7 @@ class OneRuleClassifier(BinaryClassifierBase):
         pass
 
     def fit(self, X, y):
-        from dpglass.models._weak_learners import FeatureMatrix, _stump_of, literal_errors
+        from dpglass.models.boosting.weak_learners import FeatureMatrix, _stump_of, literal_errors
 
         X01, y01 = self._check_fit_data(X, y)
         n, d = X01.shape

@@ -11,7 +11,7 @@ the family.
 
 Rule lists (:class:`RuleListFits`): the training set's distinct rows, Gram
 matrices and candidate counts are built once and shared by every method and
-epsilon through a :class:`~dpglass.models._candidates.CountCache` (counts
+epsilon through a :class:`~dpglass.models.rule_list.candidates.CountCache` (counts
 depend only on the set of rules already chosen); accuracies and the
 vulnerability are computed on the distinct rows of the training and held-out
 data.  ``tests/test_experiments.py`` checks the rows against fitted estimators.
@@ -53,7 +53,7 @@ def shared_fitter(estimator):
     feature_names)`` (0/1 arrays) and fits with ``fit_score(estimator) ->
     CellFit``.
     """
-    from dpglass.models.rule_list import DPRuleListClassifier, GreedyRuleListClassifier
+    from dpglass.models.rule_list.estimator import DPRuleListClassifier, GreedyRuleListClassifier
 
     if type(estimator) in (DPRuleListClassifier, GreedyRuleListClassifier):
         return RuleListFits
@@ -95,7 +95,7 @@ class RuleListFits:
         return CellFit(release.ledger, len(release.selected), release.stop_reason, train, held, vul, seconds)
 
     def _problem(self, est):
-        from dpglass.models._candidates import CountCache, SufficientStats
+        from dpglass.models.rule_list.candidates import CountCache, SufficientStats
 
         key = (est.max_card, est.allow_negations, repr(est.candidates))
         if key not in self._problems:
@@ -115,8 +115,8 @@ class RuleListFits:
 
     def fit(self, est):
         """Fit as ``est.fit(X_tr, y_tr)`` would; return (release, problem, noisy, seconds)."""
-        from dpglass.models._rule_selection import PURE_MECHANISMS
-        from dpglass.models.rule_list import DPRuleListClassifier, fit_dp_rule_list, fit_greedy_rule_list
+        from dpglass.models.rule_list.selection import PURE_MECHANISMS
+        from dpglass.models.rule_list.estimator import DPRuleListClassifier, fit_dp_rule_list, fit_greedy_rule_list
         from dpglass.privacy.rng import check_random_state, is_replayable
 
         # parameters other than epsilon (checked by SweepConfig) and the seed are

@@ -132,7 +132,7 @@ class MethodSpec:
         tables) or per cross-validation fold.
     tuning : dict
         If not empty, the cell fits
-        :class:`~dpglass.models.selection.PrivateGridSearch` around the
+        :class:`~dpglass.models.selection.estimator.PrivateGridSearch` around the
         estimator, with these keyword arguments (``param_grid``,
         ``stopping_probability``, ...) and the cell's ``epsilon`` and seed:
         the selection's budget is inside epsilon.

@@ -6,25 +6,25 @@ masses.  Every one of them is a function of the **pattern table**: the
 distinct (row, label) pairs of the training data with their record counts.
 A learner never sees the records themselves, only this table:
 
-* :class:`~dpglass.models.rule_list.DPRuleListClassifier` and GreedyRL sum
+* :class:`~dpglass.models.rule_list.estimator.DPRuleListClassifier` and GreedyRL sum
   it per distinct row (``w0``, ``w1``) and build their Gram counts from it;
-* :class:`~dpglass.models.boosting.SmoothBoostClassifier` reweights records
+* :class:`~dpglass.models.boosting.estimator.SmoothBoostClassifier` reweights records
   every round, but a record's smooth weight depends only on its margin
   ``y * sum_t h_t(x)``, a function of its (row, label): records sharing a
   (row, label) always share their weight, so each round's weighted sums are
   sums over the table's entries weighted by their integer counts;
-* :class:`~dpglass.models.logistic.DPLogisticRegression` sums its loss and
+* :class:`~dpglass.models.logistic.estimator.DPLogisticRegression` sums its loss and
   gradient over the entries, weighted by their counts;
-* :class:`~dpglass.models.selection.PrivateGridSearch` and the teacher
-  ensembles (:mod:`dpglass.models.bagging`) draw their random splits entry by
+* :class:`~dpglass.models.selection.estimator.PrivateGridSearch` and the teacher
+  ensembles (:mod:`dpglass.models.teachers.estimator`) draw their random splits entry by
   entry (Binomial and Multinomial splits of each count, the laws of
   per-record coins) and hand the parts on as sub-tables
   (:meth:`PatternTable.with_counts`);
-* :class:`~dpglass.models.pipeline.DPPipeline` encodes raw columns first (on
+* :class:`~dpglass.models.pipeline.estimator.DPPipeline` encodes raw columns first (on
   a dask DataFrame: a map over the partitions) and its model builds the table
   of the encoded columns;
-* :class:`~dpglass.models.gbdt.DPGradientBoostingClassifier` reads the
-  *binned* pattern table of :mod:`dpglass.models._gbdt_binned` (distinct
+* :class:`~dpglass.models.gbdt.estimator.DPGradientBoostingClassifier` reads the
+  *binned* pattern table of :mod:`dpglass.models.gbdt.binned` (distinct
   bin-code rows of numeric and 0/1 columns, binned with public edges), built
   from these same keys and merges.
 

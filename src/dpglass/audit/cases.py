@@ -6,7 +6,7 @@ rule-list selection step.  The CLI (``dpglass audit --model NAME``), the tests
 and ``docs/audit.md`` all run these.  Each case says how its pair was chosen.
 
 Selection steps (``selection/<mechanism>``) audit one call of
-``dpglass.models._rule_selection.select`` on the exact counts of two
+``dpglass.models.rule_list.selection.select`` on the exact counts of two
 neighbouring remaining sets over two binary features (candidates: the four
 literals and "no rule").  Their claim is the per-selection ``(eps, delta)`` of
 ``docs/privacy.md``; for ``certified-pf`` it is the pair (noisy remaining
@@ -24,7 +24,7 @@ import numpy as np
 
 from dpglass.audit.mechanisms import AuditResult, audit_mechanism
 from dpglass.audit.selection import literal_tables
-from dpglass.models._rule_selection import certification_margin, select
+from dpglass.models.rule_list.selection import certification_margin, select
 from dpglass.privacy.mechanisms import (
     DiscreteLaplaceMechanism,
     ExponentialMechanism,
@@ -168,7 +168,7 @@ def selection_case(mechanism: str, *, epsilon: float = 1.0, delta: float = 1e-3,
     cells2[tuple(removed)] -= 1
     d = literal_tables(cells, 2)
     d_prime = literal_tables(cells2, 2)
-    from dpglass.models._rule_selection import PURE_MECHANISMS
+    from dpglass.models.rule_list.selection import PURE_MECHANISMS
 
     pure = mechanism in PURE_MECHANISMS
     sel_delta = 0.0 if pure else delta
@@ -280,7 +280,7 @@ def mechanism_cases(epsilon: float = 1.0) -> dict[str, AuditCase]:
         n_samples=50_000, quick_samples=8_000,
     )
 
-    from dpglass.models._rule_selection import MECHANISMS
+    from dpglass.models.rule_list.selection import MECHANISMS
 
     for mech in MECHANISMS:
         pair = ERRORS_SELECTION_PAIR if mech == "errors-pf" else {}

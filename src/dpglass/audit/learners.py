@@ -30,7 +30,7 @@ Public inputs
 
 Fast path
     For :class:`~dpglass.models.DPRuleListClassifier` the audit calls the
-    pure function :func:`~dpglass.models.rule_list.fit_dp_rule_list` with a
+    pure function :func:`~dpglass.models.rule_list.estimator.fit_dp_rule_list` with a
     candidate set built once (what ``fit`` does, minus validation), not
     ``fit`` thousands of times.
 """
@@ -117,14 +117,14 @@ def _predictions_on(rows: np.ndarray) -> Callable:
 
 # ------------------------------------------------------------------ runners
 def _is_rule_list(est) -> bool:
-    from dpglass.models.rule_list import DPRuleListClassifier
+    from dpglass.models.rule_list.estimator import DPRuleListClassifier
 
     return isinstance(est, DPRuleListClassifier)
 
 
 def _rule_list_runner(est, X, y, output):
     """(run(X, y, rng) -> output, claim, greedy proxy) for DPRuleListClassifier."""
-    from dpglass.models.rule_list import delta_plan, fit_dp_rule_list, resolve_min_support
+    from dpglass.models.rule_list.estimator import delta_plan, fit_dp_rule_list, resolve_min_support
 
     est = clone(est)
     est._validate_params()
@@ -198,8 +198,8 @@ def _neighbour(X01, y01, kind, row, label):
 
 
 def _rule_list_proxy(X01, y01, Xn, yn, helper):
-    from dpglass.models._candidates import SufficientStats
-    from dpglass.models.rule_list import fit_greedy_rule_list
+    from dpglass.models.rule_list.candidates import SufficientStats
+    from dpglass.models.rule_list.estimator import fit_greedy_rule_list
     from dpglass.privacy.sensitivity import weighted_gini
 
     cands, support, max_length, ms_for = helper
@@ -266,7 +266,7 @@ def audit_learner(
         Trainings per dataset.
     output : callable or None
         Maps a run to a hashable output.  For rule lists it receives the
-        :class:`~dpglass.models.rule_list.RuleListRelease` (default
+        :class:`~dpglass.models.rule_list.estimator.RuleListRelease` (default
         :func:`rule_list_structure`); for other estimators the fitted model
         (default: its predictions on every distinct row of ``X``).
     claim : (epsilon, delta) or None

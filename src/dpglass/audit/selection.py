@@ -140,7 +140,7 @@ def argmin_probabilities(values, scale, noise="laplace", gamma=4.0, n_grid=20_00
 # -------------------------------------------------------------- one selection
 def selection_probabilities(mechanism, *, c0, c1, n0, n1, epsilon, delta=0.0, min_support=1, gamma=4.0,
                             variant="corrected", n_hat=None, margin=0.0):
-    """Exact output distribution of ``dpglass.models._rule_selection.select``.
+    """Exact output distribution of ``dpglass.models.rule_list.selection.select``.
 
     Same arguments as ``select`` (``c0``, ``c1`` with "no rule" last), for the
     mechanisms whose distribution has a closed form or a one-dimensional
@@ -168,7 +168,7 @@ def selection_probabilities(mechanism, *, c0, c1, n0, n1, epsilon, delta=0.0, mi
     if mechanism == "exponential":
         return ExponentialMechanism(epsilon, GINI_GLOBAL_SENSITIVITY).probabilities(-ginis)
     if mechanism == "local-pf":
-        from dpglass.models._rule_selection import LOCAL_SCALE_FACTOR
+        from dpglass.models.rule_list.selection import LOCAL_SCALE_FACTOR
 
         sens = float(gini_local_sensitivity(int(n0 + n1)))
         return PermuteAndFlip(epsilon / LOCAL_SCALE_FACTOR, sens).probabilities(-ginis)

@@ -1,12 +1,12 @@
 """dpglass estimators (scikit-learn compatible, binary labels on 0/1 features)."""
 
-from dpglass.models.bagging import DPBaggingClassifier, SubsampleAggregateClassifier
-from dpglass.models.boosting import SmoothBoostClassifier
-from dpglass.models.gbdt import DPGradientBoostingClassifier
-from dpglass.models.logistic import DPLogisticRegression
-from dpglass.models.pipeline import DPPipeline
-from dpglass.models.rule_list import DPRuleListClassifier, GreedyRuleListClassifier
-from dpglass.models.selection import PrivateGridSearch
+from dpglass.models.teachers.estimator import DPBaggingClassifier, SubsampleAggregateClassifier
+from dpglass.models.boosting.estimator import SmoothBoostClassifier
+from dpglass.models.gbdt.estimator import DPGradientBoostingClassifier
+from dpglass.models.logistic.estimator import DPLogisticRegression
+from dpglass.models.pipeline.estimator import DPPipeline
+from dpglass.models.rule_list.estimator import DPRuleListClassifier, GreedyRuleListClassifier
+from dpglass.models.selection.estimator import PrivateGridSearch
 
 __all__ = [
     "DPBaggingClassifier",

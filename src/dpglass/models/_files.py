@@ -60,7 +60,7 @@ def model_class(model):
     pipeline and the local-DP classifier); None if dpglass has no such model.  ``load_model`` and
     ``dpglass inspect`` both read files through it."""
     if model == "DPPipeline":
-        from dpglass.models.pipeline import DPPipeline
+        from dpglass.models.pipeline.estimator import DPPipeline
 
         return DPPipeline
     if model == "LDPHistogramClassifier":

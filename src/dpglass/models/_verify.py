@@ -39,12 +39,12 @@ from dpglass.models._file_checks import (
     ADVICE, _Context, _close, _fail,
     _is_int, _is_num, _need, _need_num, _resolved_delta,
 )
-from dpglass.models._verify_bagging import check_dpbag, check_saa
-from dpglass.models._verify_boosting import _check_boosting
-from dpglass.models._verify_gbdt import check_gbdt
-from dpglass.models._verify_ldp import check_ldp
-from dpglass.models._verify_logistic import _check_logistic
-from dpglass.models._verify_rule_list import RULE_LIST_COUNT_NAMES, RULE_LIST_SELECTION_NAMES, _check_rule_list
+from dpglass.models.teachers.verify import check_dpbag, check_saa
+from dpglass.models.boosting.verify import _check_boosting
+from dpglass.models.gbdt.verify import check_gbdt
+from dpglass.local.verify import check_ldp
+from dpglass.models.logistic.verify import _check_logistic
+from dpglass.models.rule_list.verify import RULE_LIST_COUNT_NAMES, RULE_LIST_SELECTION_NAMES, _check_rule_list
 from dpglass.privacy.ledger import GUARANTEES, RELATIVE_TOLERANCE, PrivacyLedger, _within
 
 __all__ = ["KNOWN_MECHANISMS", "MODEL_CHECKS", "verify_model_dict"]
@@ -318,7 +318,7 @@ def _known_mechanisms(model: str):
     """KNOWN_MECHANISMS[model], plus the name a learner module declares as ``MECHANISM`` (logistic)."""
     known = KNOWN_MECHANISMS.get(model)
     if model == "DPLogisticRegression":
-        from dpglass.models._logistic_plan import MECHANISM
+        from dpglass.models.logistic.plan import MECHANISM
 
         known = known + (MECHANISM,)
     return known
@@ -383,10 +383,10 @@ def _check_renyi_selection(data: dict, params: dict, ledger: PrivacyLedger, cls)
     from sklearn.base import clone
     from sklearn.model_selection import ParameterGrid
 
-    from dpglass.models._selection_rdp import selection_epsilon
-    from dpglass.models._selection_law import expected_repetitions
+    from dpglass.models.selection.rdp import selection_epsilon
+    from dpglass.models.selection.law import expected_repetitions
 
-    from dpglass.models._selection_rdp import candidate_budget
+    from dpglass.models.selection.rdp import candidate_budget
 
     sel, entry = data["selected_by"], data["privacy_ledger"]["entries"][0]
     eta = float(sel["eta"])

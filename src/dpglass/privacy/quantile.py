@@ -113,7 +113,7 @@ def grid_counts(values, bounds, grid_cells: int = GRID_CELLS) -> np.ndarray:
 
     The quantile's only statistic of the data: counts of disjoint parts of
     the data add up to the counts of the whole (the Dask path of
-    :class:`~dpglass.models.gbdt.DPGradientBoostingClassifier` sums them over
+    :class:`~dpglass.models.gbdt.estimator.DPGradientBoostingClassifier` sums them over
     partitions and calls :func:`dp_quantile_from_counts`).  Nothing is
     released here.
     """

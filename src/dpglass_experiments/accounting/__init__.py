@@ -86,8 +86,8 @@ def _table(acc: pd.DataFrame) -> str:
 
 def budgets(epsilons) -> str:
     """Per-release epsilon under each accountant: what the tight accountant buys, from the parameters alone."""
-    from dpglass.models.boosting import round_budget
-    from dpglass.models.rule_list import delta_plan, rule_list_budget
+    from dpglass.models.boosting.estimator import round_budget
+    from dpglass.models.rule_list.estimator import delta_plan, rule_list_budget
 
     K = RULES["max_length"]
     rows = ["| ε | rule list (certified-pf) | rule list (exponential) | stumps (τ = 99) | trees (τ = 51, 3 splits) |",
@@ -108,7 +108,7 @@ def budgets(epsilons) -> str:
 
 def _rule_gain(mechanism: str, eps: float = 1.0) -> str:
     """The tight accountant's per-release epsilon over the basic one for a rule list, e.g. "×1.12"."""
-    from dpglass.models.rule_list import delta_plan, rule_list_budget
+    from dpglass.models.rule_list.estimator import delta_plan, rule_list_budget
 
     plan = delta_plan(mechanism, None, "corrected")
     b, t = (rule_list_budget(eps, DELTA, RULES["max_length"], plan, a, mechanism, table=True)[0]

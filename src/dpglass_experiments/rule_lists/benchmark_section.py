@@ -241,7 +241,7 @@ def _goals(w: Report, test: pd.DataFrame, diag: pd.DataFrame) -> None:
 
 def _compas_limit(w: Report, test: pd.DataFrame) -> None:
     d = test[(test["dataset"] == "compas-corels")]
-    from dpglass.models._errors_rule_list import errors_list_budget
+    from dpglass.models.rule_list.errors import errors_list_budget
 
     gains = [[int(x) for x in str(s).split(";") if x != ""] for s in d[d["method"] == "GreedyRL errors"]["gains"]]
     later = [g for lst in gains for g in lst[1:]]

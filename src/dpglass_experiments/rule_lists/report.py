@@ -335,7 +335,7 @@ def _speed(w, quick, timings, plan, main) -> None:
           f"machine (2 cores shared with other jobs), i.e. **{360_000 / fps / 60:.1f} min for the paper's "
           "360,000-fit grid**. Each unit of work (one dataset and seed: every method and ε) shares the training "
           "set's distinct rows, Gram matrices and candidate counts across ε and methods "
-          "(`dpglass.models._candidates.CountCache`); `benchmarks/bench_rule_lists.py --sweep` compares it with "
+          "(`dpglass.models.rule_list.candidates.CountCache`); `benchmarks/bench_rule_lists.py --sweep` compares it with "
           "fitting the estimators one by one.")
         w()
     w(f"All parts, as run (seconds summed over resumed runs): {total / 60:.1f} min.")

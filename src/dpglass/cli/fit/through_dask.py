@@ -5,7 +5,7 @@ through :mod:`dpglass.aggregates.dask_backend` (each partition reduces itself
 to its pattern table on the cluster) and printed with its ledger like an
 in-memory fit.  The feature columns are 0/1; for ``dp-gbdt`` they may also be numeric, each named with its public
 ``--bounds NAME=LO:HI`` (the model's ``bounds``; unnamed columns are 0/1),
-binned on the workers (:mod:`dpglass.models._gbdt_binned`).  The whole table is used for
+binned on the workers (:mod:`dpglass.models.gbdt.binned`).  The whole table is used for
 training: a held-out split of partitioned data is not offered (fit in memory
 for the DP accuracy estimate).
 

@@ -1,0 +1,505 @@
+"""Differentially private smooth boosting (LazyBB, paper 002).
+
+:class:`SmoothBoostClassifier` is LazyBB (paper 002, Algorithm 1; Bun,
+Carmosino and Sorrell 2020): start from the uniform measure of density
+``kappa``; each round normalise the measure, call a differentially private weak
+learner on it, add the hypothesis to the committee, reweight every record by
+``kappa * exp(-lambda * margin)`` and Bregman-project back onto the measures of
+density at least ``kappa`` (:func:`bregman_projection`).  The model is the
+majority vote of the committee.
+
+Weak learners (``dpglass.models.boosting.weak_learners``): DP 1-Rules (Algorithm 3,
+exponential mechanism over all literals and the two constants) and trees:
+by default (``tree_learner="joint"``) one exponential mechanism over every
+complete tree of depth 1 or 2 with its leaf labels, on minus its weighted
+error (the 1-Rule's utility and sensitivity, for a larger class); paper 002's
+DP-TopDown (Algorithm 2) with ``tree_learner="top-down"``.
+
+Privacy in one paragraph (the proof is in ``docs/privacy.md``, section "Smooth
+boosting"): given the hypotheses released so far, the projected measure mu
+(entries in [0, 1], total mass at least ``kappa n``) moves by at most 2 in l1,
+and any mu-weighted error by at most 1, when one record is added or removed,
+with n itself private (it is used only inside the projection).  The weak
+learners work on the unnormalised measure, so every calibration is a constant
+and nothing published depends on n.  Each round is ``epsilon_round``-DP given
+the past, and the rounds compose: basically
+(``epsilon_round = epsilon / n_rounds``, pure epsilon) or, when ``delta > 0``
+and it gives more per round, by the advanced composition theorem of Dwork,
+Rothblum and Vadhan (2010).
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpglass._validation import Interval
+from dpglass.aggregates import pattern_table
+from dpglass.exceptions import InvalidParameterError
+from dpglass.models._base import CLASSES, DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models.boosting.plan import (
+    AUTO_COUNT_SHARE, AUTO_RECORDS_PER_ROUND, AUTO_ROUNDS, COUNT_RELEASE, BoostPlan, advanced_composition_epsilon,
+    auto_rounds, boost_plan, counts_records, per_round_epsilon, resolved_rounds, round_budget, round_plan,
+)
+from dpglass.models.boosting.smooth_measure import bregman_projection, smooth_weighting
+from dpglass.models.boosting.weak_learners import (
+    JOINT_TREE_DEPTH, FeatureMatrix, Stump, Tree, dp_joint_tree, dp_one_rule, dp_top_down,
+)
+from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES
+from dpglass.privacy.ledger import PrivacyLedger
+from dpglass.privacy.rng import check_random_state, is_replayable
+
+__all__ = [
+    "AUTO_COUNT_SHARE",
+    "AUTO_RECORDS_PER_ROUND",
+    "AUTO_ROUNDS",
+    "COUNT_RELEASE",
+    "SmoothBoostClassifier",
+    "SmoothBoostRelease",
+    "bregman_projection",
+    "advanced_composition_epsilon",
+    "per_round_epsilon",
+    "round_budget",
+    "resolved_rounds",
+    "auto_rounds",
+    "counts_records",
+    "round_plan",
+    "smooth_boost",
+    "smooth_weighting",
+]
+
+
+# ---------------------------------------------------------------- pure release
+@dataclass(frozen=True)
+class SmoothBoostRelease:
+    """What :func:`smooth_boost` releases.
+
+    Attributes
+    ----------
+    hypotheses : tuple of Stump or Tree
+        The committee, in round order.
+    ledger : PrivacyLedger
+    round_epsilon : float
+        Each round's (pure) budget.
+    composition : str
+        ``"basic"``, ``"advanced"``, ``"pld"`` or ``"rdp"`` (:func:`round_budget`).
+    """
+
+    hypotheses: tuple
+    ledger: PrivacyLedger
+    round_epsilon: float
+    composition: str
+
+
+def smooth_boost(
+    X01,
+    y01,
+    *,
+    plan: BoostPlan,
+    ledger: PrivacyLedger,
+    learning_rate: float,
+    density: float,
+    rng: np.random.Generator,
+) -> SmoothBoostRelease:
+    """LazyBB (paper 002, Algorithm 1) with a DP weak learner: the private computation.
+
+    A pure function of the data, the parameters and ``rng``.  ``n = len(X01)``
+    is private: it is used only inside the projection's mass target
+    ``kappa n``, which the proof covers (docs/privacy.md, Lemma S').
+
+    Parameters
+    ----------
+    X01 : ndarray of 0/1, shape (n, d), or a :class:`~dpglass.aggregates.PatternTable` (then y01 is ignored)
+    y01 : ndarray of 0/1, shape (n,)
+    plan : BoostPlan
+        The fit's release plan (:func:`~dpglass.models.boosting.plan.boost_plan`,
+        with the committee size resolved): each round's steps, in order.
+    ledger : PrivacyLedger
+        Following ``plan``: every release of every round goes through
+        :meth:`~dpglass.privacy.ledger.PrivacyLedger.release` as the round
+        makes it (the budget checked before the draw).
+    learning_rate : float
+        lambda.
+    density : float
+        kappa.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    SmoothBoostRelease
+    """
+    # the seam (dpglass.aggregates): records grouped by (row, label), whose smooth weight they share
+    table = pattern_table(X01, y01)
+    n = table.n_records
+    target = density * n  # private: used only inside the projection (Lemma S')
+    y01, counts = table.labels, table.counts.astype(np.float64)
+    y_sign = 2 * y01.astype(np.int8) - 1
+    F = FeatureMatrix(table)
+    del table  # F keeps the packed rows; the int64 counts are not needed any more
+
+    learner = {"stump": dp_one_rule, "joint": dp_joint_tree, "top-down": dp_top_down}[plan.learner]
+    release = functools.partial(_release, ledger, rng)
+    margin = np.zeros(F.n_samples, dtype=np.int64)  # sigma_t(i) = y_i * sum_j h_j(x_i), in [-t, t]
+    hypotheses = []
+    for t, steps in enumerate(plan.rounds):
+        # mu of each entry's records times their number: the weak learners' sums run over entries
+        p = None  # the last round's weights are not needed: free them first
+        p = smooth_weighting(margin, t, density=density, learning_rate=learning_rate, target=target, counts=counts)
+        p *= counts
+        h, pred = learner(F, y01, p, steps=steps, release=release)
+        hypotheses.append(h)
+        margin += y_sign * pred.astype(np.int64)
+    return SmoothBoostRelease(tuple(hypotheses), ledger, plan.round_epsilon, plan.composition)
+
+
+def _release(ledger: PrivacyLedger, rng, step, exact):
+    return ledger.release(step, exact, rng)
+
+
+# ------------------------------------------------------------------- estimator
+class SmoothBoostClassifier(BinaryClassifierBase):
+    """Differentially private smooth boosting (LazyBB) of 1-Rules or small trees.
+
+    Paper 002 (Asadi, Carmosino, Jahanara, Rafiey, Salamatian): Algorithm 1
+    (LazyBB) with the weak learner DP-1R (Algorithm 3, ``weak_learner="stump"``)
+    or a DP tree (``weak_learner="tree"``): by default one exponential
+    mechanism over whole trees of depth 2 with their leaf labels
+    (``tree_learner="joint"``), or the paper's DP-TopDown (Algorithm 2,
+    ``tree_learner="top-down"``).  Binary features, binary target.  The model
+    is a majority vote; with stumps it is a table of integer votes per feature
+    (paper's Table 4, see :meth:`to_text`).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget (> 0).
+    delta : float or None, default=0.0
+        ``0``: pure epsilon-DP (basic composition: ``epsilon / n_rounds`` per
+        round).  ``> 0``: the rounds compose by ``accountant`` (tight by
+        default).  ``None``: the public constant ``DEFAULT_DELTA`` (1e-8),
+        never a function of n.
+    weak_learner : {"stump", "tree"}, default="stump"
+    n_rounds : int or "auto", default="auto"
+        Number of rounds tau (committee size), >= 1.  ``"auto"`` with
+        basic composition (delta = 0) and stumps or joint trees: a count of
+        the records with noise, paid with 2% of epsilon
+        (:data:`AUTO_COUNT_SHARE`), sets tau by :func:`auto_rounds` (odd, about
+        one round per 400 (stumps) or 500 (trees) records x epsilon, at most 15
+        or 5), stored as ``records_estimate_``; few records get few rounds.
+        Otherwise :data:`AUTO_ROUNDS` (15 for stumps and top-down trees, 5 for
+        joint trees, public constants).
+    learning_rate : float, default=0.5
+        lambda in (0, 1].
+    density : float, default=0.35
+        kappa in (0, 1): the measures stay kappa-dense, i.e. no record gets
+        more than ``1/(kappa n)`` of the weight.
+    tree_nodes : int, default=3
+        Internal nodes per tree (``weak_learner="tree"`` only), >= 1; with
+        ``tree_learner="joint"`` 1 or 3 (complete trees of depth 1 or 2).
+    tree_learner : {"joint", "top-down"}, default="joint"
+        (``weak_learner="tree"`` only.)  ``"joint"``: each round's tree, its
+        split features and its leaf labels, is one draw of the exponential
+        mechanism over every complete tree of the depth with every labelling,
+        on minus its smooth-weighted error (sensitivity 1, as for a 1-Rule):
+        the whole round budget goes to one selection.  ``"top-down"``: paper
+        002's DP-TopDown (Algorithm 2): ``tree_nodes`` greedy splits by the
+        exponential mechanism on the Gini bound's improvement (sensitivity 8;
+        4 with ``variant="paper"``), each at ``epsilon_round / (2 tree_nodes)``,
+        then Laplace leaf labels at ``epsilon_round / 2``; what the paper-002
+        reproduction runs.  docs/privacy.md, "Smooth boosting".
+    accountant : {"auto", "basic", "pld", "rdp"}, default="auto"
+        How rounds compose when ``delta > 0`` (with ``delta = 0`` always
+        basic): ``"basic"`` takes the better of basic and advanced
+        composition (paper 002's Theorem 5); ``"pld"`` calibrates each round
+        by the privacy loss distributions of the rounds (dp-accounting);
+        ``"rdp"`` by Rényi composition, where the exponential mechanism
+        counts as bounded range (epsilon**2/8-zCDP, Cesar & Rogers 2021);
+        ``"auto"`` takes the one of those two that allows more
+        (:func:`round_budget`; docs/privacy.md, "Accounting").
+    variant : {"corrected", "paper"}, default="corrected"
+        ``"paper"`` reproduces paper 002's calibrations: stumps at Theorem 7's
+        eta (proven, but half the utility of the corrected calibration),
+        top-down trees at Lemma 15's split sensitivity (not proven:
+        ``paper-claim``; trees need ``tree_learner="top-down"``).
+    classes : list of two labels or None, default=None
+        The public label set ``[negative, positive]``.  None reads it from
+        ``y``; then a ``y`` holding a single class is refused, and whether
+        fit succeeds depends on the data: declare the labels for a release.
+    random_state : None, int, SeedSequence or Generator, default=None
+        See :mod:`dpglass.privacy.rng`.
+
+    Attributes
+    ----------
+    estimators_ : tuple of Stump or Tree
+        The committee, in round order.
+    votes_ : ndarray of shape (n_features_in_,)
+        (Stumps only.)  Net votes of each feature: times ``x_j`` was chosen
+        minus times ``not x_j`` was; ``constant_votes_`` likewise for the
+        constants ``+1`` minus ``-1``.
+    n_features_used_ : int
+        Features the model depends on (non-zero net votes for stumps; split
+        features for trees).
+    privacy_ledger_ : PrivacyLedger
+    round_epsilon_ : float
+        Each round's pure epsilon.
+    composition_ : str
+        ``"basic"`` or ``"advanced"``.
+    delta_ : float
+        The resolved delta.
+    classes_, n_features_in_, feature_names_in_
+        As in scikit-learn.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = (rng.random((2000, 6)) < 0.5).astype(int)
+    >>> y = (X[:, 0] | X[:, 1]) & (1 - X[:, 2])
+    >>> clf = SmoothBoostClassifier(epsilon=1.0, n_rounds=9, random_state=0).fit(X, y)
+    >>> round(clf.privacy_ledger_.total()[0], 9)
+    1.0
+    >>> float(clf.score(X, y)) > 0.7
+    True
+    >>> print(clf.to_text().splitlines()[1])
+    votes  feature
+    """
+
+    _private = True
+    _distributed_fit = True  # fits on dask collections through dpglass.aggregates
+    _parameter_constraints = {
+        "epsilon": EPSILON,
+        "delta": DELTA_OR_NONE,
+        "weak_learner": [["stump", "tree"]],
+        "n_rounds": [Interval(numbers.Integral, 1, None, closed="left"), ["auto"]],
+        "learning_rate": [Interval(numbers.Real, 0, 1, closed="right")],
+        "density": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "tree_nodes": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tree_learner": [["joint", "top-down"]],
+        "variant": [["corrected", "paper"]],
+        "accountant": [list(ACCOUNTANT_CHOICES)],
+        "classes": CLASSES,
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=0.0,
+        weak_learner="stump",
+        n_rounds="auto",
+        learning_rate=0.5,
+        density=0.35,
+        tree_nodes=3,
+        tree_learner="joint",
+        variant="corrected",
+        accountant="auto",
+        classes=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.weak_learner = weak_learner
+        self.n_rounds = n_rounds
+        self.learning_rate = learning_rate
+        self.density = density
+        self.tree_nodes = tree_nodes
+        self.tree_learner = tree_learner
+        self.variant = variant
+        self.accountant = accountant
+        self.classes = classes
+        self.random_state = random_state
+
+    def _release_plan(self) -> list:
+        """The releases a full run would make (public parameters only): what private selection composes."""
+        delta = self._resolve_delta(self.delta)
+        if counts_records(self.n_rounds, self.weak_learner, self.tree_learner, delta, self.accountant):
+            raise InvalidParameterError(
+                "SmoothBoostClassifier(n_rounds='auto') with basic composition sets its rounds from a noisy count "
+                "of the records, so its releases are not fixed in advance; give n_rounds an integer.")
+        rounds = resolved_rounds(self.n_rounds, self.weak_learner, self.tree_learner)
+        args = (rounds, self.weak_learner, int(self.tree_nodes))
+        x, _ = round_budget(float(self.epsilon), delta, *args, self.accountant, self.tree_learner)
+        return round_plan(self.weak_learner, int(self.tree_nodes), rounds, self.tree_learner)(x)
+
+    def fit(self, X, y):
+        """Fit the committee; every release goes through the release plan and is recorded in ``privacy_ledger_``.
+
+        Parameters
+        ----------
+        X : array-like of 0/1, shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) with two classes
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        self._check_tree_params()
+        rng = check_random_state(self.random_state)
+        X01, y01 = self._check_fit_data(X, y)
+        delta = self._resolve_delta(self.delta)
+        paper_trees = self.variant == "paper" and self.weak_learner == "tree"
+        self._warn_about_guarantee(float(self.epsilon), "variant='paper' trees (Lemma 15's split sensitivity)"
+                                   if paper_trees else None)
+        params = self.get_params(deep=False)
+        plan = boost_plan(params, self.n_features_in_)
+        # the whole plan is checked against the budget here, before anything is drawn
+        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta, accountant=plan.accountant).follow(plan.steps)
+        self.records_estimate_ = None
+        if plan.count is not None:
+            # n is private: the committee size comes from a noisy count of the records (AUTO_COUNT_SHARE of
+            # epsilon); the plan stops after it and is rebuilt from the released count
+            self.records_estimate_ = ledger.release(plan.count, X01.shape[0], rng)
+            plan = boost_plan(params, self.n_features_in_, self.records_estimate_)
+            ledger.follow(plan.steps)
+        release = smooth_boost(X01, y01, plan=plan, ledger=ledger, learning_rate=float(self.learning_rate),
+                               density=float(self.density), rng=rng)
+        self.estimators_ = release.hypotheses
+        self.privacy_ledger_ = release.ledger
+        self.privacy_ledger_.replayable = is_replayable(rng)
+        self.round_epsilon_ = release.round_epsilon
+        self.composition_ = release.composition
+        self.delta_ = delta
+        self._set_summaries()
+        return self
+
+    def _check_tree_params(self):
+        """Joint trees are complete trees of depth 1 or 2, and have no paper-002 calibration."""
+        if self.weak_learner != "tree" or self.tree_learner != "joint":
+            return
+        if self.tree_nodes not in JOINT_TREE_DEPTH:
+            raise InvalidParameterError(
+                f"The 'tree_nodes' parameter of SmoothBoostClassifier must be one of {sorted(JOINT_TREE_DEPTH)} "
+                f"with tree_learner='joint' (complete trees of depth 1 or 2). Got {self.tree_nodes!r} instead; "
+                "tree_learner='top-down' grows any number of nodes."
+            )
+        if self.variant == "paper":
+            raise InvalidParameterError(
+                "The 'variant' parameter of SmoothBoostClassifier: variant='paper' calibrates paper 002's "
+                "DP-TopDown; with weak_learner='tree' it needs tree_learner='top-down' (got 'joint')."
+            )
+
+    def _set_summaries(self):
+        """``votes_``, ``constant_votes_`` (stumps) and ``n_features_used_`` from ``estimators_``."""
+        d = self.n_features_in_
+        if self.weak_learner == "stump":
+            votes = np.zeros(d, dtype=np.int64)
+            const = 0
+            for h in self.estimators_:
+                if h.feature < 0:
+                    const += h.sign
+                else:
+                    votes[h.feature] += h.sign
+            self.votes_ = votes
+            self.constant_votes_ = int(const)
+            self.n_features_used_ = int(np.count_nonzero(votes))
+        else:
+            used = set()
+            for h in self.estimators_:
+                used |= h.features_used()
+            self.n_features_used_ = len(used)
+
+    # ------------------------------------------------------------- prediction
+    def _vote_sum(self, X01):
+        if self.weak_learner == "stump" and hasattr(self, "votes_"):
+            v = self.votes_.astype(np.float64)
+            return 2.0 * (X01 @ v) - v.sum() + self.constant_votes_
+        total = np.zeros(X01.shape[0], dtype=np.float64)
+        for h in self.estimators_:
+            total += h.predict(X01)
+        return total
+
+    def decision_function(self, X):
+        """Normalised vote margin ``(1/tau) sum_t h_t(x)`` in ``[-1, 1]``; > 0 favours ``classes_[1]``."""
+        X01 = self._check_predict_data(X)
+        return self._vote_sum(X01) / len(self.estimators_)
+
+    def predict_proba(self, X):
+        """Vote fractions ``(1 -/+ margin) / 2``: the share of the committee voting each class.
+
+        Not calibrated probabilities.  A tie (even committee) predicts
+        ``classes_[0]``.
+        """
+        m = self.decision_function(X)
+        p1 = (1.0 + m) / 2.0
+        return np.column_stack([1.0 - p1, p1])
+
+    # --------------------------------------------------------------- printout
+    def to_text(self) -> str:
+        """The model as a votes table (paper 002, Table 4), with feature names.
+
+        Stumps: one row per feature with non-zero net votes; ``votes > 0``
+        means "feature is 1" votes for ``classes_[1]`` that many times (and
+        "feature is 0" against it).  Trees: identical trees are merged and
+        listed with their vote counts.
+        """
+        names = self.feature_names()
+        classes = self.classes_
+        eps, delta = self.privacy_ledger_.total()
+        head = (
+            f"SmoothBoostClassifier (LazyBB, {self.weak_learner}s): {_count(len(self.estimators_), 'round')}, "
+            f"({eps:.4g}, {delta:.3g})-DP [{self.composition_} composition]"
+        )
+        lines = [head]
+        if self.weak_learner == "stump":
+            lines.append("votes  feature")
+            rows = [(int(v), names[j]) for j, v in enumerate(self.votes_) if v != 0]
+            if self.constant_votes_:
+                rows.append((self.constant_votes_, "(constant)"))
+            rows.sort(key=lambda r: (-abs(r[0]), r[1]))
+            width = max([5] + [len(f"{v:d}") for v, _ in rows])
+            lines += [f"{v:>{width}d}  {name}" for v, name in rows]
+            lines.append(
+                f"score = sum over rows of votes * (+1 if feature is 1 else -1) (constant: +1); "
+                f"predict {classes[1]!s} if score > 0, else {classes[0]!s}"
+            )
+            lines.append("votes are net: the rounds on one feature add up, and rounds voting the other way "
+                         "cancel (a feature whose votes cancel is not listed)")
+        else:
+            lines.append("votes  tree")
+            counts = Counter(self.estimators_)
+            for tree, c in sorted(counts.items(), key=lambda kv: -kv[1]):
+                lines.append(f"{c:>5d}  {tree.describe(names, classes)}")
+            lines.append(f"predict {classes[1]!s} if most trees say so, else {classes[0]!s}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ serialising
+    def _state_to_dict(self) -> dict:
+        if self.weak_learner == "stump":
+            hyps = [[int(h.feature), int(h.sign)] for h in self.estimators_]
+        else:
+            hyps = [
+                {"feature": list(h.feature), "left": list(h.left), "right": list(h.right), "value": list(h.value)}
+                for h in self.estimators_
+            ]
+        return {
+            "estimators": hyps,
+            "round_epsilon": self.round_epsilon_,
+            "records_estimate": self.records_estimate_,
+            "composition": self.composition_,
+            "delta": self.delta_,
+        }
+
+    def _state_from_dict(self, data: dict) -> None:
+        if self.weak_learner == "stump":
+            self.estimators_ = tuple(Stump(int(f), int(s)) for f, s in data["estimators"])
+        else:
+            self.estimators_ = tuple(
+                Tree(tuple(t["feature"]), tuple(t["left"]), tuple(t["right"]), tuple(t["value"]))
+                for t in data["estimators"]
+            )
+        self.round_epsilon_ = float(data["round_epsilon"])
+        self.records_estimate_ = data.get("records_estimate")
+        self.composition_ = data["composition"]
+        self.delta_ = float(data["delta"])
+        self._set_summaries()
+
+
+def _count(n: int, noun: str) -> str:
+    """``"1 round"``, ``"3 rounds"``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,0 +1,451 @@
+"""The release plan of :class:`~dpglass.models.boosting.estimator.SmoothBoostClassifier` (LazyBB), from public inputs only.
+
+The budget (public parameters only):
+
+* each round's pure epsilon and how the rounds compose
+  (:func:`round_budget`): basic or advanced composition
+  (:func:`per_round_epsilon`), or the largest round epsilon whose PLD or
+  Rényi composition fits ``(epsilon, delta)``;
+* the committee size (:func:`resolved_rounds`, or, with ``n_rounds="auto"``
+  under basic composition, :func:`auto_rounds` of a noisy count of the
+  records: :func:`counts_records`).
+
+The plan (:func:`boost_plan`; :func:`release_plan` its recorded steps, in
+ledger order), each step a :class:`~dpglass.privacy.plan.PlannedRelease`:
+
+* the count of the records when it is made (discrete Laplace, an integer),
+  then the rounds, built from the released count: a plan that stops after
+  the count is rebuilt from it (a data-dependent branch);
+* per round: a stump, or a joint tree (one exponential-mechanism choice among
+  the public candidates: :class:`~dpglass.privacy.plan.Product` of the
+  features and signs or leaf labels), or a DP-TopDown tree (each split a
+  choice of (leaf position, feature), then the ±1 leaf labels from Laplace
+  noise on the leaf margins).
+
+Under basic, PLD or Rényi composition every release is a step with its own
+entry.  Under advanced composition the ledger holds one entry for all the
+rounds (a composition result): the plan is one step, round 1's first
+release, whose parts are every other release of every round, in round order;
+the step's entry is checked against the budget before round 1 draws, and the
+parts record nothing (docs/privacy.md, "Smooth boosting").
+
+Nothing here depends on the data: the verifier
+(:mod:`dpglass.models.boosting.verify`) rebuilds the same plan from a file's
+parameters, ``n_features_in`` and ``records_estimate``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpglass.exceptions import InvalidParameterError
+from dpglass.models.boosting.weak_learners import (
+    JOINT_TREE_DEPTH, LEAF_SENSITIVITY_FACTOR, PAPER_SPLIT_SENSITIVITY_FACTOR, PAPER_STUMP_SENSITIVITY_FACTOR,
+    SPLIT_SENSITIVITY_FACTOR, STUMP_SENSITIVITY_FACTOR, TREE_ERROR_SENSITIVITY, _stage_epsilon, _stump_of,
+    sample_joint_tree,
+)
+from dpglass.privacy.accounting import DEFAULT_DELTA, choose_accountant
+from dpglass.privacy.ledger import LedgerEntry
+from dpglass.privacy.mechanisms import (
+    DiscreteLaplaceMechanism, ExponentialMechanism, LaplaceMechanism, count_fields,
+)
+from dpglass.privacy.plan import Integers, PlannedRelease, Points, Product
+
+__all__ = [
+    "AUTO_COUNT_SHARE", "AUTO_RECORDS_PER_ROUND", "AUTO_ROUNDS", "BoostPlan", "COUNT_RELEASE",
+    "advanced_composition_epsilon", "auto_rounds", "boost_plan", "counts_records", "labels_field", "learner_of",
+    "per_round_epsilon", "release_plan", "resolved_rounds", "round_budget", "round_field", "round_plan",
+    "round_steps",
+    "split_field",
+]
+
+
+# ----------------------------------------------------------------- composition
+def advanced_composition_epsilon(epsilon_0: float, k: int, delta: float) -> float:
+    """Advanced composition (Dwork, Rothblum, Vadhan 2010; Dwork & Roth 2014, Thm 3.20).
+
+    ``k`` adaptively chosen ``epsilon_0``-DP mechanisms are together
+    ``(eps, delta)``-DP with ``eps = sqrt(2 k ln(1/delta)) epsilon_0 + k epsilon_0 (e^epsilon_0 - 1)``.
+
+    Examples
+    --------
+    >>> round(advanced_composition_epsilon(0.01, 100, 1e-5), 4)
+    0.4899
+    """
+    return math.sqrt(2.0 * k * math.log(1.0 / delta)) * epsilon_0 + k * epsilon_0 * math.expm1(epsilon_0)
+
+
+def per_round_epsilon(epsilon: float, delta: float, k: int) -> tuple[float, str]:
+    """The largest per-round pure epsilon whose ``k``-fold composition fits ``(epsilon, delta)``.
+
+    Returns ``(epsilon_0, composition)`` with ``composition`` ``"basic"``
+    (``epsilon / k``, no delta spent) or ``"advanced"`` (bisection on
+    :func:`advanced_composition_epsilon`, never above ``epsilon``).
+
+    Examples
+    --------
+    >>> per_round_epsilon(1.0, 0.0, 10)
+    (0.1, 'basic')
+    >>> eps0, how = per_round_epsilon(1.0, 1e-5, 1000)
+    >>> how, round(eps0, 5), advanced_composition_epsilon(eps0, 1000, 1e-5) <= 1.0
+    ('advanced', 0.00633, True)
+    """
+    basic = epsilon / k
+    if delta <= 0:
+        return basic, "basic"
+    lo, hi = 0.0, epsilon  # advanced(eps0) >= k*eps0^2 + ... is increasing; advanced(epsilon) > epsilon
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if advanced_composition_epsilon(mid, k, delta) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    if lo > basic:
+        return lo, "advanced"
+    return basic, "basic"
+
+
+def round_plan(weak_learner: str, tree_nodes: int, n_rounds: int, tree_learner: str = "joint"):
+    """The privacy maps of a full run at per-round epsilon ``x``: what the tight accountants calibrate.
+
+    A stump, and a joint tree, is one exponential-mechanism selection (bounded
+    range); a top-down tree of t splits is t of them at ``x / (2t)`` and the
+    leaf labels (a Laplace vector: charged as pure) at ``x / 2``.  The entries
+    carry the curves and epsilons of :func:`boost_plan`'s round steps (names
+    and notes aside), which ``tests/test_release_plan_boosting.py`` checks.
+    """
+
+    def plan(x):
+        if weak_learner == "stump" or tree_learner == "joint":
+            one = [LedgerEntry("stump", "exponential", epsilon=x, curve=ExponentialMechanism(x, 1.0).curve)]
+        else:
+            s = x / (2 * tree_nodes)
+            one = [LedgerEntry("split", "exponential", epsilon=s, curve=ExponentialMechanism(s, 1.0).curve)] * tree_nodes
+            one.append(LedgerEntry("leaves", "laplace", epsilon=x / 2))
+        return one * n_rounds
+
+    return plan
+
+
+@functools.lru_cache(maxsize=256)
+def round_budget(epsilon: float, delta: float, n_rounds: int, weak_learner: str, tree_nodes: int,
+                 accountant: str, tree_learner: str = "joint") -> tuple[float, str]:
+    """``(epsilon per round, composition)`` for the accountant asked for (public parameters only).
+
+    ``"basic"``: the better of basic and advanced composition
+    (:func:`per_round_epsilon`); ``"pld"`` / ``"rdp"``: the largest round
+    epsilon whose tight composition of the whole run fits ``(epsilon,
+    delta)``; ``"auto"``: ``"basic"`` when delta = 0, else whichever of
+    ``"pld"`` and ``"rdp"`` allows more.
+
+    Examples
+    --------
+    >>> eps0, how = round_budget(1.0, 1e-5, 100, "stump", 1, "auto")
+    >>> how, eps0 > per_round_epsilon(1.0, 1e-5, 100)[0] > 1.0 / 100
+    ('rdp', True)
+    """
+    if accountant == "basic" or delta <= 0:
+        return per_round_epsilon(epsilon, delta, n_rounds)
+    return choose_accountant(round_plan(weak_learner, tree_nodes, n_rounds, tree_learner), epsilon, delta, accountant)
+
+
+# ---------------------------------------------------------------- committee size
+#: ``n_rounds="auto"``: 15 for stumps and top-down trees (the former default), 5 for joint trees, whose
+#: larger candidate set needs more budget per round (chosen on a held-out quarter of Adult's training
+#: part, never its test part: docs/results/boosting/trees_accuracy.md).  Public constants.
+AUTO_ROUNDS = {"stump": 15, "top-down": 15, "joint": 5}
+#: ``n_rounds="auto"`` under basic composition (delta = 0, the default), stumps and joint trees: this share
+#: of epsilon buys a discrete-Laplace count of the records, and the rounds follow from it
+#: (:func:`auto_rounds`).  n is private, and the right committee size grows with n * epsilon: 15 rounds
+#: vote noise on German's 700 records at epsilon = 1 (below the majority class), one round wastes Adult.
+AUTO_COUNT_SHARE = 0.02
+#: Records x epsilon per round for :func:`auto_rounds`, chosen on validation parts of the shipped datasets'
+#: training parts (``benchmarks/boosting_rounds.py``; the test parts were not read).  Public constants.
+AUTO_RECORDS_PER_ROUND = {"stump": 400.0, "joint": 500.0}
+#: The ledger's name of that count.
+COUNT_RELEASE = "number of records (n_rounds='auto')"
+
+
+def learner_of(weak_learner: str, tree_learner: str) -> str:
+    """``"stump"``, ``"joint"`` or ``"top-down"``: the weak learner a fit runs."""
+    return "stump" if weak_learner == "stump" else tree_learner
+
+
+def counts_records(n_rounds, weak_learner: str, tree_learner: str, delta: float, accountant: str) -> bool:
+    """Whether ``n_rounds="auto"`` resolves from a noisy count of the records (:func:`auto_rounds`).
+
+    Only under basic composition: with a tight accountant the rounds' plan
+    must be fixed before the data are touched (a plan chosen from a released
+    count composes adaptively, which PLD and Rényi composition do not cover as
+    used here), so ``"auto"`` keeps :data:`AUTO_ROUNDS` there.
+    """
+    return (n_rounds == "auto" and learner_of(weak_learner, tree_learner) in AUTO_RECORDS_PER_ROUND
+            and (delta <= 0 or accountant == "basic"))
+
+
+def auto_rounds(records_estimate: int, epsilon: float, weak_learner: str, tree_learner: str = "joint") -> int:
+    """Rounds for a noisy record count: ``records_estimate * epsilon / AUTO_RECORDS_PER_ROUND``, odd, in [1, cap].
+
+    ``epsilon`` is what the rounds share (the budget left after the count);
+    the cap is :data:`AUTO_ROUNDS`; odd, so that the committee's vote never
+    ties.  A function of released values and parameters only.
+
+    Examples
+    --------
+    >>> auto_rounds(700, 0.98, "stump"), auto_rounds(5000, 0.98, "stump"), auto_rounds(30000, 0.98, "stump")
+    (1, 11, 15)
+    >>> auto_rounds(-3, 1.0, "tree"), auto_rounds(2000, 0.98, "tree"), auto_rounds(10**6, 1.0, "tree")
+    (1, 3, 5)
+    """
+    learner = learner_of(weak_learner, tree_learner)
+    value = float(records_estimate) * float(epsilon) / AUTO_RECORDS_PER_ROUND[learner]
+    tau = int(min(max(value, 1.0), AUTO_ROUNDS[learner]))
+    return tau if tau % 2 else tau - 1
+
+
+def resolved_rounds(n_rounds, weak_learner: str, tree_learner: str = "joint") -> int:
+    """``n_rounds`` with ``"auto"`` resolved by :data:`AUTO_ROUNDS` (parameters only, never the data).
+
+    Examples
+    --------
+    >>> resolved_rounds("auto", "stump"), resolved_rounds("auto", "tree"), resolved_rounds(9, "tree")
+    (15, 5, 9)
+    """
+    if n_rounds != "auto":
+        return int(n_rounds)
+    return AUTO_ROUNDS[learner_of(weak_learner, tree_learner)]
+
+
+# ------------------------------------------------------------------ the plan
+@dataclass(frozen=True)
+class BoostPlan:
+    """A fit's plan.
+
+    ``count``: the records count's step (``n_rounds="auto"`` under basic
+    composition), else None.  Until the count is released (``records_estimate``
+    not given) the plan stops after it: ``n_rounds``, ``round_epsilon`` and
+    ``composition`` are None and ``rounds`` is empty.  ``rounds``: per round,
+    its releases in order (each a recorded step, or, under advanced
+    composition, the one recorded step and its parts).  ``steps``: the
+    recorded ones, in ledger order.  ``accountant``: the ledger's.
+    """
+
+    learner: str
+    delta: float
+    accountant: str
+    count: PlannedRelease | None
+    n_rounds: int | None
+    round_epsilon: float | None
+    composition: str | None
+    rounds: tuple
+    steps: tuple
+
+
+def resolved_delta(params: dict) -> float:
+    """The delta a fit uses: ``params["delta"]``, or the public default for None (never a function of n)."""
+    return DEFAULT_DELTA if params["delta"] is None else float(params["delta"])
+
+
+def boost_plan(params: dict, n_features: int, records_estimate: int | None = None) -> BoostPlan:
+    """The plan of a fit with these parameters on ``n_features`` columns (and, when the committee size comes
+    from a noisy count, the released count: without it the plan stops after the count)."""
+    learner = learner_of(params["weak_learner"], params["tree_learner"])
+    if learner == "joint" and params["tree_nodes"] not in JOINT_TREE_DEPTH:
+        raise InvalidParameterError(f"joint trees have 1 or 3 internal nodes, not {params['tree_nodes']!r}")
+    delta, acct, epsilon = resolved_delta(params), params["accountant"], float(params["epsilon"])
+    count = None
+    if counts_records(params["n_rounds"], params["weak_learner"], params["tree_learner"], delta, acct):
+        count = _count_step(epsilon)
+        if records_estimate is None:
+            return BoostPlan(learner, delta, "basic", count, None, None, None, (), (count,))
+        epsilon -= count.entry.epsilon  # the rounds share what the count left
+        n_rounds = auto_rounds(records_estimate, epsilon, params["weak_learner"], params["tree_learner"])
+    else:
+        n_rounds = resolved_rounds(params["n_rounds"], params["weak_learner"], params["tree_learner"])
+    x, composition = round_budget(epsilon, delta, n_rounds, params["weak_learner"], int(params["tree_nodes"]), acct,
+                                  params["tree_learner"])
+    make = _ROUND_STEPS[learner]
+    rounds = [make(t, int(n_features), x, int(params["tree_nodes"]), params["variant"] == "paper")
+              for t in range(n_rounds)]
+    if composition == "advanced":
+        rounds = _composed(rounds, params["weak_learner"], x, epsilon, delta)
+        recorded = (rounds[0][0],)
+    else:
+        rounds = _noted(rounds, composition, x)
+        recorded = tuple(s for steps in rounds for s in steps)
+    accountant = composition if composition in ("pld", "rdp") else "basic"
+    return BoostPlan(learner, delta, accountant, count, n_rounds, x, composition, tuple(rounds),
+                     (() if count is None else (count,)) + recorded)
+
+
+def release_plan(params: dict, n_features: int, records_estimate: int | None = None) -> list:
+    """SmoothBoostClassifier's recorded releases, in order, from its public parameters (and the released count of
+    records, where the committee size comes from one): the fit spends through them and ``load_model`` replays
+    them (docs/privacy.md, "Smooth boosting")."""
+    return list(boost_plan(params, n_features, records_estimate).steps)
+
+
+def round_field(t: int) -> str:
+    """The file's hypothesis of round ``t + 1`` (a stump's [feature, sign], a joint tree)."""
+    return f"estimators[{t}]"
+
+
+def split_field(t: int, s: int) -> str:
+    """Split ``s + 1`` of round ``t + 1``'s top-down tree in the verifier's view of a file (no dot: one key)."""
+    return f"estimators[{t}] split {s + 1}"
+
+
+def labels_field(t: int) -> str:
+    """The leaf labels of round ``t + 1``'s top-down tree in the verifier's view, in the fit's leaf order."""
+    return f"estimators[{t}] leaf labels"
+
+
+# ------------------------------------------------------------------ the steps
+def _count_step(epsilon: float) -> PlannedRelease:
+    """``n + Z``, ``Z`` discrete Laplace of scale ``1 / (AUTO_COUNT_SHARE epsilon)``: an integer."""
+    mech = DiscreteLaplaceMechanism(epsilon * AUTO_COUNT_SHARE)
+    entry = LedgerEntry(
+        release=COUNT_RELEASE, **count_fields(mech),
+        note=f"a count has sensitivity 1 under add/remove; {AUTO_COUNT_SHARE:g} of epsilon; the rounds are "
+             "auto_rounds(estimate, the rest of epsilon): post-processing; basic composition with the rounds")
+    return PlannedRelease(entry, functools.partial(_noisy_count, mech), Integers(), ("records_estimate",))
+
+
+def _noisy_count(mech, n, rng) -> int:
+    return int(mech.randomise(int(n), rng))
+
+
+def _stump_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool) -> tuple:
+    """DP-1R: one exponential-mechanism choice among the 2d + 2 signed literals and constants."""
+    sensitivity = PAPER_STUMP_SENSITIVITY_FACTOR if paper else STUMP_SENSITIVITY_FACTOR
+    mech = ExponentialMechanism(x, sensitivity)
+    entry = LedgerEntry(
+        release=f"round {t + 1}: stump", mechanism="exponential", epsilon=x, sensitivity=sensitivity,
+        curve=mech.curve,
+        note=(f"DP-1R over {2 * d + 2} literals and constants; utility -mu-weighted error under a "
+              f"kappa-dense measure, sensitivity {sensitivity:g}"
+              + (" (paper 002's calibration, Thm 7)" if paper else " (proven, n private)")))
+    domain = Product((tuple(range(-1, d)), (-1, 1)), "public stumps (feature or -1 for a constant, sign)")
+    return (PlannedRelease(entry, functools.partial(_stump_noise, mech, d), domain, (round_field(t),)),)
+
+
+def _stump_noise(mech, d: int, utilities, rng) -> list:
+    stump = _stump_of(int(mech.select(utilities, rng)), d)
+    return [(stump.feature, stump.sign)]
+
+
+def _joint_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool) -> tuple:
+    """A whole complete tree, its split features and leaf labels, by one exponential mechanism (a chain)."""
+    depth = JOINT_TREE_DEPTH[tree_nodes]
+    entry = LedgerEntry(
+        release=f"round {t + 1}: tree (splits and leaf labels)", mechanism="exponential", epsilon=x,
+        sensitivity=TREE_ERROR_SENSITIVITY, curve=ExponentialMechanism(x, TREE_ERROR_SENSITIVITY).curve,
+        note=(f"one exponential mechanism over every complete depth-{depth} tree on the schema's features with "
+              "every leaf labelling; utility -mu-weighted error (sensitivity 1, n private), sampled exactly as a "
+              f"chain of {depth + 1} exponential mechanisms at one rate"))
+    internal = 2**depth - 1
+    domain = Product((tuple(range(d)),) * internal + ((-1, 1),) * (internal + 1),
+                     f"public depth-{depth} trees (split features, then leaf labels)")
+    stage = ExponentialMechanism(_stage_epsilon(x, depth), TREE_ERROR_SENSITIVITY)
+    return (PlannedRelease(entry, functools.partial(_joint_noise, stage, depth), domain, (round_field(t),)),)
+
+
+def _joint_noise(stage, depth: int, utilities, rng) -> list:
+    """``utilities(depth, rate)``: the whole-tree utilities at the chain's rate; the chain draws one tree."""
+    features, labels = sample_joint_tree(stage, utilities(depth, stage._rate), rng)
+    return [(*features, *labels)]
+
+
+def _top_down_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool) -> tuple:
+    """DP-TopDown: ``tree_nodes`` (leaf position, feature) choices at ``x / (2 tree_nodes)`` each, then the leaf
+    labels at ``x / 2`` (the signs of the leaf margins plus Laplace noise)."""
+    eps_split = x / (2.0 * tree_nodes)
+    sensitivity = PAPER_SPLIT_SENSITIVITY_FACTOR if paper else SPLIT_SENSITIVITY_FACTOR
+    select = ExponentialMechanism(eps_split, sensitivity)
+    features = tuple(range(d))
+    steps = []
+    for s in range(tree_nodes):
+        entry = LedgerEntry(
+            release=f"round {t + 1}: tree split (leaf, feature)", mechanism="exponential", epsilon=eps_split,
+            sensitivity=sensitivity, guarantee="paper-claim" if paper else "proven", curve=select.curve,
+            note=(f"DP-TopDown split {s + 1}/{tree_nodes} among {(s + 1) * d} (leaf, feature) pairs; "
+                  "utility: improvement of the Gini bound sum_l w_l 4q_l(1-q_l)"))
+        domain = Product((tuple(range(s + 1)), features), f"public (leaf position, feature) pairs of split {s + 1}")
+        steps.append(PlannedRelease(entry, functools.partial(_split_noise, select, d), domain, (split_field(t, s),)))
+    n_leaves = tree_nodes + 1
+    laplace = LaplaceMechanism(x / 2.0, LEAF_SENSITIVITY_FACTOR)
+    entry = LedgerEntry(
+        release=f"round {t + 1}: tree leaf labels", mechanism="laplace", epsilon=x / 2.0,
+        sensitivity=LEAF_SENSITIVITY_FACTOR, scale=laplace.scale_for(n_leaves),
+        note=(f"sign of each of the {n_leaves} leaf margins a_l - b_l plus Laplace noise on a public "
+              "grid; the vector of margins has l1 sensitivity 2"))
+    steps.append(PlannedRelease(entry, functools.partial(_label_noise, laplace, n_leaves), Points((-1, 1)),
+                                (labels_field(t),)))
+    return tuple(steps)
+
+
+def _split_noise(select, d: int, utilities, rng) -> list:
+    index = int(select.select(utilities, rng))
+    return [(index // d, index % d)]
+
+
+def _label_noise(laplace, n_leaves: int, margins, rng) -> list:
+    """One Laplace draw per leaf margin (the vector has l1 sensitivity 2); the released labels are their signs."""
+    if len(margins) != n_leaves:  # a fit that asks for other releases than its plan's
+        raise RuntimeError(f"The plan labels {n_leaves} leaves; got {len(margins)} margins.")
+    noisy = np.atleast_1d(np.asarray(laplace.randomise(margins, rng), dtype=np.float64))
+    return [1 if v > 0 else -1 for v in noisy]
+
+
+_ROUND_STEPS = {"stump": _stump_steps, "joint": _joint_steps, "top-down": _top_down_steps}
+
+
+def round_steps(learner: str, n_features: int, epsilon: float, tree_nodes: int = 3, paper: bool = False,
+                t: int = 0) -> tuple:
+    """The steps of round ``t + 1`` of ``learner`` ("stump", "joint", "top-down") at round epsilon ``epsilon``,
+    before the rounds' composition is noted: a weak learner run outside a fit (tests, research code) releases
+    through them with ``release=lambda step, exact: step.noise(exact, rng)``."""
+    return _ROUND_STEPS[learner](t, int(n_features), float(epsilon), int(tree_nodes), paper)
+
+
+def _noted(rounds: list, composition: str, x: float) -> list:
+    """Basic, PLD or Rényi composition: every release its own entry, its note saying how the rounds compose."""
+    how = {"basic": "basic composition", "pld": "PLD composition (dp-accounting)",
+           "rdp": "Rényi composition (exponential mechanism as bounded range)"}[composition]
+    n = len(rounds)
+    tail = f"; {how} over {n} round{'' if n == 1 else 's'} of epsilon_round={x:.6g}"
+
+    def noted(s):
+        return dataclasses.replace(s, entry=dataclasses.replace(s.entry, note=(s.entry.note + tail).lstrip("; ")))
+
+    return [tuple(noted(s) for s in steps) for steps in rounds]
+
+
+def _composed(rounds: list, weak_learner: str, x: float, epsilon: float, delta: float) -> list:
+    """Advanced composition: one entry for every round (a composition result).  Round 1's first release is the
+    recorded step; every other release of every round is one of its parts, with that entry."""
+    flat = [s for steps in rounds for s in steps]
+    n, first = len(rounds), flat[0].entry
+    kinds = Counter(s.entry.mechanism for s in flat)
+    entry = LedgerEntry(
+        release=f"{n} boosting rounds ({weak_learner} weak learner)",
+        mechanism="advanced-composition(" + ", ".join(f"{k} x{v}" for k, v in sorted(kinds.items())) + ")",
+        epsilon=advanced_composition_epsilon(x, n, delta), delta=delta,
+        guarantee="paper-claim" if any(s.entry.guarantee == "paper-claim" for s in flat) else "proven",
+        note=(f"advanced composition (Dwork-Rothblum-Vadhan 2010, Dwork-Roth Thm 3.20) of {n} "
+              f"rounds, each a pure epsilon_round={x:.6g}-DP weak learner (basic composition "
+              f"inside a round: {first.mechanism} with sensitivity {first.sensitivity:.6g} first); "
+              f"delta'={delta:g}; basic composition would give epsilon_round={epsilon / n:.6g}"))
+    parts = tuple(PlannedRelease(entry, s.noise, s.domain, s.fields) for s in flat[1:])
+    head = PlannedRelease(entry, flat[0].noise, flat[0].domain, flat[0].fields, parts)
+    out, i = [], 0
+    for steps in rounds:
+        out.append(tuple(head if i + k == 0 else parts[i + k - 1] for k in range(len(steps))))
+        i += len(steps)
+    return out

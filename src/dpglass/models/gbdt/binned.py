@@ -1,0 +1,287 @@
+"""The binned pattern table: the aggregation seam of :class:`~dpglass.models.gbdt.estimator.DPGradientBoostingClassifier`.
+
+The DP-GBDT learners bin every feature at public (or already released)
+edges and then look at a record only through its **bin codes** and its
+label: its prediction, gradient and Hessian, the node and leaf it falls in,
+its DPBoost subset probability are all functions of (bin-code row, label).
+So the sufficient statistic is the **binned pattern table**: the distinct
+(bin-code row, label) pairs with their int64 record counts, and every sum the
+learner takes is a sum over the table's entries weighted by their counts.
+
+Keys.  Feature ``j``'s bin code (0 .. ``n_cuts[j]``) is written in
+``n_cuts[j].bit_length()`` bits (1 for a 0/1 column, 5 for 32 bins) and the
+bits of all features are concatenated: a row becomes a 0/1 vector of ``W``
+bits (:class:`BitLayout`), i.e. a row of the 0/1 pattern table of
+:mod:`dpglass.aggregates`.  The key of a record is those bits packed,
+followed by its label (:func:`dpglass.aggregates.encode_keys`); the keys are
+sorted and counted exactly as the 0/1 table's are:
+
+* in memory (:func:`binned_table`): the array is binned and encoded
+  :data:`~dpglass.aggregates.CHUNK_ROWS` rows at a time (no float copy of
+  the whole data, no whole bin matrix), then the keys are counted;
+* through Dask (:func:`dask_binned_table`): each partition checks itself and
+  bins itself to its bits **on the worker** (binning uses only the public or
+  released edges), and :func:`dpglass.aggregates.dask_backend.pattern_table`
+  reduces the partitions and merges them on the cluster by key range; only
+  the merged table comes back.
+
+Both give the same sorted entries with the same integer counts, so the
+learner, which runs on the client and draws its noise there, computes the
+same floats in the same order: the same model bit for bit.
+
+``binning="quantile"`` needs one more aggregate, computed before the table:
+per numeric column, the number of records below every point of the
+quantile's public grid (:func:`dask_grid_counts`, exact integer sums over the
+partitions), from which :func:`dpglass.privacy.quantile.dp_quantile_from_counts`
+draws the same quantile :func:`~dpglass.privacy.quantile.dp_quantile` draws
+from the whole column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpglass.aggregates import CHUNK_ROWS, PatternTable, count_keys, encode_keys, key_dtype, table_from_keys
+from dpglass.exceptions import DataValidationError
+
+__all__ = ["BinnedTable", "BitLayout", "binned_table", "dask_binned_table", "dask_grid_counts"]
+
+
+class BitLayout:
+    """Where each feature's bin code sits in a row's bit vector: ``n_cuts[j].bit_length()`` bits, MSB first."""
+
+    def __init__(self, n_cuts):
+        n_cuts = np.asarray(n_cuts, dtype=np.int64)
+        if n_cuts.size and (n_cuts.min() < 1 or n_cuts.max() > 255):
+            raise ValueError("every feature needs 1 to 255 cuts (bin codes fit a uint8)")
+        widths = [int(c).bit_length() for c in n_cuts]
+        # in np.unpackbits(B, axis=1) feature j's byte is bits 8j .. 8j + 7, most significant first
+        self.positions = np.concatenate(
+            [8 * j + 8 - w + np.arange(w) for j, w in enumerate(widths)] or [np.zeros(0, np.int64)]
+        ).astype(np.intp)
+        self.n_features = int(n_cuts.size)
+        self.n_bits = int(self.positions.size)
+
+    def expand(self, B: np.ndarray) -> np.ndarray:
+        """The 0/1 bit rows (r, W) of a bin matrix ``B`` (r, d) uint8."""
+        return np.unpackbits(np.ascontiguousarray(B, dtype=np.uint8), axis=1)[:, self.positions]
+
+    def collapse(self, bits: np.ndarray) -> np.ndarray:
+        """The bin matrix (r, d) uint8 of 0/1 bit rows (r, W): the inverse of :meth:`expand`."""
+        full = np.zeros((bits.shape[0], 8 * self.n_features), dtype=np.uint8)
+        full[:, self.positions] = bits
+        return np.packbits(full, axis=1)
+
+
+@dataclass(frozen=True)
+class BinnedTable:
+    """The distinct (bin-code row, label) pairs of a training set with their record counts.
+
+    Entries are sorted by key (the bits of the row, then the label).
+
+    Attributes
+    ----------
+    bins : ndarray of uint8, shape (m, d)
+    labels : ndarray of uint8, shape (m,)
+        0 or 1 (``classes_[1]`` is 1).
+    counts : ndarray of int64, shape (m,)
+        Records with this bin row and label (>= 1).
+    """
+
+    bins: np.ndarray
+    labels: np.ndarray
+    counts: np.ndarray
+
+    @property
+    def n_entries(self) -> int:
+        return int(self.counts.shape[0])
+
+    @property
+    def n_records(self) -> int:
+        return int(self.counts.sum())
+
+    def equals(self, other: "BinnedTable") -> bool:
+        return (np.array_equal(self.bins, other.bins) and np.array_equal(self.labels, other.labels)
+                and np.array_equal(self.counts, other.counts))
+
+    @classmethod
+    def from_pattern_table(cls, table: PatternTable, layout: BitLayout) -> "BinnedTable":
+        """Decode the 0/1 pattern table of the bit rows back to bin codes, a chunk at a time."""
+        m = table.n_entries
+        bins = np.empty((m, layout.n_features), dtype=np.uint8)
+        for s in range(0, m, CHUNK_ROWS):
+            bins[s : s + CHUNK_ROWS] = layout.collapse(table.unpack(slice(s, s + CHUNK_ROWS)))
+        return cls(bins, table.labels, table.counts)
+
+
+def binned_table(X, y01, to_bins, layout: BitLayout) -> BinnedTable:
+    """The :class:`BinnedTable` of an in-memory ``X`` (n, d) and 0/1 labels ``y01``.
+
+    ``to_bins(rows)`` bins a block of rows of ``X`` to uint8 codes (it checks
+    them too); it is called on :data:`~dpglass.aggregates.CHUNK_ROWS` rows
+    at a time, so only one chunk is ever converted to float.  Working memory:
+    one key per record (8 bytes up to 56 bits a row, ``W/8 + 1`` beyond) and
+    the table.
+    """
+    n = X.shape[0]
+    y01 = np.asarray(y01, dtype=np.uint8)
+    keys = np.empty(n, dtype=key_dtype(layout.n_bits))
+    for s in range(0, n, CHUNK_ROWS):
+        e = min(s + CHUNK_ROWS, n)
+        keys[s:e] = encode_keys(layout.expand(to_bins(X[s:e])), y01[s:e], layout.n_bits)
+    keys, counts = count_keys(keys, owned=True)
+    return BinnedTable.from_pattern_table(table_from_keys(keys, counts, layout.n_bits), layout)
+
+
+# ----------------------------------------------------------------------- Dask
+@dataclass(frozen=True)
+class PartitionBinning:
+    """What a worker needs to check and bin one partition: all public (or already released)."""
+
+    columns: tuple
+    bounds: tuple
+    edges: tuple
+    n_cuts: tuple
+    owner: str
+
+    def matrix(self, part, index: int) -> np.ndarray:
+        """The partition's feature columns as float64 (r, d), checked; errors name the partition and column."""
+        from dpglass.aggregates.dask_backend import partition_label
+
+        where = partition_label(index)
+        X = np.empty((len(part), len(self.columns)), dtype=np.float64)
+        for j, c in enumerate(self.columns):
+            if c not in part.columns:
+                raise DataValidationError(f"{where}: column {c!r} is missing (X has {len(self.columns)} feature "
+                                          f"columns; this partition has {list(part.columns)!r}).")
+            if part[c].isna().any():
+                raise DataValidationError(
+                    f"{where}: column {c!r} has missing values. {self.owner} has no missing-value policy: impute "
+                    "with a public value (for example the middle of the column's bounds) or drop the rows first.")
+            try:
+                X[:, j] = part[c].to_numpy()
+            except (TypeError, ValueError):
+                raise DataValidationError(f"{where}: column {c!r} is not numeric (dtype {part[c].dtype}); "
+                                          f"{self.owner} takes numeric columns with public bounds and 0/1 "
+                                          "columns.") from None
+            col = X[:, j]
+            if not np.isfinite(col).all():  # NaN was caught above
+                raise DataValidationError(f"{where}: column {c!r} has infinite values; clip them to the column's "
+                                          "public bounds first.")
+            if self.bounds[j] is None:
+                ok = (col == 0) | (col == 1)
+                if not ok.all():
+                    raise DataValidationError(
+                        f"{where}: column {c!r} has the value {col[~ok][0]:g} but no bounds. Pass bounds=[...] "
+                        f"with a public (low, high) for column {j} ({c!r}; values outside are clipped), or None "
+                        "for 0/1 columns.")
+        return X
+
+    def bits(self, part, partition_info=None):
+        """``map_partitions`` body: the partition's bin codes as a DataFrame of ``W`` 0/1 uint8 columns."""
+        import pandas as pd
+
+        from dpglass.models.gbdt.trees import apply_bins
+
+        index = partition_info["number"] if partition_info else 0
+        B = apply_bins(self.matrix(part, index), list(self.bounds), list(self.edges), self.owner)
+        layout = BitLayout(self.n_cuts)
+        return pd.DataFrame(layout.expand(B), columns=_bit_names(layout.n_bits), index=part.index)
+
+    def grid_counts(self, part, index: int, numeric: tuple, grid_cells: int):
+        """``(below, n)``: per numeric column, the records of the partition below every quantile grid point."""
+        from dpglass.privacy.quantile import grid_counts
+
+        X = self.matrix(part, index)
+        below = np.stack([grid_counts(X[:, j], self.bounds[j], grid_cells) for j in numeric]) if numeric else \
+            np.zeros((0, grid_cells + 1), dtype=np.int64)
+        return below, int(X.shape[0])
+
+
+def _bit_names(n_bits: int) -> list:
+    return [f"__dpglass_bit{k}__" for k in range(n_bits)]
+
+
+def dask_binned_table(X, y, binning: PartitionBinning, *, classes=None) -> tuple[BinnedTable, list]:
+    """``(table, classes)`` of a dask DataFrame ``X`` and Series ``y``: binned on the workers, merged on the cluster.
+
+    Each partition is checked and binned to its bit rows by ``binning`` (a
+    :class:`~dpglass.exceptions.DataValidationError` naming the partition and
+    the column otherwise), then reduced, merged by key range and brought back
+    by :func:`dpglass.aggregates.dask_backend.pattern_table` (its retries,
+    fault handling and progress bar included).
+    """
+    import pandas as pd
+
+    from dpglass.aggregates import dask_backend
+
+    layout = BitLayout(binning.n_cuts)
+    names = _bit_names(layout.n_bits)
+    meta = pd.DataFrame({c: pd.Series(dtype=np.uint8) for c in names})
+    bits = X.map_partitions(binning.bits, meta=meta)
+    table = dask_backend.pattern_table(bits, y, classes=classes)
+    return BinnedTable.from_pattern_table(table, layout), list(table.classes)
+
+
+def _add_counts(*parts):
+    below = parts[0][0].copy()
+    n = parts[0][1]
+    for b, k in parts[1:]:
+        below += b
+        n += k
+    return below, n
+
+
+def dask_grid_counts(X, binning: PartitionBinning, numeric: list, grid_cells: int, *, retries: int = 2):
+    """``(below, n)`` over all partitions: ``below[i, k]`` records of numeric column ``numeric[i]`` below grid point k.
+
+    Exact integer sums, taken on the cluster (a tree of fan-in
+    :data:`~dpglass.aggregates.dask_backend.FAN_IN`); only the sums come back.
+    """
+    import dask
+
+    from dpglass.aggregates import dask_backend
+
+    n = X.npartitions
+    numeric = tuple(int(j) for j in numeric)
+    reduce = dask.delayed(binning.grid_counts, pure=True)
+    parts = [reduce(part, i, numeric, grid_cells) for i, part in enumerate(X.to_delayed())]
+    client = dask_backend._client()
+    try:
+        if client is None:
+            try:
+                return dask.compute(_sum_tree(parts, dask_backend._delayed_submit))[0]
+            except (DataValidationError, MemoryError):
+                raise
+            except Exception:
+                dask_backend.raise_first_failure(parts, n)
+                raise
+        from distributed import wait
+
+        futures = client.compute(parts, retries=retries)
+        wait(futures)
+        for i, f in enumerate(futures):
+            if f.status == "error":
+                exc = f.exception()
+                raise dask_backend._partition_error(i, n, exc) from exc
+        submit = lambda fn, *a: client.submit(fn, *a, retries=retries, pure=True)  # noqa: E731
+        return _sum_tree(futures, submit).result()
+    except DataValidationError:
+        raise
+    except Exception as exc:
+        if dask_backend._lost(exc):
+            raise dask_backend.DistributedFitError(
+                f"The Dask cluster could not count the partitions for the quantile bins ({type(exc).__name__}). "
+                "No model was fitted: rerun the fit (the result will be the same), or raise distributed's "
+                "allowed-failures / retries if workers are being lost.") from exc
+        raise
+
+
+def _sum_tree(parts, submit):
+    from dpglass.aggregates.dask_backend import FAN_IN
+
+    while len(parts) > 1:
+        parts = [submit(_add_counts, *parts[i : i + FAN_IN]) for i in range(0, len(parts), FAN_IN)]
+    return parts[0]

@@ -1,0 +1,359 @@
+"""The release plan of :class:`~dpglass.models.gbdt.estimator.DPGradientBoostingClassifier`, from public inputs only.
+
+:func:`gbdt_plan` (and :func:`release_plan`, its recorded steps) lists every
+release of a fit, in order, each a :class:`~dpglass.privacy.plan.PlannedRelease`
+built by :mod:`dpglass.models.gbdt.releases` (entry, noise, public domain):
+
+* ``binning="quantile"``: one step per numeric column, its ``max_bins - 1``
+  DP quantiles (``quantile_share`` of epsilon, split evenly);
+* ``variant="newton"``: the intercept's leaf gradient and Hessian sums, then
+  per tree its split levels (``split="exponential"``; random splits release
+  nothing) and its leaf gradient and Hessian sums, each tree spending ``x``;
+* ``variant="dpboost"``: per ensemble (spending ``x``) one step per split
+  level and one for the leaf values; the ensemble's trees hold disjoint
+  records, so each step's ``parts`` are the same release on the other trees
+  (one entry for all: docs/privacy.md, "Data-dependent subsets under the
+  tight accountants").
+
+No release selects a branch of the plan: it depends on the parameters and
+``n_features`` only.  The fit spends only through it
+(:meth:`~dpglass.privacy.ledger.PrivacyLedger.release`) and the file verifier
+replays it (:func:`~dpglass.privacy.plan.check_against_plan`).
+
+:func:`budget` finds ``x``: ``"basic"`` (and any accountant when delta = 0)
+divides what the bins leave evenly; ``"pld"`` / ``"rdp"`` calibrate the plan's
+own entries to ``(epsilon, delta)`` (:func:`dpglass.privacy.accounting.calibrate`,
+relative tolerance :data:`TOL`); ``"auto"`` keeps whichever of the two lets
+``x`` be larger (ties: ``"pld"``), as :func:`~dpglass.privacy.accounting.choose_accountant`
+does, but runs PLD compositions only when PLD can win, and bisects from the
+RDP result.  ``x`` is never below the basic split (``"auto"`` then reports
+``"basic"``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from dpglass.privacy.accounting import DEFAULT_DELTA
+from dpglass.models.gbdt.releases import (
+    Candidates, dpboost_gain_sensitivity, dpboost_leaf_clip, leaf_sum_steps, leaf_value_step, quantile_step,
+    split_step,
+)
+from dpglass.models.gbdt.trees import check_feature_bounds
+from dpglass.privacy.accounting import CHOICES, calibrate, compose
+from dpglass.privacy.ledger import LedgerEntry
+from dpglass.privacy.mechanisms import ExponentialMechanism
+
+__all__ = ["GbdtPlan", "LAMBDA_NOISE_SCALES", "Public", "TOL", "TreeSteps", "budget", "gbdt_plan", "leaf_delta",
+           "leaf_epsilons", "leaf_gradient_scale", "release_plan", "resolved_lambda", "resolved_sizes",
+           "split_field"]
+
+#: Relative tolerance of the calibration (always on the safe side).
+TOL = 1e-2
+OWNER = "DPGradientBoostingClassifier"
+
+
+def leaf_delta(leaf_noise: str, delta: float, n_trees: int) -> float:
+    """The delta each Gaussian leaf release states its pair at: a quarter of delta over the 2(T + 1) releases.
+
+    Only the basic view reads it; the tight accountants compose the curves (0: Laplace leaves).
+    """
+    return delta / (8 * (n_trees + 1)) if leaf_noise == "gaussian" else 0.0
+
+
+def resolved_sizes(params: dict) -> tuple[int, float]:
+    """``(n_estimators, learning_rate)`` with "auto" resolved (public functions of the parameters)."""
+    dpboost = params["variant"] == "dpboost"
+    if params["n_estimators"] == "auto":
+        T = 50 if dpboost else int(min(50, max(10, round(50 * float(params["epsilon"])))))
+    else:
+        T = int(params["n_estimators"])
+    if params["learning_rate"] == "auto":
+        lr = 0.1 if dpboost else min(1.0, 25.0 / T)
+    else:
+        lr = float(params["learning_rate"])
+    return T, lr
+
+
+@dataclass(frozen=True)
+class Public:
+    """The resolved public inputs of a plan (hashable: the calibration is cached on them)."""
+
+    variant: str
+    epsilon: float
+    delta: float
+    accountant: str
+    n_trees: int
+    depth: int
+    learning_rate: float
+    bounds: tuple
+    max_bins: int
+    binning: str
+    quantile_share: float
+    split: str = "exponential"
+    split_share: float = 0.3
+    hessian_share: float = 0.3
+    reg_lambda: float | None = None
+    trees_per_ensemble: int = 10
+    subset_selection: str = "random"
+    gradient_clip: float = 1.0
+    leaf_noise: str = "laplace"
+
+    @classmethod
+    def of(cls, params: dict, n_features: int) -> "Public":
+        """From a model's parameters (``get_params``, or a file's): "auto", None delta and bounds resolved."""
+        T, lr = resolved_sizes(params)
+        delta = DEFAULT_DELTA if params["delta"] is None else float(params["delta"])
+        lam = params["reg_lambda"]
+        return cls(
+            params["variant"], float(params["epsilon"]), delta, params["accountant"], T, int(params["max_depth"]),
+            lr, tuple(check_feature_bounds(params["bounds"], int(n_features), OWNER)), int(params["max_bins"]),
+            params["binning"], float(params["quantile_share"]), params["split"], float(params["split_share"]),
+            float(params["hessian_share"]), None if lam is None else float(lam), int(params["trees_per_ensemble"]),
+            params["subset_selection"], float(params["gradient_clip"]), params["leaf_noise"])
+
+    @property
+    def numeric(self) -> tuple:
+        """The numeric columns (public bounds)."""
+        return tuple(j for j, b in enumerate(self.bounds) if b is not None)
+
+    @property
+    def quantiles(self) -> bool:
+        return self.binning == "quantile" and bool(self.numeric)
+
+    @property
+    def n_ensembles(self) -> int:
+        return -(-self.n_trees // self.trees_per_ensemble)
+
+    def candidates(self) -> Candidates:
+        """Every (feature, cut): a 0/1 column has one cut, a numeric column ``max_bins - 1``."""
+        return Candidates(tuple((j, c) for j, b in enumerate(self.bounds)
+                                for c in range(1 if b is None else self.max_bins - 1)))
+
+
+class TreeSteps(NamedTuple):
+    """One tree's steps: its split levels (none: random splits) and its leaves (newton: gradient and Hessian
+    sums; DPBoost: leaf values).  A DPBoost tree after the first of its ensemble holds its ensemble's parts."""
+
+    splits: tuple
+    leaves: tuple
+
+
+@dataclass(frozen=True)
+class GbdtPlan:
+    """A fit's plan: ``x`` (each tree's epsilon; DPBoost: each ensemble's), the accountant, the resolved delta
+    and lambda, and the steps: ``bins`` (one per column of ``numeric``), ``intercept`` (newton), ``trees``;
+    ``steps``: the recorded ones, in ledger order."""
+
+    x: float
+    accountant: str
+    delta: float
+    reg_lambda: float
+    public: Public
+    bins: tuple
+    intercept: tuple
+    trees: tuple
+    steps: tuple
+
+
+def gbdt_plan(params: dict, n_features: int) -> GbdtPlan:
+    """The plan of a fit with these parameters on ``n_features`` columns (raises what the parameters do)."""
+    pub = Public.of(params, n_features)
+    x, accountant = budget(pub)
+    lam = resolved_lambda(pub.variant, pub.reg_lambda, x, pub.split, pub.split_share, pub.hessian_share)
+    if pub.variant == "newton":
+        how = f"{accountant} composition over {pub.n_trees} trees of epsilon_tree={x:.6g}"
+    else:
+        how = f"{accountant} composition over {pub.n_ensembles} ensembles of epsilon_ensemble={x:.6g}"
+    bins = _bin_steps(pub)
+    intercept, trees, steps = _tree_steps(pub, x, lam, how, pub.candidates())
+    return GbdtPlan(x, accountant, pub.delta, lam, pub, bins, intercept, trees, bins + steps)
+
+
+def release_plan(params: dict, n_features: int) -> list:
+    """DPGradientBoostingClassifier's recorded releases, in order, from its public parameters: the fit spends
+    through them and ``load_model`` replays them (docs/privacy.md, DP gradient boosted trees)."""
+    return list(gbdt_plan(params, n_features).steps)
+
+
+def _bin_steps(pub: Public) -> tuple:
+    if not pub.quantiles:
+        return ()
+    nb, numeric = pub.max_bins, pub.numeric
+    each = pub.epsilon * pub.quantile_share / (len(numeric) * (nb - 1))
+    return tuple(quantile_step(j, pub.bounds[j], nb, each) for j in numeric)
+
+
+def _tree_steps(pub: Public, x: float, lam: float, how: str, candidates) -> tuple[tuple, tuple, tuple]:
+    """``(intercept, trees, recorded steps)`` when each tree (DPBoost: each ensemble) spends ``x``."""
+    if pub.variant == "newton":
+        return _newton_steps(pub, x, how, candidates)
+    return _dpboost_steps(pub, x, lam, how, candidates)
+
+
+def _newton_steps(pub: Public, x: float, how: str, candidates) -> tuple[tuple, tuple, tuple]:
+    D, hs, ld = pub.depth, pub.hessian_share, leaf_delta(pub.leaf_noise, pub.delta, pub.n_trees)
+    g_note = f"gradients p - y in [-1, 1]; one record in one leaf; {how}"
+    h_note = f"Hessians p(1 - p) in [0, 1/4]; one record in one leaf; {how}"
+    # the intercept: one leaf holding every record, released like a tree's leaves
+    intercept = (leaf_sum_steps(x * (1 - hs), 1.0, ld)("intercept: leaf gradient sums", g_note),
+                 leaf_sum_steps(x * hs, 0.25, ld)("intercept: leaf Hessian sums", h_note))
+    eps_g, eps_h = leaf_epsilons(x, pub.split, pub.split_share, hs)
+    gradient, hessian = leaf_sum_steps(eps_g, 1.0, ld), leaf_sum_steps(eps_h, 0.25, ld)
+    mech = ExponentialMechanism(x * pub.split_share / D, 1.0) if pub.split == "exponential" else None
+    trees, steps = [], list(intercept)
+    for t in range(1, pub.n_trees + 1):
+        splits = () if mech is None else tuple(split_step(LedgerEntry(
+            release=f"tree {t}: level {lev + 1} splits", mechanism="exponential", epsilon=mech.epsilon,
+            sensitivity=1.0, guarantee="proven", curve=mech.curve,
+            note=f"one (feature, cut) per node, utility |G_left|+|G_right|; the level's nodes hold disjoint "
+                 f"records (parallel); {how}"), mech, candidates, (split_field(t - 1, lev),)) for lev in range(D))
+        tree = TreeSteps(splits, (gradient(f"tree {t}: leaf gradient sums", g_note),
+                                  hessian(f"tree {t}: leaf Hessian sums", h_note)))
+        trees.append(tree)
+        steps += [*tree.splits, *tree.leaves]
+    return intercept, tuple(trees), tuple(steps)
+
+
+def split_field(tree: int, level: int) -> str:
+    """The name of a tree level's (feature, cut) pairs in the verifier's view of a file (no dot: one key)."""
+    return f"trees[{tree}] splits at level {level + 1}"
+
+
+def _dpboost_steps(pub: Public, x: float, lam: float, how: str, candidates) -> tuple[tuple, tuple, tuple]:
+    """Per ensemble: a step per split level and one for the leaf values, each with its other trees as parts."""
+    D, K, gstar, lr = pub.depth, pub.trees_per_ensemble, pub.gradient_clip, pub.learning_rate
+    leaf_eps = x / 2
+    mech = ExponentialMechanism(x / (2 * D), dpboost_gain_sensitivity(gstar))
+    why = ("a public random partition (parallel composition)" if pub.subset_selection == "random" else
+           "per-record gradient pre-selection of unused records (docs/privacy.md: a record reaches one tree)")
+    trees, steps = [], []
+    for e in range(pub.n_ensembles):
+        first, n_k = e * K, min(K, pub.n_trees - e * K)
+        levels = []  # per level: the first tree's step, the ensemble's other trees as its parts
+        for lev in range(D):
+            entry = LedgerEntry(
+                release=f"ensemble {e + 1}: level {lev + 1} splits of every tree", mechanism="exponential",
+                epsilon=mech.epsilon, sensitivity=mech.sensitivity, guarantee="proven", curve=mech.curve,
+                note=f"XGBoost gain with unit Hessians, sensitivity 3 g*^2 plus float margin (g*={gstar:g}); trees "
+                     f"on {why}; {how}")
+            others = tuple(split_step(entry, mech, candidates, (split_field(first + k, lev),)) for k in range(1, n_k))
+            levels.append(split_step(entry, mech, candidates, (split_field(first, lev),), others))
+        entry = LedgerEntry(
+            release=f"ensemble {e + 1}: leaf values of every tree", mechanism="laplace", epsilon=leaf_eps,
+            sensitivity=gstar / (1.0 + lam), guarantee="proven",
+            note=f"V = -sum g/(m + lambda), tree k of the ensemble clipped to +-g*(1-eta)^k, sensitivity "
+                 f"min(g*/(1+lambda), 2 g*(1-eta)^k) (eta={lr:g}, lambda={lam:g}); trees on {why}; {how}")
+        # tree k's leaves are clipped to g*(1 - eta)^k: their own sensitivity, hence their own noise and grid
+        leaf = leaf_value_step(entry, leaf_eps, dpboost_leaf_clip(gstar, lam, lr, 0)[1], tuple(
+            leaf_value_step(entry, leaf_eps, dpboost_leaf_clip(gstar, lam, lr, k)[1]) for k in range(1, n_k)))
+        trees.append(TreeSteps(tuple(levels), (leaf,)))
+        trees += [TreeSteps(tuple(level.parts[k - 1] for level in levels), (leaf.parts[k - 1],))
+                  for k in range(1, n_k)]
+        steps += [*levels, leaf]
+    return (), tuple(trees), tuple(steps)
+
+
+def _pld_from(plan, epsilon: float, delta: float, x0: float) -> float:
+    """The largest ``x >= x0`` (to a relative :data:`TOL`) whose plan composes to ``<= epsilon`` under PLD.
+
+    ``x0`` must fit.  The bracket starts at ``[x0, 1.25 x0]`` and grows while
+    its top fits: a handful of PLD compositions where a bisection from the
+    basic split needs about twice as many.
+    """
+    def fits(x):
+        return compose(plan(x), "pld", delta)[0] <= epsilon
+
+    lo, hi = x0, min(epsilon, 1.25 * x0)
+    while fits(hi):
+        if hi >= epsilon:
+            return epsilon
+        lo, hi = hi, min(epsilon, 1.25 * hi)
+    while hi / lo > 1 + TOL:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+def _choose(plan, epsilon: float, delta: float, accountant: str, x_basic: float) -> tuple[float, str]:
+    """``(x, accountant)``; never below the basic split ``x_basic`` (``"auto"`` then says ``"basic"``).
+
+    ``x_basic = 0``: no basic floor (Gaussian leaves, whose stated pairs do not add up to epsilon).
+    """
+    if accountant != "auto":
+        return max(calibrate(plan, epsilon, delta, accountant, tol=TOL), x_basic), accountant
+    x_rdp = calibrate(plan, epsilon, delta, "rdp", tol=TOL)
+    best = (x_rdp, "rdp")
+    start = max(x_rdp, x_basic)
+    if compose(plan(start), "pld", delta)[0] <= epsilon:  # else PLD's calibration ends below x_rdp
+        x_pld = _pld_from(plan, epsilon, delta, start)
+        if x_pld >= x_rdp:
+            best = (x_pld, "pld")
+    return best if best[0] > x_basic else (x_basic, "basic")
+
+
+@functools.lru_cache(maxsize=256)
+def budget(pub: Public) -> tuple[float, str]:
+    """``(x, accountant used)``: each tree's budget (newton; DPBoost: each ensemble's), for the plan's entries.
+
+    The DP-quantile bins (``binning="quantile"``) are spent first.
+    ``leaf_noise="gaussian"`` (newton) needs delta > 0 and a tight accountant.
+    Raises ValueError for an unknown accountant or Gaussian leaves without them.
+    """
+    if pub.accountant not in CHOICES:
+        raise ValueError(f"accountant must be one of {CHOICES}; got {pub.accountant!r}.")
+    newton = pub.variant == "newton"
+    bins_epsilon = pub.epsilon * pub.quantile_share if pub.quantiles else 0.0
+    x_basic = (pub.epsilon - bins_epsilon) / ((pub.n_trees + 1) if newton else pub.n_ensembles)
+    gaussian = newton and pub.leaf_noise == "gaussian"
+    if pub.accountant == "basic" or pub.delta <= 0:
+        if gaussian:
+            raise ValueError("Gaussian leaves need delta > 0 and accountant 'auto', 'pld' or 'rdp'.")
+        return x_basic, "basic"
+    prefix, candidates = [s.entry for s in _bin_steps(pub)], pub.candidates()
+
+    def plan(x):  # the entries of the plan when each tree (ensemble) spends x (their notes do not compose)
+        lam = resolved_lambda(pub.variant, pub.reg_lambda, x, pub.split, pub.split_share, pub.hessian_share)
+        return prefix + [s.entry for s in _tree_steps(pub, x, lam, "", candidates)[2]]
+
+    return _choose(plan, pub.epsilon, pub.delta, pub.accountant, 0.0 if gaussian else x_basic)
+
+
+#: The newton default lambda in units of the leaf gradient-sum noise scale: a leaf of few records is shrunk
+#: towards 0 instead of following its noise.  Chosen on validation parts of the shipped datasets' training
+#: parts (``benchmarks/gbdt_lambda.py``: the best mean over epsilon >= 0.4, within 0.003 of the majority class
+#: at epsilon >= 1 where the old 1.17 fell 0.034 below it); a public constant.
+LAMBDA_NOISE_SCALES = 4.0
+
+
+def leaf_epsilons(x: float, split: str, split_share: float, hessian_share: float) -> tuple[float, float]:
+    """``(gradient sums' epsilon, Hessian sums' epsilon)`` of a newton tree spending ``x``.
+
+    ``split="exponential"`` keeps ``split_share`` of ``x`` for the splits; the
+    leaves' rest is cut by ``hessian_share``.  Fit, plan and verifier read it here.
+    """
+    leaves = x * (1.0 - (float(split_share) if split == "exponential" else 0.0))
+    return leaves * (1 - float(hessian_share)), leaves * float(hessian_share)
+
+
+def leaf_gradient_scale(x: float, split: str, split_share: float, hessian_share: float) -> float:
+    """The Laplace scale ``b_g`` of a newton tree's leaf gradient sums when the tree spends ``x`` (sensitivity 1).
+
+    The Gaussian leaves (``leaf_noise="gaussian"``) have the same zCDP, a variance of ``b_g**2``.
+    """
+    return 1.0 / leaf_epsilons(x, split, split_share, hessian_share)[0]
+
+
+def resolved_lambda(variant: str, reg_lambda, x: float, split: str, split_share: float,
+                    hessian_share: float) -> float:
+    """The L2 weight a fit uses: ``reg_lambda``, else 0.1 (DPBoost) or :data:`LAMBDA_NOISE_SCALES` times the
+    leaf gradient-sum noise scale of a newton tree spending ``x`` (a function of the parameters only;
+    ``load_model`` recomputes it)."""
+    if reg_lambda is not None:
+        return float(reg_lambda)
+    if variant == "dpboost":
+        return 0.1
+    return LAMBDA_NOISE_SCALES * leaf_gradient_scale(x, split, split_share, hessian_share)

@@ -1,0 +1,510 @@
+"""Differentially private gradient boosted trees on 0/1 and numeric features.
+
+:class:`DPGradientBoostingClassifier` boosts complete binary trees for the
+binary log-loss.  Numeric columns come with public ``bounds`` and are cut at
+``max_bins - 1`` public points (an equal-width grid inside the bounds) or at
+DP quantiles paid from the budget; 0/1 columns (``bounds`` entry None) are cut
+at 0.5.  Two learners:
+
+``variant="newton"`` (default)
+    Trees one after another on all records.  Each level's splits are chosen
+    by the exponential mechanism over (feature, cut) with utility
+    ``|G_left| + |G_right|`` (sums of gradients ``p - y``, sensitivity 1), or
+    at random (``split="random"``, data-independent: the whole budget goes to
+    the leaves).  Leaf values are Newton steps ``-G~ / (H~ + lambda)`` from
+    noisy per-leaf gradient and Hessian sums (exact discrete Laplace on a
+    public grid), shrunk by ``learning_rate``.
+``variant="dpboost"``
+    DPBoost (Li, Wu, Wen, He, AAAI 2020): ensembles of ``trees_per_ensemble``
+    trees, each tree on its own disjoint subset of the records
+    (``subset_selection="random"``: a public random partition;
+    ``"gradient"``: a per-record pre-selection by gradient from the records
+    not yet used), splits by the exponential mechanism on the gain (unit
+    Hessians, sensitivity ``3 g*^2``), geometric leaf clipping, Laplace leaf
+    noise.
+
+Both compose their releases by ``accountant``: with ``delta > 0`` the default
+``"auto"`` calibrates the whole run under PLD and under RDP (where the
+split selections count as bounded-range, ``eps^2/8``-zCDP) and keeps the one
+that lets each tree spend more; ``delta = 0`` is basic composition.
+
+Both learn from the binned pattern table (:mod:`dpglass.models.gbdt.binned`:
+the distinct bin-code rows and labels with their record counts), built in
+memory or, for a dask DataFrame and Series, on a Dask cluster: the same
+table, so the same model for the same ``random_state``.
+
+The privacy argument is in docs/privacy.md, section "DP gradient boosted trees".
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy.special import expit
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from dpglass._validation import Interval
+from dpglass.exceptions import DataValidationError, InvalidParameterError
+from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models.gbdt.budget import Public, budget, gbdt_plan, resolved_sizes
+from dpglass.models.gbdt.fit import Binned, fit_dpboost, fit_newton
+from dpglass.models.gbdt.trees import (
+    BinnedTree, apply_bins, check_feature_bounds, check_no_nan, check_tree_arrays, leaf_index, uniform_edges,
+)
+from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES
+from dpglass.privacy.ledger import PrivacyLedger
+from dpglass.privacy.rng import check_random_state, is_replayable
+
+__all__ = ["DPGradientBoostingClassifier"]
+
+
+class DPGradientBoostingClassifier(BinaryClassifierBase):
+    """Differentially private gradient boosted trees (binary log-loss), numeric features with public bounds.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget (> 0).
+    delta : float or None, default=None
+        ``None``: 1e-8 (a public constant; n is private).  ``0``: pure
+        epsilon-DP (basic composition).  Used by the tight accountants only.
+    variant : {"newton", "dpboost"}, default="newton"
+    n_estimators : int or "auto", default="auto"
+        Number of trees (>= 1).  ``"auto"``: a public function of epsilon,
+        ``clip(round(50 epsilon), 10, 50)`` (``variant="newton"``; 50 for
+        DPBoost), chosen on held-out training data (docs/results/gbdt).
+    max_depth : int, default=1
+        Depth of every (complete) tree (>= 1).
+    learning_rate : float or "auto", default="auto"
+        Shrinkage in (0, 1].  ``"auto"``: ``min(1, 25 / n_estimators)``
+        (``variant="newton"``; 0.1 for DPBoost).
+    bounds : list or None, default=None
+        One entry per feature: a public ``(low, high)`` for a numeric column
+        (values outside are clipped to it, silently: whether any value lies
+        outside is a fact about the data), or None for a 0/1 column.  ``None``: every column is 0/1.  A numeric column without
+        bounds is refused with a message that says what to pass.
+    max_bins : int, default=32
+        Bins per numeric column (2..256): ``max_bins - 1`` cut points.
+    binning : {"uniform", "quantile"}, default="uniform"
+        ``"uniform"``: the equal-width grid inside the bounds (free).
+        ``"quantile"``: DP quantiles (:func:`dpglass.privacy.quantile.dp_quantile`)
+        at ``k / max_bins``, paid with ``quantile_share`` of epsilon.
+    quantile_share : float, default=0.1
+        Share of epsilon for the quantiles (``binning="quantile"``).
+    split : {"exponential", "random"}, default="exponential"
+        ``variant="newton"``: how splits are chosen.
+    split_share : float, default=0.3
+        ``variant="newton"``, ``split="exponential"``: share of each tree's
+        budget for its splits (the rest for the leaves).
+    hessian_share : float, default=0.3
+        ``variant="newton"``: share of the leaves' budget for the Hessian sums.
+    reg_lambda : float or None, default=None
+        L2 regularisation lambda of the leaf values (> 0).  ``None``:
+        ``variant="newton"``: four times the noise scale of the leaf gradient
+        sums (a public function of the parameters: leaves of few records are
+        shrunk towards 0 instead of following their noise;
+        ``benchmarks/gbdt_lambda.py``); ``"dpboost"``: 0.1.
+    max_leaf_value : float, default=2.0
+        ``variant="newton"``: leaf steps are clipped to +-this before shrinkage.
+    trees_per_ensemble : int, default=10
+        ``variant="dpboost"``: trees per ensemble (on disjoint records).
+    subset_selection : {"random", "gradient"}, default="random"
+        ``variant="dpboost"``: how each tree's records are chosen.
+    gradient_clip : float, default=1.0
+        ``variant="dpboost"``: g*, gradients are clipped to [-g*, g*].
+    leaf_noise : {"laplace", "gaussian"}, default="laplace"
+        ``variant="newton"``: noise of the leaf gradient and Hessian sums.
+        ``"gaussian"``: exact discrete Gaussian of the same zCDP as the
+        Laplace release (half its variance), for ``delta > 0`` with a tight
+        accountant only.
+    accountant : {"auto", "basic", "pld", "rdp"}, default="auto"
+        How the releases compose (:mod:`dpglass.privacy.accounting`): each
+        tree's budget (DPBoost: each ensemble's) is the largest whose whole
+        run composes to ``(epsilon, delta)``.  ``"auto"``: whichever of
+        ``"pld"`` and ``"rdp"`` allows more (ties: ``"pld"``); with
+        ``delta = 0`` every choice is ``"basic"`` (``epsilon`` divided evenly).
+        The ledger records the accountant used.
+    classes : list of two labels or None, default=None
+    random_state : None, int, SeedSequence or Generator, default=None
+
+    Attributes
+    ----------
+    estimators_ : list of BinnedTree
+    edges_ : list of ndarray
+        The cut points of every feature (0/1 columns: ``[0.5]``).
+    privacy_ledger_ : PrivacyLedger
+    tree_epsilon_ : float
+        ``newton``: each tree's budget; ``dpboost``: each ensemble's.
+    accountant_ : str
+        The accountant used (``"basic"``, ``"pld"`` or ``"rdp"``).
+    classes_, n_features_in_, feature_names_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.column_stack([rng.uniform(0, 10, 4000), rng.random(4000) < 0.5])
+    >>> y = ((X[:, 0] > 5) ^ (rng.random(4000) < 0.1)).astype(int)
+    >>> clf = DPGradientBoostingClassifier(epsilon=1.0, bounds=[(0, 10), None], n_estimators=10,
+    ...                                    random_state=0).fit(X, y)
+    >>> float(clf.score(X, y)) > 0.8
+    True
+    >>> clf.privacy_ledger_.total()[0] <= 1.0
+    True
+    """
+
+    _private = True
+    _distributed_fit = True  # dask DataFrames: binned and reduced on the cluster (dpglass.models.gbdt.binned)
+    _parameter_constraints = {
+        "epsilon": EPSILON,
+        "delta": DELTA_OR_NONE,
+        "variant": [["newton", "dpboost"]],
+        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left"), ["auto"]],
+        "max_depth": [Interval(numbers.Integral, 1, 8, closed="both")],
+        "learning_rate": [Interval(numbers.Real, 0, 1, closed="right"), ["auto"]],
+        "bounds": [list, tuple, None],
+        "max_bins": [Interval(numbers.Integral, 2, 256, closed="both")],
+        "binning": [["uniform", "quantile"]],
+        "quantile_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "split": [["exponential", "random"]],
+        "split_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "hessian_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "reg_lambda": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "max_leaf_value": [Interval(numbers.Real, 0, None, closed="neither")],
+        "trees_per_ensemble": [Interval(numbers.Integral, 1, None, closed="left")],
+        "subset_selection": [["random", "gradient"]],
+        "gradient_clip": [Interval(numbers.Real, 0, None, closed="neither")],
+        "leaf_noise": [["laplace", "gaussian"]],
+        "accountant": [list(ACCOUNTANT_CHOICES)],
+        "classes": CLASSES,
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(
+        self, *, epsilon=1.0, delta=None, variant="newton", n_estimators="auto", max_depth=1, learning_rate="auto",
+        bounds=None, max_bins=32, binning="uniform", quantile_share=0.1, split="exponential", split_share=0.3,
+        hessian_share=0.3, reg_lambda=None, max_leaf_value=2.0, trees_per_ensemble=10,
+        subset_selection="random", gradient_clip=1.0, leaf_noise="laplace", accountant="auto", classes=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.variant = variant
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.bounds = bounds
+        self.max_bins = max_bins
+        self.binning = binning
+        self.quantile_share = quantile_share
+        self.split = split
+        self.split_share = split_share
+        self.hessian_share = hessian_share
+        self.reg_lambda = reg_lambda
+        self.max_leaf_value = max_leaf_value
+        self.trees_per_ensemble = trees_per_ensemble
+        self.subset_selection = subset_selection
+        self.gradient_clip = gradient_clip
+        self.leaf_noise = leaf_noise
+        self.accountant = accountant
+        self.classes = classes
+        self.random_state = random_state
+
+    def _validate_params(self) -> None:
+        # "bounds" is a list of pairs / None: checked by check_feature_bounds once d is known
+        saved = self._parameter_constraints
+        type(self)._parameter_constraints = {k: v for k, v in saved.items() if k != "bounds"}
+        try:
+            super()._validate_params()
+        finally:
+            type(self)._parameter_constraints = saved
+        if self.bounds is not None and not isinstance(self.bounds, (list, tuple)):
+            raise InvalidParameterError(
+                f"The 'bounds' parameter of {type(self).__name__} must be a list with one (low, high) or None "
+                f"per feature, or None. Got {self.bounds!r} instead.")
+
+    # ------------------------------------------------------------------ data
+    def _check_X(self, X, reset: bool, allow_empty: bool = False) -> np.ndarray:
+        import scipy.sparse
+
+        if scipy.sparse.issparse(X):
+            raise DataValidationError(f"{type(self).__name__} takes a dense array or DataFrame, not a sparse matrix.")
+        try:
+            # numeric dtypes are kept (no float copy of a uint8 or int array): binning converts a chunk at a time
+            X = validate_data(self, X, reset=reset, dtype="numeric", ensure_all_finite="allow-nan",
+                              ensure_min_samples=0 if allow_empty else 1)
+        except DataValidationError:
+            raise
+        except ValueError as exc:
+            raise DataValidationError(str(exc)) from exc
+        return X
+
+    def _check_fit(self, X, y):
+        from dpglass._validation import check_binary_y
+
+        declared = self.__dict__.get("_schema_classes")
+        if declared is None:
+            declared = self.classes
+        # with a public label set a private fit takes zero records: whether fit succeeds must not depend on n
+        Xf = self._check_X(X, reset=True, allow_empty=declared is not None)
+        y01, classes = check_binary_y(y, classes=declared)
+        if y01.shape[0] != Xf.shape[0]:
+            raise DataValidationError(f"X has {Xf.shape[0]} rows but y has {y01.shape[0]} labels; they must match.")
+        self.classes_ = classes
+        return Xf, y01
+
+    def _bins(self, Xf) -> np.ndarray:
+        B = apply_bins(Xf, self.bounds_, self.edges_, type(self).__name__)
+        return B
+
+    def _resolved_sizes(self) -> tuple[int, float]:
+        """``(n_estimators, learning_rate)`` with "auto" resolved (public functions of the parameters)."""
+        return resolved_sizes(self.get_params(deep=False))
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X, y):
+        """Fit the trees; every release is recorded in ``privacy_ledger_``.
+
+        ``X`` and ``y`` may be a dask DataFrame of numeric columns and a dask
+        Series of labels (``pip install "dpglass[dask]"``): the partitions are
+        binned and reduced to the binned pattern table on the cluster
+        (:mod:`dpglass.models.gbdt.binned`), and the model is the one the same
+        data in memory gives with the same ``random_state``.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        rng = check_random_state(self.random_state)
+        from dpglass.aggregates import is_distributed
+
+        if is_distributed(X) or is_distributed(y):
+            data = _DaskData.check(self, X, y)
+            d = len(data.columns)
+        else:
+            data = self._check_fit(X, y)
+            d = data[0].shape[1]
+        self.bounds_ = check_feature_bounds(self.bounds, d, type(self).__name__)
+        delta = self._resolve_delta(self.delta)
+        eps = float(self.epsilon)
+        self._warn_about_guarantee(eps)
+        self._check_leaf_noise(delta)
+        self.n_estimators_, self.learning_rate_ = self._resolved_sizes()
+        plan = gbdt_plan(self.get_params(deep=False), d)  # public parameters only
+        # every release goes through the plan: its budget is checked before the first draw
+        ledger = PrivacyLedger(epsilon=eps, delta=delta, accountant=plan.accountant).follow(plan.steps)
+        self._fit_edges(data, plan, ledger, rng)
+        binned = self._binned_table(data)
+        self.reg_lambda_ = plan.reg_lambda
+        if self.variant == "newton":
+            result = fit_newton(binned, plan, ledger, rng, max_leaf=float(self.max_leaf_value))
+        else:
+            result = fit_dpboost(binned, plan, ledger, rng)
+        self.estimators_ = result.trees
+        self.init_score_ = result.init_score
+        self.tree_epsilon_ = plan.x
+        self.delta_ = delta
+        self.privacy_ledger_ = ledger
+        self.privacy_ledger_.replayable = is_replayable(rng)
+        return self
+
+    @property
+    def accountant_(self) -> str:
+        """The accountant used (the ledger's)."""
+        return self.privacy_ledger_.accountant
+
+    def _check_leaf_noise(self, delta: float) -> None:
+        if self.leaf_noise == "gaussian" and (self.variant != "newton" or delta <= 0 or self.accountant == "basic"):
+            raise InvalidParameterError(
+                "leaf_noise='gaussian' is for variant='newton' with delta > 0 and accountant 'auto', 'pld' or "
+                f"'rdp' (Gaussian releases compose by their curves); got variant={self.variant!r}, delta={delta!r}, "
+                f"accountant={self.accountant!r}. Use leaf_noise='laplace' otherwise.")
+
+    def _budget(self, delta: float) -> tuple[float, str]:
+        """``(each tree's epsilon (DPBoost: each ensemble's), accountant used)``, from public parameters only."""
+        params = dict(self.get_params(deep=False), delta=delta, bounds=self.bounds_)
+        return budget(Public.of(params, len(self.bounds_)))
+
+    def _binned_table(self, data) -> Binned:
+        """The binned pattern table of the training data (:mod:`dpglass.models.gbdt.binned`), in memory or on Dask."""
+        from dpglass.models.gbdt.binned import BitLayout, binned_table
+
+        n_cuts = np.array([e.size for e in self.edges_], dtype=np.int64)
+        if isinstance(data, _DaskData):
+            table = data.table(self)
+        else:
+            Xf, y01 = data
+            table = binned_table(Xf, y01, self._bins, BitLayout(n_cuts))
+        return Binned(table.bins, n_cuts, table.labels, table.counts)
+
+    def _fit_edges(self, data, plan, ledger, rng) -> None:
+        """Cut points of every feature: public ones, or the plan's DP quantiles of each numeric column."""
+        nb = int(self.max_bins)
+        edges = [np.array([0.5]) if b is None else uniform_edges(b[0], b[1], nb) for b in self.bounds_]
+        if plan.bins:
+            from dpglass.privacy.quantile import GRID_CELLS, grid_counts
+
+            numeric = list(plan.public.numeric)
+            if isinstance(data, _DaskData):  # the grid counts of every numeric column, summed on the cluster
+                below, n = data.grid_counts(self, numeric, GRID_CELLS)
+            else:
+                Xf, below, n = data[0], [], data[0].shape[0]
+                for j in numeric:
+                    check_no_nan(Xf[:, j], type(self).__name__)
+                    below.append(grid_counts(Xf[:, j], self.bounds_[j], GRID_CELLS))
+            for i, (j, step) in enumerate(zip(numeric, plan.bins)):
+                edges[j] = ledger.release(step, (below[i], n), rng)  # the quantiles' statistic: counts and n
+        self.edges_ = edges
+
+    # ------------------------------------------------------------ prediction
+    def decision_function(self, X):
+        """The boosted log-odds: the sum of the trees' leaf values."""
+        check_is_fitted(self)
+        B = self._bins(self._check_X(X, reset=False))
+        F = np.full(B.shape[0], self.init_score_)
+        for tree in self.estimators_:
+            F += tree.value[leaf_index(B, tree.feature, tree.cut, tree.depth)]
+        return F
+
+    def predict_proba(self, X):
+        """Logistic probabilities of the two classes."""
+        p1 = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p1, p1])
+
+    # -------------------------------------------------------------- printout
+    def _condition(self, names, j, c) -> tuple[str, str]:
+        if self.bounds_[j] is None:
+            return f"{names[j]} = 0", f"{names[j]} = 1"
+        t = self.edges_[j][c]
+        return f"{names[j]} <= {t:.6g}", f"{names[j]} > {t:.6g}"
+
+    def _tree_lines(self, tree: BinnedTree, names) -> list[str]:
+        lines = []
+
+        def walk(node, indent):
+            pad = "  " * indent
+            if node >= tree.feature.size:
+                return
+            left, right = 2 * node + 1, 2 * node + 2
+            yes, no = self._condition(names, int(tree.feature[node]), int(tree.cut[node]))
+            for cond, child in ((yes, left), (no, right)):
+                if child >= tree.feature.size:
+                    lines.append(f"{pad}if {cond}: {tree.value[child - tree.feature.size]:+.4f}")
+                else:
+                    lines.append(f"{pad}if {cond}:")
+                    walk(child, indent + 1)
+
+        walk(0, 1)
+        return lines
+
+    def to_text(self, max_trees: int | None = None) -> str:
+        """Every tree as nested ifs with feature names, thresholds and leaf values (log-odds added)."""
+        names = self.feature_names()
+        eps, delta = self.privacy_ledger_.total()
+        n = len(self.estimators_)
+        head = (f"DPGradientBoostingClassifier ({self.variant}): {n} tree{'' if n == 1 else 's'} of depth "
+                f"{self.max_depth}, ({eps:.4g}, {delta:.3g})-DP [{self.privacy_ledger_.accountant}]")
+        lines = [head, f"score = {self.init_score_:+.4f} + one leaf value per tree; predict {self.classes_[1]!s} if score > 0, "
+                       f"else {self.classes_[0]!s}"]
+        trees = self.estimators_ if max_trees is None else self.estimators_[:max_trees]
+        for i, tree in enumerate(trees, 1):
+            lines.append(f"tree {i}:")
+            lines += self._tree_lines(tree, names)
+        if len(trees) < len(self.estimators_):
+            lines.append(f"... {len(self.estimators_) - len(trees)} more trees")
+        return "\n".join(lines)
+
+    # ----------------------------------------------------------- serialising
+    def _state_to_dict(self) -> dict:
+        return {
+            "bounds_resolved": [None if b is None else [b[0], b[1]] for b in self.bounds_],
+            "edges": [[float(v) for v in e] for e in self.edges_],
+            "trees": [{"feature": [int(v) for v in t.feature], "cut": [int(v) for v in t.cut],
+                       "value": [float(v) for v in t.value]} for t in self.estimators_],
+            "init_score": float(self.init_score_),
+            "tree_epsilon": float(self.tree_epsilon_),
+            "reg_lambda": float(self.reg_lambda_),
+            "delta": float(self.delta_),
+        }
+
+    @classmethod
+    def _params_from_dict(cls, params: dict) -> dict:
+        if params.get("bounds") is not None:
+            params = dict(params, bounds=[None if b is None else tuple(b) for b in params["bounds"]])
+        if params.get("classes") is not None:
+            params = dict(params, classes=list(params["classes"]))
+        return params
+
+    def _state_from_dict(self, data: dict) -> None:
+        self.bounds_ = [None if b is None else (float(b[0]), float(b[1])) for b in data["bounds_resolved"]]
+        self.edges_ = [np.array(e, dtype=np.float64) for e in data["edges"]]
+        n_cuts = np.array([e.size for e in self.edges_])
+        trees = []
+        for i, t in enumerate(data["trees"]):
+            check_tree_arrays(t["feature"], t["cut"], t["value"], n_cuts, f"trees[{i}]")
+            trees.append(BinnedTree(np.array(t["feature"], dtype=np.int64), np.array(t["cut"], dtype=np.int64),
+                                    np.array(t["value"], dtype=np.float64)))
+        self.estimators_ = trees
+        self.n_estimators_, self.learning_rate_ = self._resolved_sizes()
+        self.init_score_ = float(data["init_score"])
+        self.tree_epsilon_ = float(data["tree_epsilon"])
+        self.reg_lambda_ = float(data["reg_lambda"])
+        self.delta_ = float(data["delta"])
+
+
+class _DaskData:
+    """Dask ``X`` and ``y`` of a fit: the public column list, checked on the client; the aggregates, on the cluster."""
+
+    def __init__(self, X, y, columns, classes):
+        self.X, self.y, self.columns, self.classes = X, y, columns, classes
+
+    @classmethod
+    def check(cls, estimator, X, y) -> "_DaskData":
+        """Check what the client knows without reading data (types, columns); set ``n_features_in_`` and names."""
+        from dpglass.aggregates import dask_backend, is_distributed
+
+        dask_backend._require_dask()
+        if y is None:
+            raise DataValidationError("This classifier requires y to be passed, but the target y is None.")
+        if not (is_distributed(X) and is_distributed(y)):
+            raise DataValidationError("X and y must both be dask collections (or both in memory).")
+        if not hasattr(X, "columns"):
+            raise DataValidationError(f"X must be a dask DataFrame (one column per feature), not a dask "
+                                      f"{type(X).__name__}.")
+        columns = list(X.columns)
+        if not columns:
+            raise DataValidationError("X has no feature columns.")
+        estimator.n_features_in_ = len(columns)
+        if all(isinstance(c, str) for c in columns):
+            estimator.feature_names_in_ = np.asarray(columns, dtype=object)
+        elif hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+        declared = estimator.__dict__.get("_schema_classes")
+        if declared is None:
+            declared = estimator.classes
+        return cls(X, y, columns, declared)
+
+    def _binning(self, estimator, edges):
+        from dpglass.models.gbdt.binned import PartitionBinning
+
+        return PartitionBinning(tuple(self.columns), tuple(estimator.bounds_), tuple(edges),
+                                tuple(int(e.size) for e in edges), type(estimator).__name__)
+
+    def grid_counts(self, estimator, numeric: list, grid_cells: int):
+        from dpglass.models.gbdt.binned import dask_grid_counts
+
+        no_edges = [np.array([0.5])] * len(self.columns)  # not known yet, and counting does not bin
+        return dask_grid_counts(self.X, self._binning(estimator, no_edges), numeric, grid_cells)
+
+    def table(self, estimator):
+        """The binned pattern table (sets ``classes_``); empty data is refused."""
+        from dpglass.models.gbdt.binned import dask_binned_table
+
+        table, classes = dask_binned_table(self.X, self.y, self._binning(estimator, estimator.edges_),
+                                           classes=self.classes)
+        if table.n_records == 0:
+            raise DataValidationError("X is empty: fit needs at least one record.")
+        estimator.classes_ = np.asarray(classes)
+        return table

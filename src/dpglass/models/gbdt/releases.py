@@ -1,0 +1,251 @@
+"""The releases of :mod:`dpglass.models.gbdt.estimator`, one factory per kind: ledger entry, noise and public domain.
+
+Each factory returns :class:`~dpglass.privacy.plan.PlannedRelease` steps for
+the family's release plan (:mod:`dpglass.models.gbdt.budget`): the entry the
+ledger records, the mechanism's own noise (drawn by
+:meth:`~dpglass.privacy.ledger.PrivacyLedger.release`, never here) and the
+public domain of the released values:
+
+* :func:`quantile_step`: a numeric column's ``max_bins - 1`` DP quantiles,
+  points of the quantile's public grid on the column's bounds;
+* :func:`split_step`: one exponential-mechanism choice per node of a tree
+  level, among the public (feature, cut) candidates (:class:`Candidates`);
+* :func:`leaf_sum_steps` (newton): noisy per-leaf gradient or Hessian sums,
+  multiples of their public grid;
+* :func:`leaf_value_step` (DPBoost): noisy clipped leaf values, multiples of
+  the Laplace mechanism's grid.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from dpglass.privacy.ledger import LedgerEntry
+from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, LaplaceMechanism
+from dpglass.privacy.plan import GridMultiples, PlannedRelease, Points
+from dpglass.privacy.quantile import GRID_CELLS, dp_quantile_from_counts, quantile_grid
+
+__all__ = [
+    "Candidates", "QUANTUM", "dpboost_gain_sensitivity", "dpboost_leaf_clip", "dpboost_quantum", "dpboost_units",
+    "gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "leaf_sum_steps", "leaf_value_step", "quantile_step",
+    "quantise", "split_step",
+]
+
+#: Units of the grid below the noise scale: the grid is 2**-16 of it.
+GRID_OFFSET = 16
+#: Every per-record term (a gradient in [-1, 1], a Hessian in [0, 1/4]) is
+#: rounded to a multiple of this fixed-point unit before it is summed (a
+#: per-record map: the rounded term is still a function of the record and the
+#: released model, and still bounded by 1 and 1/4).  In these units a term is
+#: an integer of magnitude <= 2**20, so every sum over fewer than 2**33 records
+#: (count times term per table entry, then over entries, in any order) is an
+#: integer below 2**53 and float64 adds it exactly: the sums, hence the split
+#: utilities and the leaf releases, carry no float error at all.
+QUANTUM = 2.0**-20
+
+
+def quantise(terms: np.ndarray, quantum: float = QUANTUM) -> np.ndarray:
+    """Per-record terms in units of ``quantum`` (a power of two): integer-valued float64, ``rint(t / quantum)``."""
+    return np.rint(np.asarray(terms, dtype=np.float64) / quantum)
+
+
+def dpboost_quantum(gradient_clip: float) -> float:
+    """DPBoost's fixed-point unit: ``2**(floor(log2 g*) - 19)``, so a gradient in [-g*, g*] is below 2**20 units."""
+    return 2.0 ** (math.floor(math.log2(gradient_clip)) - 19)
+
+
+def dpboost_units(gradients: np.ndarray, gradient_clip: float) -> np.ndarray:
+    """Gradients clipped to ``[-g*, g*]`` in :func:`dpboost_quantum` units, with ``|u| q <= g*``.
+
+    ``rint`` alone could round past ``g*`` when ``g*`` is not a multiple of
+    ``q``; the units are therefore clipped to ``floor(g*/q)`` too.
+    """
+    q = dpboost_quantum(gradient_clip)
+    top = math.floor(gradient_clip / q)
+    return np.clip(quantise(np.clip(gradients, -gradient_clip, gradient_clip), q), -top, top)
+
+
+def dpboost_gain_sensitivity(gradient_clip: float) -> float:
+    """The split gain's sensitivity as computed: ``(3 + 2**-10) g*^2``.
+
+    ``3 g*^2`` bounds the exact gain's change (docs/privacy.md); the gain is
+    computed in float64 from exact sums, within a relative ``2**-51`` of
+    itself, and it is below ``n g*^2``, so for fewer than ``2**38`` records
+    the two computed gains' errors add less than ``2**-10 g*^2``.
+    """
+    return (3.0 + 2.0**-10) * float(gradient_clip) ** 2
+
+
+def dpboost_leaf_clip(gradient_clip: float, reg_lambda: float, learning_rate: float, k: int) -> tuple[float, float]:
+    """Tree ``k`` (0-based) of a DPBoost ensemble: ``(clip, sensitivity)`` of its leaf values.
+
+    Geometric leaf clipping: the values are clipped to ``+-g*(1 - eta)**k``, so
+    one record moves a leaf value by at most ``min(g*/(1 + lambda), 2 clip)``.
+    The sensitivity fixes the grid of the Laplace release (public: the
+    parameters and ``k`` only).
+    """
+    clip = float(gradient_clip) * (1.0 - float(learning_rate)) ** k
+    return clip, min(float(gradient_clip) / (1.0 + float(reg_lambda)), 2.0 * clip)
+
+
+def grid_for(sensitivity: float, epsilon: float) -> float:
+    """The public power-of-two grid of a leaf-sum release: about 2**-16 of its noise scale."""
+    return 2.0 ** (math.floor(math.log2(sensitivity / epsilon)) - GRID_OFFSET)
+
+
+def _units_sensitivity(sensitivity: float, grid: float) -> int:
+    # |rint(a/g) - rint(b/g)| <= |a - b|/g + 1; the sums are exact (QUANTUM), so |a - b| <= sensitivity
+    return int(math.floor(sensitivity / grid)) + 1
+
+
+#: Gaussian leaf sums: the grid is 2**-5 of the sensitivity (the l2 sensitivity in grid units is then
+#: 33: rounding costs 3% more noise, and the PLD of the curve stays small).
+GAUSSIAN_GRID_OFFSET = 5
+
+
+def gaussian_leaf_mechanism(epsilon: float, sensitivity: float, delta: float):
+    """``(mechanism, grid)`` of a Gaussian leaf-sum release with the zCDP of a pure ``epsilon`` one.
+
+    On the grid ``g = 2**(floor(log2 sensitivity) - 5)`` a record moves one
+    coordinate by at most ``k = floor(sensitivity/g) + 1`` units (l1 =
+    l2: one leaf); the discrete Gaussian of ``sigma = k / epsilon`` units is
+    ``epsilon**2 / 2``-zCDP, as much as a pure ``epsilon``-DP release, and
+    its ledger pair is stated at ``delta`` (the tight accountants read the curve).
+    """
+    g = 2.0 ** (math.floor(math.log2(sensitivity)) - GAUSSIAN_GRID_OFFSET)
+    k = _units_sensitivity(sensitivity, g)
+    return DiscreteGaussianMechanism(k / float(epsilon), float(delta), k), g
+
+
+def leaf_sum_entry(release: str, epsilon: float, sensitivity: float, note: str, delta: float = 0.0) -> dict:
+    """The ledger entry of a leaf-sum release (:func:`leaf_sum_steps`).
+
+    ``delta > 0``: the Gaussian release of :func:`gaussian_leaf_mechanism`, its pair stated at ``delta``.
+    """
+    if delta > 0:
+        mech, g = gaussian_leaf_mechanism(epsilon, sensitivity, delta)
+        return dict(release=release, mechanism="discrete gaussian (grid)", epsilon=mech.epsilon, delta=mech.delta,
+                    sensitivity=float(sensitivity), scale=mech.sigma * g, guarantee="proven", note=note,
+                    curve=mech.curve)
+    g = grid_for(sensitivity, epsilon)
+    k = _units_sensitivity(sensitivity, g)
+    return dict(
+        release=release, mechanism="discrete laplace (grid)", epsilon=float(epsilon), sensitivity=float(sensitivity),
+        scale=k * g / epsilon, guarantee="proven", note=note,
+        curve={"kind": "discrete-laplace", "parameter": float(epsilon) / k, "sensitivity": k},
+    )
+
+
+def leaf_sum_steps(epsilon: float, sensitivity: float, delta: float = 0.0):
+    """A factory ``(release, note) -> PlannedRelease`` of per-leaf sums of bounded per-record terms.
+
+    The steps share one mechanism.  Their exact values are sums of
+    :func:`quantise`'d terms (in :data:`QUANTUM` units).  One record lies in
+    one leaf, so it moves one coordinate of the sums by at most
+    ``sensitivity`` (add/remove), exactly.  The noise rounds the sums to the
+    grid ``g`` (:func:`grid_for`); in grid units the rounded vector moves by
+    at most ``k = floor(sensitivity/g) + 1`` in l1, and discrete Laplace noise
+    of parameter ``epsilon / k`` (:class:`DiscreteLaplaceMechanism`,
+    sensitivity ``k``) makes the release ``epsilon``-DP.  With ``delta > 0``
+    the noise is the discrete Gaussian of :func:`gaussian_leaf_mechanism` on
+    its grid instead.  The released values are multiples of the grid; the
+    file holds only the leaf values computed from them (no fields).
+    """
+    base = leaf_sum_entry("", epsilon, sensitivity, "", delta)
+    if delta > 0:
+        mech, g = gaussian_leaf_mechanism(epsilon, sensitivity, delta)
+    else:
+        g = grid_for(sensitivity, epsilon)
+        mech = DiscreteLaplaceMechanism(float(epsilon), base["curve"]["sensitivity"])
+
+    def noise(unit_sums, rng):
+        # QUANTUM / g is a power of two: the product is exact, and so is rint; clipping to +-2**52 (public,
+        # 1-Lipschitz per coordinate) keeps the units in the sampler's range whatever n and epsilon are
+        units = np.clip(np.rint(np.asarray(unit_sums, dtype=np.float64) * (QUANTUM / g)), -2.0**52, 2.0**52)
+        return np.asarray(mech.randomise(units, rng), dtype=np.float64) * g
+
+    domain = GridMultiples(g)
+
+    def step(release: str, note: str) -> PlannedRelease:
+        entry = LedgerEntry(**dict(base, release=release, note=note, curve=dict(base["curve"])))
+        return PlannedRelease(entry, noise, domain)
+
+    return step
+
+
+def leaf_value_step(entry: LedgerEntry, epsilon: float, sensitivity: float, parts: tuple = ()) -> PlannedRelease:
+    """DPBoost's leaf release: Laplace noise on the (clipped) leaf values, on the mechanism's grid.
+
+    The released values are multiples of the grid of
+    :class:`LaplaceMechanism` ``(epsilon, sensitivity)``; the file holds
+    ``learning_rate`` times them (checked as derived values).
+    """
+    mech = LaplaceMechanism(float(epsilon), float(sensitivity))
+
+    def noise(values, rng):
+        return np.asarray(mech.randomise(np.asarray(values, dtype=np.float64), rng), dtype=np.float64)
+
+    return PlannedRelease(entry, noise, GridMultiples(mech.granularity), (), parts)
+
+
+@dataclass(frozen=True)
+class Candidates(Points):
+    """The public (feature, cut) candidates of a split: ``points`` holds every pair; a level's release is one
+    pair per node (a pair is one point, not two)."""
+
+    @cached_property
+    def _allowed(self) -> frozenset:
+        return frozenset(self.points)
+
+    def problem(self, values) -> str | None:
+        for v in values:
+            try:
+                ok = tuple(v) in self._allowed
+            except TypeError:
+                ok = False
+            if not ok:
+                return f"holds {v!r}, not one of the public (feature, cut) candidates"
+        return None
+
+    def __str__(self) -> str:
+        return f"one of the {len(self.points)} public (feature, cut) candidates"
+
+
+def split_step(entry: LedgerEntry, mech, candidates: Candidates, fields: tuple, parts: tuple = ()) -> PlannedRelease:
+    """One tree level's splits: the exponential mechanism ``mech`` picks a candidate per node.
+
+    The exact values are the level's utilities, one row per node (the nodes
+    hold disjoint records: one entry for the level); the released values are
+    the chosen (feature, cut) pairs.
+    """
+    pairs = candidates.points
+
+    def noise(utilities, rng):
+        return [pairs[mech.select(row, rng)] for row in utilities]
+
+    return PlannedRelease(entry, noise, candidates, fields, parts)
+
+
+def quantile_step(column: int, bounds: tuple, max_bins: int, each: float) -> PlannedRelease:
+    """The ``max_bins - 1`` DP quantiles of a numeric column, each ``each``-DP, sorted: its cut points.
+
+    The exact values are the column's grid counts and its number of records
+    (:func:`~dpglass.privacy.quantile.grid_counts`); the noise is the
+    exponential-mechanism quantile (:func:`~dpglass.privacy.quantile.dp_quantile_from_counts`),
+    whose outputs are points of its public grid on ``bounds``.
+    """
+    nb = int(max_bins)
+    entry = LedgerEntry(release=f"bins: {nb - 1} quantiles of column {column}", mechanism="exponential-quantile",
+                        epsilon=each * (nb - 1), guarantee="proven",
+                        note="Smith (2011) exponential-mechanism quantiles on a public grid, basic composition")
+
+    def noise(stat, rng):
+        below, n = stat
+        return np.sort(np.array([dp_quantile_from_counts(below, n, k / nb, each, bounds, rng) for k in range(1, nb)]))
+
+    grid = Points(tuple(quantile_grid(bounds[0], bounds[1], GRID_CELLS).tolist()))
+    return PlannedRelease(entry, noise, grid, (f"edges[{column}]",))

@@ -1,0 +1,311 @@
+"""Differentially private logistic regression by output perturbation on a public grid.
+
+:class:`DPLogisticRegression` minimises the *unnormalised* regularised logistic
+loss ``sum_i log(1 + exp(-y_i f.x_i)) + (alpha/2)||f||^2`` (no number of records
+anywhere: under add/remove neighbours ``n`` is private), certifies the solver's
+accuracy, rounds the solution to a public power-of-two grid and adds exact
+discrete Laplace noise in grid units (:mod:`dpglass.privacy.objective_perturbation`).
+Rows (with the constant 1 for the intercept) are scaled by a public bound
+``data_norm`` and rows above it are shrunk (a per-record map, no privacy cost).
+The argument is in ``docs/privacy.md`` (section "DP logistic regression").
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from dpglass._validation import Interval
+from dpglass.exceptions import InvalidParameterError
+from dpglass.models._base import EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models.logistic.plan import (  # noqa: F401  (re-exported: the family's plan and constants)
+    AUTO_ALPHA, CLASS_COUNT_SHARE, DEFAULT_ALPHA, DEFAULT_TOL, MECHANISM, OFFSET_LIMIT, class_count_step, class_offset,
+    coefficient_calibration, coefficient_step, default_data_norm, release_plan, resolved_alpha,
+)
+from dpglass.models.logistic.solver import RowBlocks, SolverNotCertifiedError, minimise
+from dpglass.privacy.ledger import PrivacyLedger
+from dpglass.privacy.objective_perturbation import (
+    snap_to_grid,
+)
+from dpglass.privacy.rng import check_random_state, is_replayable
+
+__all__ = [
+    "AUTO_ALPHA",
+    "CLASS_COUNT_SHARE",
+    "DEFAULT_ALPHA",
+    "DPLogisticRegression",
+    "DPLogisticRelease",
+    "MECHANISM",
+    "SolverNotCertifiedError",
+    "class_offset",
+    "coefficient_calibration",
+    "dp_logistic_regression",
+    "release_plan",
+    "resolved_alpha",
+]
+
+
+@dataclass(frozen=True)
+class DPLogisticRelease:
+    """What :func:`dp_logistic_regression` releases (coefficients in the original feature scale).
+
+    Every field is a multiple of ``grid_step`` or a public constant; none is a
+    function of the data except through the noise.
+    """
+
+    coef: np.ndarray
+    intercept: float
+    ledger: PrivacyLedger
+    grid_step: float
+
+
+def dp_logistic_regression(
+    X01, y01, *, epsilon: float, alpha: float, fit_intercept: bool, data_norm, tol: float, rng, offset: float = 0.0
+) -> DPLogisticRelease:
+    """Epsilon-DP logistic regression: output perturbation on a public grid (the private computation).
+
+    1. Rows ``x_i`` (0/1 features, then 1 for the intercept) with ``||x_i|| <= c``
+       (``c = data_norm``, default ``sqrt(p)``; larger rows shrunk).
+    2. ``beta~`` with certified ``||grad F(beta~)|| <= c*tol`` for
+       ``F(beta) = sum_i log(1 + exp(-y_i beta.x_i)) + (alpha c^2 / 2)||beta||^2``
+       (the objective ``sum loss + (alpha/2)||f||^2`` on the scaled rows
+       ``x_i/c``, with ``f = c beta``).  The sum over records is computed as
+       the sum over the data's :class:`~dpglass.aggregates.PatternTable`
+       (distinct rows and labels, weighted by their counts): the same
+       function, and the same numbers whether the table was built in memory
+       or on a Dask cluster.
+    3. ``k = round(beta~/gamma)``; release ``gamma (k + Z)``, ``Z`` discrete
+       Laplace of scale ``S_1/epsilon``
+       (:func:`~dpglass.privacy.objective_perturbation.output_perturbation_calibration`).
+
+    ``X01`` is a 0/1 array (then ``y01`` its 0/1 labels) or a
+    :class:`~dpglass.aggregates.PatternTable` (``y01`` ignored).  ``y01``
+    may hold one class only and ``X01`` may have no rows: the sum over an
+    empty set is 0 and ``beta~ = 0``.
+
+    ``offset`` (public: a released value or 0) is added to every margin,
+    ``loss(y_i (f.x_i + offset))``: each record's loss is still convex and
+    ``||x_i||``-Lipschitz in ``f``, so the sensitivity is unchanged; the
+    returned intercept does not include it.
+
+    Returns
+    -------
+    DPLogisticRelease
+    """
+    from dpglass.aggregates import PatternTable, pattern_table
+
+    if not isinstance(X01, PatternTable):
+        X01 = np.asarray(X01)
+        if X01.ndim != 2:
+            raise InvalidParameterError(f"X01 must be a 2-d array; got shape {X01.shape}.")
+        y01 = np.asarray(y01).reshape(-1)
+        if y01.shape[0] != X01.shape[0]:
+            raise InvalidParameterError(f"X01 has {X01.shape[0]} rows but y01 has {y01.shape[0]} labels.")
+        X01 = pattern_table(X01, y01.astype(np.uint8))
+    table = X01
+    step, c, cal = coefficient_step(epsilon=epsilon, alpha=alpha, fit_intercept=fit_intercept, data_norm=data_norm,
+                                    tol=tol, n_features=table.n_features)
+    ledger = PrivacyLedger(epsilon=float(epsilon), delta=0.0).follow([step])
+    theta = ledger.release(step, grid_minimiser(table, fit_intercept, c, cal, alpha, tol, offset), rng)
+    d = table.n_features
+    coef = theta[:d].copy()
+    intercept = float(theta[d]) if fit_intercept else 0.0
+    return DPLogisticRelease(coef, intercept, ledger, cal.grid_step)
+
+
+def grid_minimiser(table, fit_intercept: bool, c: float, cal, alpha, tol, offset: float = 0.0) -> np.ndarray:
+    """The grid indices ``round(beta~ / gamma)`` of the certified minimiser (the exact values the coefficient
+    release perturbs): ``||grad F(beta~)|| <= c tol`` with regulariser weight ``alpha c^2``."""
+    mu, tol_beta = float(alpha) * c * c, c * float(tol)  # what the calibration assumed of the solver
+    rows = RowBlocks.from_table(table, bool(fit_intercept), c)  # the per-record map, a block of distinct rows at a time
+    return snap_to_grid(minimise(rows, mu, tol_beta, offset=float(offset)), cal.grid_step)
+
+
+class LogisticScores:
+    """Predictions of a fitted logistic model (``coef_``, ``intercept_``), for BinaryClassifierBase subclasses."""
+
+    def decision_function(self, X):
+        """The log-odds ``X @ coef_ + intercept_``."""
+        X01 = self._check_predict_data(X)
+        return X01 @ self.coef_ + self.intercept_
+
+    def predict_proba(self, X):
+        """Logistic probabilities of the two classes."""
+        p1 = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p1, p1])
+
+    def _coefficient_table(self, names, order) -> list[str]:
+        """The printout's coefficient lines (features in ``order``), the intercept and how to read them."""
+        width = max(len(f"{c:+.3f}") for c in np.append(self.coef_, self.intercept_))
+        lines = ["coef  feature"] + [f"{self.coef_[j]:>+{width}.3f}  {names[j]}" for j in order]
+        lines.append(f"{self.intercept_:>+{width}.3f}  (intercept)")
+        lines.append(f"predict {self.classes_[1]!s} if the sum of the coefficients of the features that are 1, "
+                     f"plus the intercept, is > 0, else {self.classes_[0]!s}")
+        return lines
+
+
+class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
+    """Epsilon-DP logistic regression: output perturbation with exact discrete Laplace noise.
+
+    Minimises ``sum_i log(1 + exp(-y_i f.x_i)) + (alpha/2)||f||^2`` over rows
+    scaled to norm at most 1 by the public ``data_norm`` (no ``n`` in the
+    objective), certifies the solver's accuracy, rounds the coefficients to a
+    public power-of-two grid and adds discrete Laplace noise in grid units.
+    Pure epsilon-DP for add/remove neighbours at every ``n`` (including 0);
+    the released coefficients are exact multiples of ``grid_step_``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget (> 0); pure epsilon-DP.
+    alpha : float or "auto", default="auto"
+        L2 weight on the *unnormalised* loss sum (> 0), on the scaled rows.
+        Public.  The coefficient noise has Laplace scale about ``1/(alpha eps)``
+        (original feature scale, default ``data_norm``); larger ``alpha`` means
+        less noise and more shrinkage towards the class balance.  ``"auto"``:
+        ``30 / epsilon`` (:data:`AUTO_ALPHA`, chosen on simulated data).
+    fit_intercept : bool, default=True
+        Release the two class counts with noise (10% of epsilon,
+        :data:`CLASS_COUNT_SHARE`) and add their log-odds to every margin, and
+        append a constant feature 1 (regularised like the others): a model
+        with little signal shrinks towards the majority class, not towards a
+        coin flip.
+    data_norm : float or None, default=None
+        Public bound on the Euclidean norm of a row (with the intercept
+        feature).  ``None``: ``sqrt(n_features + fit_intercept)``, the largest
+        norm a 0/1 row can have.  Rows above it are shrunk to it.
+    tol : float, default=1e-4
+        Certified bound on the solver's gradient norm (scaled coordinates); the
+        sensitivity is ``(1 + 2 tol)/alpha``.
+    classes : list of two labels or None, default=None
+        The public label set ``[negative, positive]``.  None reads it from
+        ``y``; then a ``y`` holding a single class is refused, and whether
+        fit succeeds depends on the data: declare the labels for a release.
+    random_state : None, int, SeedSequence or Generator, default=None
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features_in_,)
+    intercept_ : float
+        The offset plus the released intercept coordinate.
+    class_counts_ : list of two ints or None
+        The released noisy class counts (``fit_intercept=True``).
+    grid_step_ : float
+        The public grid (a power of two) the coefficients lie on.
+    privacy_ledger_ : PrivacyLedger
+        The class counts (``fit_intercept=True``), then
+        ``output-perturbation (discrete laplace)``.
+    n_features_used_ : int
+        Features with a non-zero coefficient.
+    classes_, n_features_in_, feature_names_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = (rng.random((5000, 4)) < 0.5).astype(int)
+    >>> y = X[:, 0] | X[:, 1]
+    >>> clf = DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf.privacy_ledger_.total()
+    (1.0, 0.0)
+    >>> float(clf.score(X, y)) > 0.7
+    True
+    >>> bool(np.all(clf.coef_ / clf.grid_step_ == np.round(clf.coef_ / clf.grid_step_)))
+    True
+    """
+
+    _private = True
+    _distributed_fit = True  # learns from the pattern table: fits on dask collections through dpglass.aggregates
+    _parameter_constraints = {
+        "epsilon": EPSILON,
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither"), ["auto"]],
+        "fit_intercept": [[True, False]],
+        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "classes": CLASSES,
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(
+        self, *, epsilon=1.0, alpha="auto", fit_intercept=True, data_norm=None, tol=DEFAULT_TOL,
+        classes=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.data_norm = data_norm
+        self.tol = tol
+        self.classes = classes
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit the coefficients; the release is recorded in ``privacy_ledger_``.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        rng = check_random_state(self.random_state)
+        table = self._fit_table(X, y)  # in memory or through Dask: the same table
+        plan = release_plan(self.get_params(deep=False), table.n_features)
+        ledger = PrivacyLedger(epsilon=float(self.epsilon)).follow(plan)
+        offset, self.class_counts_ = 0.0, None
+        if self.fit_intercept:
+            n1 = int(table.counts[table.labels == 1].sum())
+            self.class_counts_ = ledger.release(plan[0], [table.n_records - n1, n1], rng)
+            offset = class_offset(self.class_counts_)
+        step = plan[-1]
+        _, c, cal = coefficient_step(epsilon=step.entry.epsilon, alpha=self._alpha(), fit_intercept=self.fit_intercept,
+                                     data_norm=self.data_norm, tol=self.tol, n_features=table.n_features)
+        theta = ledger.release(step, grid_minimiser(table, self.fit_intercept, c, cal, self._alpha(), self.tol,
+                                                    offset), rng)
+        self._warn_about_guarantee(float(self.epsilon))
+        d = table.n_features
+        self.coef_ = theta[:d].copy()
+        self.intercept_grid_ = float(theta[d]) if self.fit_intercept else 0.0
+        self.intercept_ = self.intercept_grid_ + offset
+        self.grid_step_ = step.domain.step
+        self.privacy_ledger_ = ledger
+        self.privacy_ledger_.replayable = is_replayable(rng)
+        self.n_features_used_ = int(np.count_nonzero(self.coef_))
+        return self
+
+    def _alpha(self) -> float:
+        return resolved_alpha(self.alpha, self.epsilon)
+
+    def to_text(self, top: int | None = None) -> str:
+        """Coefficient table (largest magnitude first), with feature names."""
+        names = self.feature_names()
+        order = np.argsort(-np.abs(self.coef_), kind="stable")
+        if top is not None:
+            order = order[:top]
+        eps, _ = self.privacy_ledger_.total()
+        lines = [f"DPLogisticRegression (output perturbation, discrete Laplace): {eps:.4g}-DP"]
+        return "\n".join(lines + self._coefficient_table(names, order))
+
+    # ------------------------------------------------------------ serialising
+    def _state_to_dict(self) -> dict:
+        # floats that are multiples of a power of two: JSON (repr) round trips them exactly
+        # the intercept is the released grid coordinate plus the offset of the released class counts
+        return {
+            "coef": [float(c) for c in self.coef_],
+            "intercept": float(self.intercept_),
+            "intercept_grid": float(self.intercept_grid_),
+            "class_counts": self.class_counts_,
+            "grid_step": float(self.grid_step_),
+        }
+
+    def _state_from_dict(self, data: dict) -> None:
+        self.coef_ = np.array(data["coef"], dtype=np.float64)
+        self.intercept_ = float(data["intercept"])
+        # files written before the class-count offset have neither field
+        self.intercept_grid_ = float(data.get("intercept_grid", self.intercept_))
+        self.class_counts_ = data.get("class_counts")
+        # files written before the grid release carry no grid step
+        self.grid_step_ = float(data["grid_step"]) if "grid_step" in data else None
+        self.n_features_used_ = int(np.count_nonzero(self.coef_))

@@ -1,0 +1,351 @@
+"""One private estimator over raw columns: a public schema, its encoder, a DP model, one ledger.
+
+:class:`DPPipeline` is what a practitioner fits on a table as it arrives
+(numeric, categorical and id columns): the schema turns it into named 0/1
+features (spending budget only where it asks for DP quantiles, plus one noisy
+count of out-of-bounds records), the model is fitted on them with the rest of
+the budget, and ``privacy_ledger_`` holds the encoder's releases and the
+model's, never more than the budget given.  The saved JSON carries the
+encoding, so ``predict`` and ``dpglass predict`` take raw records and the
+printout speaks in the table's own terms ("age>37 and
+occupation=Exec-managerial then >50K").
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
+
+from dpglass._validation import InstanceOf, Interval
+from dpglass.aggregates import is_distributed
+from dpglass.exceptions import DataValidationError, InvalidParameterError, WeakGuaranteeWarning
+from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.privacy.ledger import PrivacyLedger
+from dpglass.privacy.rng import check_random_state, is_replayable, spawn
+from dpglass.schema import Encoding, Schema, fit_encoding, load_schema
+from dpglass.schema.encoding import encoder_epsilons  # noqa: F401  (re-exported: the pipeline's budget split)
+
+__all__ = ["DPPipeline"]
+
+_SHARE = [Interval(numbers.Real, 0, 1, closed="left")]
+
+
+class DPPipeline(BinaryClassifierBase):
+    """A DP model fitted on raw columns through a public schema, with one ledger.
+
+    Parameters
+    ----------
+    schema : Schema, dict or path
+        The public description of the table (:mod:`dpglass.schema`).
+    model : estimator
+        An unfitted dpglass DP estimator (``DPRuleListClassifier()``,
+        ``SmoothBoostClassifier(...)``, ...); its ``epsilon`` and
+        ``random_state`` are set by the pipeline, and its ``delta`` when the
+        pipeline's ``delta`` is given.
+    epsilon : float > 0, default=1.0
+        The whole budget: encoder and model together.
+    delta : float in [0, 1) or None, default=None
+        Set on the model when it has a ``delta``.  None: the model keeps its
+        own ``delta`` (``SmoothBoostClassifier()`` stays pure epsilon-DP,
+        ``DPRuleListClassifier()`` takes its public default 1e-8).
+    quantile_share : float in [0, 1), default=0.1
+        Share of epsilon for the DP quantiles, spent only if the schema asks
+        for ``"dp-quantiles"`` thresholds.
+    clip_share : float in [0, 1), default=0.02
+        Share of epsilon for one noisy count of the records with values
+        outside the bounds (spent only if the schema has numeric columns),
+        and a :class:`~dpglass.schema.ClippingWarning` when that count is
+        clearly above its noise (false alarm at most 1/1000).  0: no count is
+        made or released, nothing is warned, and that share goes to the model;
+        the ledger says so in a zero-epsilon entry.
+    random_state : None, int, SeedSequence or Generator
+
+    Attributes
+    ----------
+    encoding_ : Encoding
+        The public cut points and categories.
+    model_ : estimator
+        The fitted model (on the encoded columns).
+    privacy_ledger_ : PrivacyLedger
+        The encoder's releases followed by the model's (``model: ...``).
+    clipped_records_noisy_ : int or None
+        The released noisy count of records with clipped values (None with
+        ``clip_share=0`` or without numeric columns).
+    """
+
+    _private = True
+    #: Through Dask when the model fits through Dask (the encoding is a per-partition map).
+    _distributed_fit = True
+    _parameter_constraints = {
+        "schema": [InstanceOf((Schema, dict, str)), InstanceOf(type(None))],
+        "model": [InstanceOf(BinaryClassifierBase, "an unfitted dpglass estimator")],
+        "epsilon": EPSILON,
+        "delta": DELTA_OR_NONE,
+        "quantile_share": _SHARE,
+        "clip_share": _SHARE,
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(self, *, schema=None, model=None, epsilon=1.0, delta=None, quantile_share=0.1, clip_share=0.02,
+                 random_state=None):
+        self.schema = schema
+        self.model = model
+        self.epsilon = epsilon
+        self.delta = delta
+        self.quantile_share = quantile_share
+        self.clip_share = clip_share
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+    def _schema(self) -> Schema:
+        if isinstance(self.schema, Schema):
+            return self.schema
+        if isinstance(self.schema, dict):
+            return Schema.from_dict(self.schema)
+        if isinstance(self.schema, str):
+            return load_schema(self.schema)
+        raise InvalidParameterError("DPPipeline needs a schema: a Schema, its dict, or a schema file's path.")
+
+    def _budget(self, schema: Schema) -> tuple[float, float, float]:
+        eps = float(self.epsilon)
+        eps_q, eps_clip = encoder_epsilons(schema, eps, self.quantile_share, self.clip_share)
+        asking = [c.name for c in schema.features if c.kind == "numeric" and c.thresholds == "dp-quantiles"]
+        if asking and eps_q <= 0:
+            raise InvalidParameterError(
+                f"quantile_share=0 leaves nothing for the DP quantiles the schema asks for (column {asking[0]!r}); "
+                "give them a share > 0, or cut the column at \"grid\" or listed cut points."
+            )
+        if eps_q + eps_clip >= eps:
+            raise InvalidParameterError(
+                f"quantile_share + clip_share = {self.quantile_share + self.clip_share:g} leaves no budget for the "
+                "model; keep their sum below 1."
+            )
+        return eps_q, eps_clip, eps - eps_q - eps_clip
+
+    def fit(self, X, y, X_public=None):
+        """Encode the raw table with the schema and fit the model; one ledger for both.
+
+        ``X_public``: for a model that also learns from a declared public part
+        (``SubsampleAggregateClassifier``, ``DPBaggingClassifier``), those
+        records as a raw table with the schema's columns; they are encoded
+        with the same cut points and categories (public: no budget).
+        """
+        self._validate_params()
+        schema = self._schema()
+        if not getattr(self.model, "_private", False):
+            raise InvalidParameterError("DPPipeline's model must be a differentially private dpglass estimator.")
+        rng = check_random_state(self.random_state)
+        enc_rng, model_rng = spawn(rng, 2)
+        encoded = self._fit_encoding(X, y, schema, enc_rng)
+        params = {"epsilon": encoded.model_epsilon, "random_state": model_rng}
+        if self.delta is not None and "delta" in self.model.get_params():
+            params["delta"] = self.delta  # None: the model keeps its own (a pure model stays pure)
+        model = clone(self.model).set_params(**params)
+        self._warn_about_guarantee(float(self.epsilon))  # at the pipeline's epsilon, not the model's share of it
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", WeakGuaranteeWarning)
+            model.fit(encoded.X, encoded.y, **self._public_part(X_public, encoded.encoding))
+        self._set_fitted(schema, encoded, model, is_replayable(rng))
+        return self
+
+    def _fit_encoding(self, X, y, schema: Schema, rng) -> "_Encoded":
+        """The encoder's part of ``fit``: the budget split, the labels checked, the encoding fitted (its DP
+        releases drawn from ``rng``) and the table encoded.  :class:`~dpglass.models.PrivateGridSearch` calls
+        it too, once, before selecting the model on the encoded table."""
+        eps_q, eps_clip, eps_model = self._budget(schema)
+        if is_distributed(X) or is_distributed(y):
+            encoding, enc_ledger, noisy, Xenc = self._encode_partitioned(X, y, schema, eps_q, eps_clip, rng)
+        else:
+            y = self._check_labels(X, y, schema)
+            encoding, enc_ledger, noisy = fit_encoding(X, schema, quantile_epsilon=eps_q, clip_epsilon=eps_clip,
+                                                    rng=rng)
+            Xenc = pd.DataFrame(encoding.transform(X), columns=encoding.feature_names(), index=X.index)
+        return _Encoded(encoding, enc_ledger, noisy, Xenc, y, eps_model, eps_clip)
+
+    def _set_fitted(self, schema: Schema, encoded: "_Encoded", model, replayable: bool) -> None:
+        """The fitted state: the encoding, the fitted model and one ledger, the encoder's entries then the model's
+        (``model: ...``).  ``model`` is any fitted private estimator of the encoded table (PrivateGridSearch
+        passes its selection over the encoded table)."""
+        inner = model.privacy_ledger_
+        # the model's accountant composes the encoding's pure releases too: each moves every Renyi order (or the
+        # PLD) by at most its epsilon, so the total stays within the encoding's epsilon plus the model's total
+        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=inner.delta, accountant=inner.accountant,
+                               replayable=replayable)
+        ledger.include(encoded.ledger).include(inner, prefix="model: ")  # each released through its own plan
+        self.encoding_, self.model_, self.privacy_ledger_ = encoded.encoding, model, ledger
+        self.clipped_records_noisy_ = encoded.noisy
+        self.classes_ = model.classes_
+        self.feature_names_in_ = np.array([c.name for c in schema.features], dtype=object)
+        self.n_features_in_ = len(self.feature_names_in_)
+
+    def _encode_partitioned(self, X, y, schema, eps_q, eps_clip, rng):
+        """The encoding of a dask DataFrame, and the encoded dask DataFrame the model then fits on.
+
+        The schema's binarisation is a per-partition map with public cut
+        points.  What the encoding reads from the data (the counts behind DP
+        quantiles, the number of records outside the bounds) is counted by
+        each partition and summed on the cluster; the releases are drawn on the
+        client from the same generator, in the same order, as in memory, so
+        the encoding, and then the model, are the in-memory ones.
+        """
+        from dpglass.aggregates import dask_backend
+        from dpglass.schema.encoding import (
+            check_columns, encoding_from_statistics, merge_statistics, needs_statistics,
+        )
+
+        if not getattr(self.model, "_distributed_fit", False):
+            raise DataValidationError(
+                f"DPPipeline fits through Dask when its model does; {type(self.model).__name__} does not fit on "
+                "dask collections yet. Call .compute() on X and y to fit in memory."
+            )
+        if not (is_distributed(X) and is_distributed(y) and hasattr(X, "columns")):
+            raise DataValidationError("Through Dask, X must be a dask DataFrame of the raw columns and y a dask "
+                                      "Series of labels partitioned like it (take both from one DataFrame).")
+        check_columns(X._meta, schema, fitting=True)  # the columns are public structure: no pass over the data
+        clip = eps_clip > 0
+        if needs_statistics(schema, clip):
+            stats = merge_statistics(dask_backend.partition_results(X, _statistics, schema, clip))
+        else:  # nothing to count; values are checked as the partitions are encoded
+            stats = {"quantiles": {}, "clipped": None}
+        encoding, enc_ledger, noisy = encoding_from_statistics(schema, stats, quantile_epsilon=eps_q,
+                                                            clip_epsilon=eps_clip, rng=rng)
+        names = encoding.feature_names()
+        meta = pd.DataFrame({c: pd.Series(dtype=np.uint8) for c in names})
+        Xenc = dask_backend.map_partitions_named(X, _encode, encoding, meta=meta)
+        return encoding, enc_ledger, noisy, Xenc
+
+    def _public_part(self, X_public, encoding) -> dict:
+        """``{"X_public": encoded public records}`` for the model's fit, or ``{}`` when none is given."""
+        if X_public is None:
+            return {}
+        import inspect
+
+        if "X_public" not in inspect.signature(self.model.fit).parameters:
+            raise InvalidParameterError(
+                f"X_public: {type(self.model).__name__} does not learn from a public part."
+            )
+        if is_distributed(X_public):  # public and small: brought to the client
+            X_public = X_public.compute()
+        if not isinstance(X_public, pd.DataFrame):
+            raise DataValidationError("X_public is a table with the schema's named columns: pass a DataFrame.")
+        return {"X_public": pd.DataFrame(encoding.transform(X_public), columns=encoding.feature_names())}
+
+    def _check_labels(self, X, y, schema):
+        if not isinstance(X, pd.DataFrame):
+            raise DataValidationError("DPPipeline reads a table with named columns: pass a pandas DataFrame.")
+        if y is None:
+            raise DataValidationError(f"Pass the labels y (the schema's target is {schema.target!r}).")
+        y = np.asarray(y)
+        if y.shape[0] != len(X):
+            raise DataValidationError(f"X has {len(X)} rows but y has {y.shape[0]} labels; they must match.")
+        if y.dtype.kind == "f" and np.isnan(y).any():
+            raise DataValidationError(
+                f"The target {schema.target or 'y'!r} has missing values; drop or label those records first."
+            )
+        return y
+
+    # -------------------------------------------------------------- predict
+    def _encode(self, X):
+        check_is_fitted(self, "model_")
+        if not isinstance(X, pd.DataFrame):
+            raise DataValidationError("DPPipeline reads a table with named columns: pass a pandas DataFrame.")
+        return pd.DataFrame(self.encoding_.transform(X), columns=self.encoding_.feature_names(), index=X.index)
+
+    def predict_proba(self, X):
+        """Class probabilities of the model on the encoded raw records."""
+        return self.model_.predict_proba(self._encode(X))
+
+    def predict(self, X):
+        """Predictions of the model on the encoded raw records (columns matched by name)."""
+        return self.model_.predict(self._encode(X))
+
+    def feature_names(self) -> list[str]:
+        return self.encoding_.feature_names()
+
+    def to_text(self) -> str:
+        eps, delta = self.privacy_ledger_.total()
+        guarantee = self.privacy_ledger_.guarantee
+        head = (f"DPPipeline: {type(self.model_).__name__} on {len(self.feature_names())} encoded features of "
+                f"{self.n_features_in_} columns; ({eps:.4g}, {delta:.3g})-DP in all, encoder and model"
+                + ("" if guarantee == "proven" else f" (guarantee: {guarantee})")
+                + "; the model's line below counts its part")
+        return head + "\n" + self.model_.to_text()
+
+    # ----------------------------------------------------------- serialising
+    def to_dict(self) -> dict:
+        check_is_fitted(self, "model_")
+        return {
+            "model": "DPPipeline",
+            "params": {"epsilon": float(self.epsilon), "delta": self.delta, "quantile_share": self.quantile_share,
+                       "clip_share": self.clip_share, "random_state": None},
+            "classes": [c.item() if hasattr(c, "item") else c for c in self.classes_],
+            "n_features_in": int(self.n_features_in_),
+            "feature_names": [str(c) for c in self.feature_names_in_],
+            "encoding": self.encoding_.to_dict(),
+            "clipped_records_noisy": self.clipped_records_noisy_,
+            "inner_model": self.model_.to_dict(),
+            "privacy_ledger": self.privacy_ledger_.to_dict(),
+        }
+
+    @classmethod
+    def _verify_dict(cls, data: dict) -> None:
+        """The pipeline file's checks (``verify_model_dict`` calls them for this class)."""
+        from dpglass.models.pipeline.verify import verify_pipeline_dict
+
+        verify_pipeline_dict(data, cls)
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        from dpglass.models._verify import verify_model_dict
+
+        verify_model_dict(data, cls)
+        inner_cls = _model_class(data["inner_model"]["model"])
+        inner = inner_cls.from_dict(data["inner_model"])
+        encoding = Encoding.from_dict(data["encoding"])
+        model = cls(schema=encoding.schema, model=clone(inner), **{k: v for k, v in data["params"].items()})
+        model.encoding_, model.model_ = encoding, inner
+        model.privacy_ledger_ = PrivacyLedger.from_dict(data["privacy_ledger"])
+        model.clipped_records_noisy_ = data.get("clipped_records_noisy")
+        model.classes_ = np.array(data["classes"])
+        model.feature_names_in_ = np.array(data["feature_names"], dtype=object)
+        model.n_features_in_ = int(data["n_features_in"])
+        return model
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    """What the encoder's part of a fit gives the model's part."""
+
+    encoding: Encoding
+    ledger: PrivacyLedger  # the encoder's releases, through its plan (schema.encoding.encoder_plan)
+    noisy: int | None  # the released noisy count of clipped records
+    X: object  # the encoded table (a DataFrame, or a dask DataFrame)
+    y: object  # the checked labels
+    model_epsilon: float  # what the encoder's shares leave for the model
+    clip_epsilon: float
+
+
+def _statistics(part, schema, clip):
+    from dpglass.schema.encoding import encoding_statistics
+
+    return encoding_statistics(part, schema, clip=clip)
+
+
+def _encode(part, encoding):
+    """One partition of raw records as the encoded 0/1 frame (the per-record map, public cut points)."""
+    return pd.DataFrame(encoding.transform(part), columns=encoding.feature_names(), index=part.index)
+
+
+def _model_class(name: str):
+    from dpglass.registry import registered_class
+
+    cls = registered_class(name)
+    if cls is None:
+        raise DataValidationError(f"The pipeline's inner model {name!r} is not a dpglass model.")
+    return cls
