@@ -10,7 +10,7 @@ import pytest
 from dpglass._validation import Interval
 from dpglass.exceptions import BudgetExceededError, InvalidParameterError
 from dpglass.models import DPRuleListClassifier, GreedyRuleListClassifier, SmoothBoostClassifier
-from dpglass.models._base import EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._base import EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.models.selection.estimator import (
     PrivateGridSearch,
     expected_repetitions,
@@ -22,7 +22,7 @@ from dpglass.privacy.ledger import RELATIVE_TOLERANCE, PrivacyLedger
 from dpglass.privacy.rng import check_random_state
 
 
-class FeatureVote(BinaryClassifierBase):
+class FeatureVote(ClassifierBase):
     """Test-only pure epsilon-DP classifier: predict y from one feature (or its negation).
 
     The sign comes from a Laplace-noised agreement margin (sensitivity 1).

@@ -33,6 +33,7 @@ __all__ = [
     "validate_params",
     "check_binary_X",
     "check_binary_y",
+    "check_labels",
 ]
 
 
@@ -204,20 +205,32 @@ def _first_text_column(X):
     return None
 
 
-def check_binary_y(y, classes=None):
-    """Encode a binary target as 0/1.
+#: Most classes a model learns: a label is one byte of a pattern table's key (dpglass.aggregates.table).
+MAX_CLASSES = 255
+
+
+def _plain(v):
+    return v.item() if hasattr(v, "item") else v
+
+
+def check_labels(y, classes=None, *, max_classes=MAX_CLASSES, model=None):
+    """Encode a target of K >= 2 classes as codes 0..K-1 (the index of each label in ``classes``).
 
     Parameters
     ----------
     y : array-like of shape (n_samples,)
-    classes : array-like of length 2 or None
-        The two labels, in order.  ``None`` takes the sorted distinct labels of
+    classes : array-like of K >= 2 distinct labels, or None
+        The labels, in order (code k is ``classes[k]``).  ``None`` takes the sorted distinct labels of
         ``y``: the label *set* is treated as part of the public schema.
+    max_classes : int
+        The most classes the model learns (2 for a binary-only model).
+    model : str or None
+        The model's name, for the error when ``y`` has more classes than it learns.
 
     Returns
     -------
-    y01 : numpy.ndarray of uint8
-    classes : numpy.ndarray of length 2
+    codes : numpy.ndarray of uint8
+    classes : numpy.ndarray of length K
     """
     if y is None:
         raise DataValidationError(
@@ -234,45 +247,71 @@ def check_binary_y(y, classes=None):
         y = y.ravel()
     if y.ndim != 1:
         raise DataValidationError(f"y should be a 1d array; got shape {y.shape}.")
-    if y.size == 0:
-        if classes is None:
-            raise DataValidationError("y is empty: fit needs at least one labelled record, or the declared "
-                                      "classes (classes=[negative, positive], --classes NEG,POS).")
-        labels = np.asarray(classes)
-        if labels.size != 2:
-            raise DataValidationError(f"classes must hold two labels; got {labels.size}.")
-        return np.zeros(0, dtype=np.uint8), labels  # a private fit on no records (n is private): no failure
-    if (y.dtype.kind == "f" and np.isnan(y).any()) or (y.dtype == object and _any_missing(y)):
+    if classes is not None:
+        labels = _declared_labels(classes)
+    elif y.size == 0:
+        raise DataValidationError("y is empty: fit needs at least one labelled record, or the declared "
+                                  "classes (classes=[A, B, ...], --classes A,B,...).")
+    else:
+        labels = None
+    if y.size and ((y.dtype.kind == "f" and np.isnan(y).any()) or (y.dtype == object and _any_missing(y))):
         raise DataValidationError("y has missing labels (NaN or None); drop or label those records first.")
-    try:
-        kind = type_of_target(y)
-    except ValueError as exc:
-        raise DataValidationError(f"y is not a usable label array: {exc}") from exc
-    if kind not in ("binary", "multiclass") or (y.dtype.kind == "f" and np.isnan(y).any()):
+    if y.size:
+        try:
+            kind = type_of_target(y)
+        except ValueError as exc:
+            raise DataValidationError(f"y is not a usable label array: {exc}") from exc
+        if kind not in ("binary", "multiclass"):
+            raise DataValidationError(
+                f"Unknown label type: {kind!r}. dpglass classifiers need y with class labels "
+                "(e.g. 0/1, or strings such as 'Adelie', 'Gentoo')."
+            )
+    if labels is None:
+        labels = np.unique(y)
+        if labels.size == 1:
+            raise DataValidationError(
+                f"y has only one class ({_plain(labels[0])!r}); a classifier needs two. "
+                "Check the target column, or declare the label set (classes=[A, B, ...], --classes A,B,...)."
+            )
+    if labels.size > max_classes:
+        shown = [_plain(v) for v in labels[:8]] + (["..."] if labels.size > 8 else [])
+        who = model or "this model"
+        if max_classes == 2:  # scikit-learn's words for a binary-only classifier (check_classifier_not_supporting_multiclass)
+            raise DataValidationError(
+                f"Only binary classification is supported by {who}: y has {labels.size} classes {shown!r}. "
+                "Recode the target into two classes, or choose a model that learns K classes "
+                "(`dpglass models` lists them).")
+        raise DataValidationError(f"{who[0].upper() + who[1:]} learns {max_classes} classes at most, and y has {labels.size}: {shown!r}. "
+                                  "Merge some classes first.")
+    codes = np.zeros(y.shape[0], dtype=np.uint8)
+    inside = np.zeros(y.shape[0], dtype=bool)
+    for k, label in enumerate(labels):
+        hit = y == label
+        codes[hit] = k
+        inside |= hit
+    if not inside.all():
+        outside = list(dict.fromkeys(_plain(v) for v in y[~inside]))[:5]
         raise DataValidationError(
-            f"Unknown label type: {kind!r}. dpglass classifiers need y with two class labels "
-            "(e.g. 0/1 or two strings)."
+            f"y has label(s) {outside!r} outside the declared classes {[_plain(v) for v in labels]!r}: recode "
+            "them, or declare the right classes (classes=[A, B, ...], --classes A,B,...)."
         )
-    labels = np.unique(y) if classes is None else np.asarray(classes)
-    if classes is None and labels.size == 1:
-        raise DataValidationError(
-            f"y has only one class ({labels[0]!r}); a classifier needs two. "
-            "Check the target column, or pass classes=[negative, positive] explicitly."
-        )
-    if labels.size != 2:
-        raise DataValidationError(
-            f"Only binary classification is supported. The type of the target is multiclass: "
-            f"y has {labels.size} classes. Recode the target into two classes first."
-        )
-    y01 = (y == labels[1]).astype(np.uint8)
-    if classes is not None and not np.isin(y, labels).all():
-        outside = list(dict.fromkeys(v.item() if hasattr(v, "item") else v for v in y[~np.isin(y, labels)]))[:5]
-        declared = [v.item() if hasattr(v, "item") else v for v in labels]
-        raise DataValidationError(
-            f"y has label(s) {outside!r} outside the declared classes {declared!r}: recode them into the two "
-            "classes, or declare the right two classes (classes=[negative, positive], --classes NEG,POS)."
-        )
-    return y01, labels
+    return codes, labels
+
+
+def _declared_labels(classes) -> np.ndarray:
+    labels = np.asarray(classes)
+    if labels.ndim != 1 or labels.size < 2:
+        raise DataValidationError(f"classes must hold two labels or more; got {list(np.atleast_1d(labels))!r}.")
+    if labels.size > MAX_CLASSES:
+        raise DataValidationError(f"classes holds {labels.size} labels; dpglass learns {MAX_CLASSES} at most.")
+    if len({_plain(v) for v in labels}) != labels.size:
+        raise DataValidationError(f"classes holds a label twice: {[_plain(v) for v in labels]!r}.")
+    return labels
+
+
+def check_binary_y(y, classes=None, *, model=None):
+    """:func:`check_labels` for a model that learns two classes: codes 0/1 (1 is ``classes[1]``)."""
+    return check_labels(y, classes, max_classes=2, model=model)
 
 
 def _any_missing(y) -> bool:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpglass.models._base import BinaryClassifierBase
+from dpglass.models._base import ClassifierBase
 
 __all__ = ["OneRuleClassifier"]
 
 
-class OneRuleClassifier(BinaryClassifierBase):
+class OneRuleClassifier(ClassifierBase):
     """A single 1-Rule (Holte 1993) on 0/1 features: paper 002's weak non-private reference.
 
     The literal, negated literal or constant with the fewest training errors

@@ -285,7 +285,7 @@ def quiet_data_errors(client) -> None:
 
 
 def _classes(y, classes):
-    from dpglass._validation import check_binary_y
+    from dpglass._validation import check_labels
 
     if classes is not None:
         return list(np.asarray(classes))
@@ -297,7 +297,7 @@ def _classes(y, classes):
     uniq = pd.unique(np.concatenate([np.asarray(u) for u in found])) if found else np.array([])
     if uniq.size == 0:
         raise DataValidationError("y is empty: fit needs at least one labelled record.")
-    return list(check_binary_y(uniq)[1])
+    return list(check_labels(uniq)[1])  # the model's own limit is checked when it adopts the table
 
 
 def _merge_tree(parts, submit):

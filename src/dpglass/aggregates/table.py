@@ -80,13 +80,13 @@ class PatternTable(PackedRows):
     ----------
     packed : ndarray of uint8, shape (m, ceil(d / 8))
     labels : ndarray of uint8, shape (m,)
-        0 or 1 (``classes_[1]`` is 1).
+        The class code 0..K-1 (code k is ``classes[k]``; for two classes, 1 is the positive one).
     counts : ndarray of int64, shape (m,)
         Records with this row and label (>= 1).
     n_features : int
-    classes : list of two labels or None
-        ``[negative, positive]``: label 1 is ``classes[1]``.  Set when the
-        table is built for a fit (a table passed to ``fit`` must carry it).
+    classes : list of K >= 2 labels or None
+        ``[negative, positive]`` for two classes.  Set when the table is
+        built for a fit (a table passed to ``fit`` must carry it).
     columns : list or None
         The feature names, when the data had them.
     """
@@ -111,26 +111,37 @@ class PatternTable(PackedRows):
         """``(records, features)``, as the array it summarises."""
         return self.n_records, self.n_features
 
-    def by_pattern(self):
-        """``(rows, w0, w1)``: the distinct rows (bit-packed, sorted) and their negative / positive counts (float64)."""
+    def _new_rows(self) -> np.ndarray:
+        """Whether each entry starts a new distinct row (entries are sorted by row, then label)."""
         m = self.n_entries
-        if m == 0:
-            return self.packed, np.zeros(0), np.zeros(0)
-        # entries are sorted by (row, label): a row has one or two entries, label 0 first
         new = np.ones(m, dtype=bool)
         for s in range(1, m, CHUNK_ROWS):
             e = min(s + CHUNK_ROWS, m)
             new[s:e] = np.any(self.packed[s:e] != self.packed[s - 1 : e - 1], axis=1)
-        first = np.flatnonzero(new)
-        del new
-        k = first.size
-        w0, w1 = np.zeros(k), np.zeros(k)
-        for s in range(0, k, CHUNK_ROWS):  # by chunks: no full-size temporaries
-            a = first[s : s + CHUNK_ROWS]
-            b = np.append(first[s + 1 : s + CHUNK_ROWS + 1], m)[: a.size] - 1  # each row's last entry
-            w0[s : s + a.size] = np.where(self.labels[a] == 0, self.counts[a], 0)
-            w1[s : s + a.size] = np.where(self.labels[b] == 1, self.counts[b], 0)
-        return self.packed[first], w0, w1
+        return new
+
+    def by_class(self, n_classes: int | None = None):
+        """``(rows, W)``: the distinct rows (bit-packed, sorted) and their record counts by class, ``W`` of
+        shape (rows, K) in float64 (``K = len(classes)`` unless ``n_classes`` is given)."""
+        K = int(n_classes if n_classes is not None else len(self.classes))
+        m = self.n_entries
+        if m == 0:
+            return self.packed, np.zeros((0, K))
+        new = self._new_rows()
+        W = np.zeros((int(new.sum()), K))
+        done = -1  # the row index of the entry before the chunk
+        for s in range(0, m, CHUNK_ROWS):  # by chunks: no full-size temporaries
+            e = min(s + CHUNK_ROWS, m)
+            row = done + np.cumsum(new[s:e])
+            W[row, self.labels[s:e]] = self.counts[s:e]  # each (row, label) pair is one entry
+            done = int(row[-1])
+        return self.packed[np.flatnonzero(new)], W
+
+    def by_pattern(self):
+        """``(rows, w0, w1)``: the distinct rows (bit-packed, sorted) and their negative / positive counts
+        (float64): :meth:`by_class` of a two-class table."""
+        rows, W = self.by_class(2)
+        return rows, np.ascontiguousarray(W[:, 0]), np.ascontiguousarray(W[:, 1])
 
     def with_counts(self, counts) -> "PatternTable":
         """The table of the same entries with new ``counts`` (entries whose count is 0 are dropped).
@@ -243,8 +254,13 @@ def adopt_table(estimator, table: PatternTable, declared=None) -> PatternTable:
     """
     from dpglass.exceptions import DataValidationError
 
-    if table.classes is None or len(table.classes) != 2:
-        raise DataValidationError("A PatternTable passed to fit must carry its two classes (table.classes).")
+    if table.classes is None or len(table.classes) < 2:
+        raise DataValidationError("A PatternTable passed to fit must carry its classes (table.classes).")
+    most = getattr(estimator, "_max_classes", 2)
+    if len(table.classes) > most:
+        raise DataValidationError(
+            f"{type(estimator).__name__} learns {most} classes at most, and the table has {len(table.classes)}: "
+            f"{list(table.classes)[:8]!r}. Choose a model that learns K classes (`dpglass models` lists them).")
     if declared is not None and [*declared] != [*table.classes]:
         raise DataValidationError(f"The table's classes {list(table.classes)!r} are not the declared classes "
                                   f"{list(declared)!r}.")

@@ -30,9 +30,9 @@ def run(args) -> int:
         raise DataValidationError(f"{args.data} has no column {args.target!r}.")
     if args.target is not None and frame[args.target].nunique() > 2:
         # said before the user fills in the schema (curator-side, like the template itself)
-        print(f"dpglass schema: note: the target {args.target!r} has more than two labels, and every dpglass model "
-              "is binary today: recode it into two classes (e.g. one label against the others) before fitting, "
-              "and declare them with --classes NEG,POS.", file=sys.stderr)
+        print(f"dpglass schema: note: the target {args.target!r} has more than two labels: fit a model that learns "
+              "K classes (`dpglass models` says which do), and declare the label set with --classes A,B,C (its "
+              "order is that of predict_proba's columns).", file=sys.stderr)
     text = json.dumps(schema_template(frame, args.target, fill_bounds_from_data=args.fill_bounds_from_data),
                       indent=2)
     if args.out:

@@ -17,12 +17,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dpglass._validation import InstanceOf, Interval, check_binary_X, check_binary_y, validate_params
+from dpglass._validation import InstanceOf, Interval, check_binary_X, check_labels, validate_params
 from dpglass.exceptions import InvalidParameterError
 from dpglass.privacy.accounting import DEFAULT_DELTA
 from dpglass.privacy.ledger import PrivacyLedger
 
-__all__ = ["BinaryClassifierBase", "CLASSES", "DEFAULT_DELTA", "EPSILON", "DELTA_OR_NONE", "RANDOM_STATE"]
+__all__ = ["ClassifierBase", "CLASSES", "DEFAULT_DELTA", "EPSILON", "DELTA_OR_NONE", "RANDOM_STATE"]
 
 #: Above this, ``fit`` warns that delta is large (whatever the data).
 LARGE_DELTA = 1e-5
@@ -39,8 +39,8 @@ RANDOM_STATE = ["random_state"]
 CLASSES = [InstanceOf((list, tuple), "a list of the two class labels"), None]
 
 
-class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
-    """Base for binary classifiers on 0/1 features.
+class ClassifierBase(ClassifierMixin, BaseEstimator):
+    """Base for dpglass classifiers on 0/1 features (two classes, or K up to ``_max_classes``).
 
     Subclasses declare ``_parameter_constraints`` and implement ``fit`` and
     ``predict_proba``; ``predict`` and ``decision_function`` helpers live here.
@@ -53,6 +53,8 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
     #: DP models trade accuracy for privacy: scikit-learn's fixed accuracy bar
     #: in check_classifiers_train does not apply to them (``poor_score`` tag).
     _private = False
+    #: The most classes the model learns (2: binary only; a multiclass family raises it).
+    _max_classes = 2
 
     # ----------------------------------------------------------- validation
     def _validate_params(self) -> None:
@@ -80,7 +82,7 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
         validate_params(self.get_params(deep=False), expanded, type(self).__name__)
 
     def _check_fit_data(self, X, y):
-        """Validate ``X`` (0/1) and ``y`` (two classes); set ``classes_``.
+        """Validate ``X`` (0/1) and ``y`` (two classes, or up to ``_max_classes``); set ``classes_``.
 
         Dask ``X`` and ``y`` (models with ``_distributed_fit``) are checked and
         reduced on the cluster: the result is then ``(PatternTable, None)``.
@@ -110,7 +112,7 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
             return fit_table(self, X, y, classes=declared), None
         # with a public label set a private fit takes zero records: whether fit succeeds must not depend on n
         X01 = check_binary_X(self, X, reset=True, allow_empty=declared is not None)
-        y01, classes = check_binary_y(y, classes=declared)
+        y01, classes = check_labels(y, classes=declared, max_classes=self._max_classes, model=type(self).__name__)
         if y01.shape[0] != X01.shape[0]:
             from dpglass.exceptions import DataValidationError
 
@@ -185,7 +187,7 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """Predict class labels for ``X``."""
         proba = self.predict_proba(X)
-        return self.classes_[(proba[:, 1] > proba[:, 0]).astype(int)]
+        return self.classes_[np.argmax(proba, axis=1)]  # a tie goes to the first class, as before for two
 
     # ---------------------------------------------------- printing, JSON
     def to_text(self) -> str:  # pragma: no cover - every model overrides it
@@ -267,7 +269,7 @@ class BinaryClassifierBase(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = self._max_classes > 2
         tags.classifier_tags.poor_score = self._private
         tags.non_deterministic = False
         return tags

@@ -42,7 +42,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--scheduler", help="fit --data through Dask: 'local' (a LocalCluster) or a scheduler address "
                    "tcp://host:port (default for parquet --data: local)")
     p.add_argument("--seed", type=int, default=None, help="seed for the split and the model (default: unpredictable)")
-    p.add_argument("--classes", help="the two class labels, negative first (e.g. '<=50K,>50K'): the public label set")
+    p.add_argument("--classes", help="the class labels, comma-separated (two: negative first, e.g. '<=50K,>50K'; or K, e.g. "
+                        "'Adelie,Chinstrap,Gentoo'): the public label set, in the order of predict_proba's columns")
     p.add_argument("--public", metavar="FILE",
                    help="a CSV of PUBLIC unlabelled records with the 0/1 columns of --data/--dataset (by name), for "
                    "models that label a public part (subsample-aggregate, dp-bag); its rows are not protected")

@@ -49,8 +49,9 @@ def model_params(spec, args) -> dict:
         )
     if args.classes is not None:
         labels = [parse_value(v) for v in args.classes.split(",")]
-        if len(labels) != 2:
-            raise InvalidParameterError(f"--classes takes two labels separated by a comma; got {args.classes!r}.")
+        if len(labels) < 2 or len(set(labels)) != len(labels):
+            raise InvalidParameterError(f"--classes takes two distinct labels or more, separated by commas (the "
+                                        f"negative class first for two); got {args.classes!r}.")
         params["classes"] = labels
     return params
 

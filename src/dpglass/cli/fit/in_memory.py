@@ -32,8 +32,8 @@ def fit_in_memory(args) -> int:
     labels = np.unique(np.asarray(y))
     if labels.size == 0 and "classes" not in params:
         raise DataValidationError(f"{source} has no records, and without --classes the label set is read from "
-                                  "them: declare it with --classes NEG,POS (a private fit then runs on no records).")
-    if "classes" not in params and "classes" in spec.cls().get_params() and labels.size == 2:
+                                  "them: declare it with --classes A,B,... (a private fit then runs on no records).")
+    if "classes" not in params and "classes" in spec.cls().get_params() and labels.size >= 2:
         # the file's label set, read as public (docs/privacy.md, "The label set"), is the model's: the coin split
         # must not make the fit fail when its training part holds one class or none
         params["classes"] = [v.item() if hasattr(v, "item") else v for v in labels]
@@ -135,8 +135,9 @@ def _check_all_records(model, X, y, schema) -> None:
     if schema is None:
         clone(model)._check_fit_data(X, y)
         return
-    from dpglass._validation import check_binary_y
+    from dpglass._validation import check_labels
     from dpglass.schema.encoding import validate_table
 
     validate_table(X, schema)
-    check_binary_y(y, classes=model.model.get_params().get("classes"))
+    check_labels(y, classes=model.model.get_params().get("classes"), max_classes=model.model._max_classes,
+                 model=type(model.model).__name__)

@@ -40,7 +40,7 @@ import numpy as np
 from dpglass._validation import Interval
 from dpglass.aggregates import pattern_table
 from dpglass.exceptions import InvalidParameterError
-from dpglass.models._base import CLASSES, DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._base import CLASSES, DELTA_OR_NONE, EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.models.boosting.plan import (
     AUTO_COUNT_SHARE, AUTO_RECORDS_PER_ROUND, AUTO_ROUNDS, COUNT_RELEASE, BoostPlan, advanced_composition_epsilon,
     auto_rounds, boost_plan, counts_records, per_round_epsilon, resolved_rounds, round_budget, round_plan,
@@ -161,7 +161,7 @@ def _release(ledger: PrivacyLedger, rng, step, exact):
 
 
 # ------------------------------------------------------------------- estimator
-class SmoothBoostClassifier(BinaryClassifierBase):
+class SmoothBoostClassifier(ClassifierBase):
     """Differentially private smooth boosting (LazyBB) of 1-Rules or small trees.
 
     Paper 002 (Asadi, Carmosino, Jahanara, Rafiey, Salamatian): Algorithm 1

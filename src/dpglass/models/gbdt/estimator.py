@@ -46,7 +46,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpglass._validation import Interval
 from dpglass.exceptions import DataValidationError, InvalidParameterError
-from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, ClassifierBase
 from dpglass.models.gbdt.budget import Public, budget, gbdt_plan, resolved_sizes
 from dpglass.models.gbdt.fit import Binned, fit_dpboost, fit_newton
 from dpglass.models.gbdt.trees import (
@@ -59,7 +59,7 @@ from dpglass.privacy.rng import check_random_state, is_replayable
 __all__ = ["DPGradientBoostingClassifier"]
 
 
-class DPGradientBoostingClassifier(BinaryClassifierBase):
+class DPGradientBoostingClassifier(ClassifierBase):
     """Differentially private gradient boosted trees (binary log-loss), numeric features with public bounds.
 
     Parameters

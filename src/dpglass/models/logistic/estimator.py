@@ -20,7 +20,7 @@ from scipy.special import expit
 
 from dpglass._validation import Interval
 from dpglass.exceptions import InvalidParameterError
-from dpglass.models._base import EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._base import EPSILON, CLASSES, RANDOM_STATE, ClassifierBase
 from dpglass.models.logistic.plan import (  # noqa: F401  (re-exported: the family's plan and constants)
     AUTO_ALPHA, CLASS_COUNT_SHARE, DEFAULT_ALPHA, DEFAULT_TOL, MECHANISM, OFFSET_LIMIT, class_count_step, class_offset,
     coefficient_calibration, coefficient_step, default_data_norm, release_plan, resolved_alpha,
@@ -125,7 +125,7 @@ def grid_minimiser(table, fit_intercept: bool, c: float, cal, alpha, tol, offset
 
 
 class LogisticScores:
-    """Predictions of a fitted logistic model (``coef_``, ``intercept_``), for BinaryClassifierBase subclasses."""
+    """Predictions of a fitted logistic model (``coef_``, ``intercept_``), for ClassifierBase subclasses."""
 
     def decision_function(self, X):
         """The log-odds ``X @ coef_ + intercept_``."""
@@ -147,7 +147,7 @@ class LogisticScores:
         return lines
 
 
-class DPLogisticRegression(LogisticScores, BinaryClassifierBase):
+class DPLogisticRegression(LogisticScores, ClassifierBase):
     """Epsilon-DP logistic regression: output perturbation with exact discrete Laplace noise.
 
     Minimises ``sum_i log(1 + exp(-y_i f.x_i)) + (alpha/2)||f||^2`` over rows

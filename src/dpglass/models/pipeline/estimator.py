@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from dpglass._validation import InstanceOf, Interval
 from dpglass.aggregates import is_distributed
 from dpglass.exceptions import DataValidationError, InvalidParameterError, WeakGuaranteeWarning
-from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
 from dpglass.schema import Encoding, Schema, fit_encoding, load_schema
@@ -36,7 +36,7 @@ __all__ = ["DPPipeline"]
 _SHARE = [Interval(numbers.Real, 0, 1, closed="left")]
 
 
-class DPPipeline(BinaryClassifierBase):
+class DPPipeline(ClassifierBase):
     """A DP model fitted on raw columns through a public schema, with one ledger.
 
     Parameters
@@ -84,7 +84,7 @@ class DPPipeline(BinaryClassifierBase):
     _distributed_fit = True
     _parameter_constraints = {
         "schema": [InstanceOf((Schema, dict, str)), InstanceOf(type(None))],
-        "model": [InstanceOf(BinaryClassifierBase, "an unfitted dpglass estimator")],
+        "model": [InstanceOf(ClassifierBase, "an unfitted dpglass estimator")],
         "epsilon": EPSILON,
         "delta": DELTA_OR_NONE,
         "quantile_share": _SHARE,

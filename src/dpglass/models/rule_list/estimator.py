@@ -30,7 +30,7 @@ import numpy as np
 
 from dpglass._validation import InstanceOf, Interval
 from dpglass.exceptions import DataValidationError, InvalidParameterError
-from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, ClassifierBase
 from dpglass.models.rule_list.candidates import CandidateSet, CountCache, build_candidates
 from dpglass.models.rule_list.errors import check_errors_params, fit_errors_rule_list
 from dpglass.models.rule_list.gini_plan import (  # noqa: F401  (re-exported: the family's budget, used by experiments and tests)
@@ -140,7 +140,7 @@ def fit_dp_rule_list(
 
 
 # ------------------------------------------------------------------- estimators
-class _RuleListBase(BinaryClassifierBase):
+class _RuleListBase(ClassifierBase):
     """Fitted-model behaviour shared by the rule-list classifiers."""
 
     _noisy = False

@@ -50,7 +50,7 @@ from sklearn.utils.validation import check_is_fitted
 from dpglass._validation import Interval
 from dpglass.aggregates import is_distributed
 from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
-from dpglass.models._base import EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._base import EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.models.selection.law import (  # noqa: F401  (re-exported)
     expected_repetitions, repetition_pmf, sample_repetitions, selection_epsilon_factor,
 )
@@ -73,7 +73,7 @@ _RESERVED = ("epsilon", "delta", "random_state")
 
 
 # ------------------------------------------------------- the repetition law
-class PrivateGridSearch(BinaryClassifierBase):
+class PrivateGridSearch(ClassifierBase):
     """Differentially private hyper-parameter selection by random stopping.
 
     Liu and Talwar (2019) random stopping, in Papernot and Steinke's (2022)
@@ -665,7 +665,7 @@ def _declared_classes(estimator):
 
 
 def _learns_from_table(estimator) -> bool:
-    """Whether a candidate fits on the search's 0/1 pattern table (``BinaryClassifierBase._check_fit_data``).
+    """Whether a candidate fits on the search's 0/1 pattern table (``ClassifierBase._check_fit_data``).
 
     Models that fit through Dask learn from that table, except DP-GBDT: it reads numeric columns and builds
     its own binned table (:mod:`dpglass.models.gbdt.binned`), so it is given the training part's records (its

@@ -47,7 +47,7 @@ from scipy.special import expit
 
 from dpglass._validation import Interval, check_binary_X
 from dpglass.aggregates import is_distributed
-from dpglass.models._base import CLASSES, EPSILON, RANDOM_STATE, BinaryClassifierBase
+from dpglass.models._base import CLASSES, EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.models.teachers.plan import (  # the plans and budgets live there; re-exported
     DPBAG_MECHANISM,
     SAA_MECHANISM_PREFIX,
@@ -253,7 +253,7 @@ def dpbag_queries(W, X_pub, assignment, n_teachers, *, epsilon, delta, noise_sca
 
 
 # ------------------------------------------------------------------------- estimators
-class _TeacherStudent(LogisticScores, BinaryClassifierBase):
+class _TeacherStudent(LogisticScores, ClassifierBase):
     """What DP-Bag and subsample-and-aggregate share: data checks, the public part, the student, printing."""
 
     _private = True
