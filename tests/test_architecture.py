@@ -21,7 +21,6 @@ LAYERS = [
 LONG_MODULES = {
     "dpglass.privacy.samplers": "the exact samplers and their proofs' helpers, one family",
     "dpglass.datasets._loaders": "one loader per dataset of the papers",
-    "dpglass.models.selection.estimator": "PrivateGridSearch; its release plan is next (issue 27)",
 }
 
 

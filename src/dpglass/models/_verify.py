@@ -37,7 +37,7 @@ import numpy as np
 from dpglass.exceptions import InvalidParameterError, ModelFileError
 from dpglass.models._file_checks import (
     ADVICE, _Context, _close, _fail,
-    _is_int, _is_num, _need, _need_num, _resolved_delta,
+    _is_num, _need, _need_num, _resolved_delta,
 )
 from dpglass.models.teachers.verify import check_dpbag, check_saa
 from dpglass.models.boosting.verify import _check_boosting
@@ -45,7 +45,9 @@ from dpglass.models.gbdt.verify import check_gbdt
 from dpglass.local.verify import check_ldp
 from dpglass.models.logistic.verify import _check_logistic
 from dpglass.models.rule_list.verify import RULE_LIST_COUNT_NAMES, RULE_LIST_SELECTION_NAMES, _check_rule_list
-from dpglass.privacy.ledger import GUARANTEES, RELATIVE_TOLERANCE, PrivacyLedger, _within
+from dpglass.models.selection.plan import MECHANISM_PREFIX as SELECTION_MECHANISM
+from dpglass.models.selection.verify import check_selection
+from dpglass.privacy.ledger import GUARANTEES, PrivacyLedger, _within
 
 __all__ = ["KNOWN_MECHANISMS", "MODEL_CHECKS", "verify_model_dict"]
 
@@ -60,8 +62,6 @@ KNOWN_MECHANISMS = {
     "DPBaggingClassifier": ("dp-bag (report-noisy-max, data-dependent moments accountant)",),
     "SubsampleAggregateClassifier": ("composition(",),
 }
-SELECTION_MECHANISM = "private-selection("
-SELECTION_METHODS = ("liu-talwar", "papernot-steinke")
 
 _TOP_KEYS = (
     ("model", str, "the model's class name"),
@@ -98,8 +98,8 @@ def verify_model_dict(data: dict, cls) -> None:
     params = _check_params(data["params"], cls)
     ledger = _check_ledger(data, cls, params)
     selected = "selected_by" in data
-    if selected:
-        _check_selection(data, params, ledger, cls)
+    if selected:  # written by PrivateGridSearch: its plan's one entry (selection/verify.py), then the model's values
+        SELECTION_CHECK(data, _Context(cls, params, d, names, ledger, data["privacy_ledger"]["entries"]))
     own = None if selected else ledger
     ctx = _Context(cls, params, d, names, own, data["privacy_ledger"]["entries"] if own is not None else [])
     check = MODEL_CHECKS.get(cls.__name__)
@@ -335,93 +335,6 @@ def _check_mechanisms(entries: list, model: str, selected: bool) -> None:
                   f"one of the mechanisms {model} uses: {', '.join(known)}")
 
 
-def _check_selection(data: dict, params: dict, ledger: PrivacyLedger, cls) -> None:
-    """A file written by PrivateGridSearch: the ledger is the selection's one entry."""
-    sel = _need(data, "selected_by", "selected_by", dict, "the selection's method and parameters")
-    method = _need(sel, "method", "selected_by.method", str, f"one of {SELECTION_METHODS}")
-    if method not in SELECTION_METHODS:
-        _fail("selected_by.method", f"is {method!r}", f"one of {SELECTION_METHODS}")
-    best = _need(sel, "best_params", "selected_by.best_params", dict, "the selected grid point")
-    for key, value in best.items():
-        if key not in params or params[key] != value:
-            _fail(f"params.{key}", f"is {params.get(key)!r}", f"{value!r}, the selected selected_by.best_params")
-    if not _is_int(sel.get("noisy_correct_count")):  # a discrete Laplace count: an integer (negative ones too)
-        _fail("selected_by.noisy_correct_count", f"is {sel.get('noisy_correct_count')!r}",
-              "an integer (the winner's noisy count of correct validation predictions)")
-    keys = {"method", "best_params", "noisy_correct_count", "eta"} | (
-        {"stopping_probability", "param_grid"} if ledger.delta > 0 else set())
-    if set(sel) != keys:
-        odd = sorted(set(sel) ^ keys)[0]
-        _fail(f"selected_by.{odd}", "is missing" if odd in keys else "is not a field dpglass writes",
-              f"exactly {sorted(keys)}")
-    entries = data["privacy_ledger"]["entries"]
-    if len(entries) != 1:
-        _fail("privacy_ledger.entries", f"has {len(entries)} entries", "1 (the whole selection)")
-    if method not in str(entries[0]["mechanism"]).lower():
-        _fail("selected_by.method", f"is {method!r}", f"the method the ledger's entry names ({entries[0]['mechanism']!r})")
-    eps, run = float(entries[0]["epsilon"]), float(params["epsilon"])
-    eta = _need_num(sel, "eta", "selected_by.eta", "the selection's eta (1 for liu-talwar)")
-    if eta < 0 or (method == "liu-talwar" and eta != 1):
-        _fail("selected_by.eta", f"is {eta!r}", "1 for liu-talwar, >= 0 for papernot-steinke")
-    if ledger.delta > 0:
-        _check_renyi_selection(data, params, ledger, cls)
-        return
-    if not _close(eps, ledger.epsilon) or ledger.delta != 0 or entries[0].get("delta", 0.0) != 0:
-        _fail("privacy_ledger.entries[0]", f"spends ({eps!r}, {entries[0].get('delta')!r})",
-              f"the whole pure budget ({ledger.epsilon!r}, 0)")
-    for key in ("count_noise", "leaf_noise"):  # Gaussian noise is never pure
-        if params.get(key) == "gaussian":
-            _fail(f"params.{key}", "is 'gaussian'", "a pure noise (the selection needs pure candidates)")
-    if not _close(eps, (2.0 + eta) * run):
-        _fail("params.epsilon", f"is {run!r}", f"the run budget epsilon/(2 + eta) = {eps / (2.0 + eta)!r}")
-    if params.get("delta", 0.0) not in (0, 0.0):
-        _fail("params.delta", f"is {params.get('delta')!r}", "0 (the selection needs pure candidates)")
-
-
-def _check_renyi_selection(data: dict, params: dict, ledger: PrivacyLedger, cls) -> None:
-    """A selection with delta > 0: recompute the Rényi bound from the grid and the selected model's parameters."""
-    from sklearn.base import clone
-    from sklearn.model_selection import ParameterGrid
-
-    from dpglass.models.selection.rdp import selection_epsilon
-    from dpglass.models.selection.law import expected_repetitions
-
-    from dpglass.models.selection.rdp import candidate_budget
-
-    sel, entry = data["selected_by"], data["privacy_ledger"]["entries"][0]
-    eta = float(sel["eta"])
-    gamma = _need_num(sel, "stopping_probability", "selected_by.stopping_probability", "the selection's gamma")
-    grid = _need(sel, "param_grid", "selected_by.param_grid", list, "the grid the selection drew from")
-    if not 0 < gamma <= 1 or (gamma == 1 and eta != 1):
-        _fail("selected_by.stopping_probability", f"is {gamma!r}", "in (0, 1] (1 only for liu-talwar)")
-    for part in (f"gamma={gamma:g}", f"eta={eta:g}" if sel["method"] != "liu-talwar" else "geometric"):
-        if part not in entry["mechanism"]:  # the law's parameters are also in the entry's own name
-            _fail("selected_by", f"does not match the entry's mechanism {entry['mechanism']!r}", f"{part} in it")
-    if len({tuple(sorted(g)) for g in grid if isinstance(g, dict)}) > 1:
-        _fail("selected_by.param_grid", "has sub-grids over different parameters", "one set of parameters")
-    if not _close(float(entry.get("delta", 0.0)), ledger.delta):
-        _fail("privacy_ledger.entries[0].delta", f"is {entry.get('delta')!r}", f"{ledger.delta!r}, the budget's delta")
-    try:
-        candidates = list(ParameterGrid(grid))
-        base = cls(**cls._params_from_dict(dict(params)))
-        run = float(params["epsilon"])
-        for point in candidates:  # every grid point must be a valid estimator, as fit checks
-            clone(base).set_params(**point)._validate_params()
-        for key, value in candidate_budget(base, run, ledger.delta).items():  # as fit set them
-            if params.get(key) != value:
-                _fail(f"params.{key}", f"is {params.get(key)!r}", f"{value!r}, what the selection sets on its runs")
-        want = selection_epsilon(base, candidates, run, ledger.delta, eta, gamma, expected_repetitions(eta, gamma))
-    except (TypeError, ValueError, KeyError, OverflowError, InvalidParameterError) as exc:
-        _fail("selected_by", f"cannot be recomputed ({exc})", "the grid and parameters a selection writes")
-    if sel["best_params"] not in candidates:
-        _fail("selected_by.best_params", f"is {sel['best_params']!r}", "a point of selected_by.param_grid")
-    if not _close(float(entry["epsilon"]), want):
-        _fail("privacy_ledger.entries[0].epsilon", f"is {entry['epsilon']!r}",
-              f"{want!r}, the Rényi bound of runs at epsilon {run!r} over this grid")
-    if want > ledger.epsilon * (1 + RELATIVE_TOLERANCE):
-        _fail("params.epsilon", f"is {run!r}", f"a run budget whose selection fits epsilon={ledger.epsilon!r}")
-
-
 # ------------------------------------------------------------- rule lists
 
 
@@ -434,6 +347,9 @@ def _check_renyi_selection(data: dict, params: dict, ledger: PrivacyLedger, cls)
 #: Model-specific checks by class name: state (and, given the model's own
 #: ledger, the ledger's consistency with the parameters).  A new model adds one.
 #: LDPHistogramClassifier is outside the registry (no central ledger: its reports' sums).
+#: A file written by PrivateGridSearch (it carries ``selected_by``), whatever its model's class: the selection's
+#: release plan replayed; the model's own check then runs without a ledger of its own.
+SELECTION_CHECK = check_selection
 MODEL_CHECKS = {
     "GreedyRuleListClassifier": _check_rule_list,
     "DPRuleListClassifier": _check_rule_list,

@@ -1,4 +1,5 @@
-"""PrivateGridSearch: private hyper-parameter selection (`law`: the selection's law, `rdp`: its Rényi accounting)."""
+"""PrivateGridSearch: private hyper-parameter selection (`plan`: its release plan, `candidates`: the grid's checks,
+`law`: the law of the number of runs, `rdp`: its Rényi accounting, `verify`: its file check)."""
 
 from dpglass.models.selection.estimator import PrivateGridSearch
 

@@ -35,28 +35,33 @@ eta)`` and the ledger holds one entry of ``(2 + eta) * epsilon_run``.  With
 (Theorem 2; :mod:`dpglass.models.selection.rdp`).  The
 argument and its assumptions are in ``docs/privacy.md`` (section "Private
 hyper-parameter selection").
+
+The search spends only through its release plan
+(:func:`dpglass.models.selection.plan.release_plan`, one step: the whole
+selection, whose mechanism draws K, the runs' grid points and their score
+noise); :mod:`dpglass.models.selection.candidates` checks the grid and its
+candidates before the data is read, and ``load_model`` replays the plan
+(:mod:`dpglass.models.selection.verify`).
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
-from sklearn.model_selection import ParameterGrid
+from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from dpglass._validation import Interval
 from dpglass.aggregates import is_distributed
 from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
 from dpglass.models._base import EPSILON, RANDOM_STATE, ClassifierBase
+from dpglass.models.selection.candidates import _fail, declared_classes, grid_as_list
 from dpglass.models.selection.law import (  # noqa: F401  (re-exported)
     expected_repetitions, repetition_pmf, sample_repetitions, selection_epsilon_factor,
 )
-from dpglass.models.selection.rdp import calibrate_runs, candidate_budget
-from dpglass.privacy.ledger import RELATIVE_TOLERANCE, PrivacyLedger
-from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
+from dpglass.models.selection.plan import checked_grid, release_plan
+from dpglass.privacy.ledger import GUARANTEES, RELATIVE_TOLERANCE, PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
 from dpglass.privacy.splits import coin_counts
 
@@ -68,11 +73,6 @@ __all__ = [
     "selection_epsilon_factor",
 ]
 
-#: Parameters the search sets itself on every candidate (never in the grid).
-_RESERVED = ("epsilon", "delta", "random_state")
-
-
-# ------------------------------------------------------- the repetition law
 class PrivateGridSearch(ClassifierBase):
     """Differentially private hyper-parameter selection by random stopping.
 
@@ -240,127 +240,17 @@ class PrivateGridSearch(ClassifierBase):
     def classes(self):
         """The label set the estimator declares (its ``classes``), read by ``_check_fit_data``: public, so data
         of one class fits; None: the labels are read from y."""
-        return _declared_classes(self.estimator)
+        return declared_classes(self.estimator)
 
-    # ----------------------------------------------------------- validation
-    def _fail(self, name, what, value):
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {type(self).__name__} must be {what}. Got {value!r} instead."
-        )
+    def _selection_params(self) -> dict:
+        """The parameters the release plan is built from (public)."""
+        return {k: getattr(self, k) for k in ("estimator", "param_grid", "epsilon", "delta", "method",
+                                              "stopping_probability", "eta", "validation_fraction")}
 
     def _check_selection_params(self) -> tuple[list[dict], float]:
-        """Everything ``_validate_params`` cannot express; returns (candidates, eta)."""
-        if not (isinstance(self.delta, numbers.Real) and not isinstance(self.delta, bool)
-                and 0 <= self.delta < 1 and math.isfinite(self.delta)):
-            self._fail("delta", "a float in [0, 1): 0 for the pure theorem (Papernot-Steinke 2022 Corollary 3), "
-                       "> 0 for the Rényi one (their Theorem 2)", self.delta)
-        if self.method == "liu-talwar":
-            if self.eta is not None and self.eta != 1:
-                self._fail("eta", "None (or 1) with method='liu-talwar', whose law is geometric "
-                           "(use method='papernot-steinke' for another eta)", self.eta)
-            eta = 1.0
-        else:
-            eta = 0.0 if self.eta is None else float(self.eta)
-            if self.stopping_probability >= 1:
-                self._fail("stopping_probability", "a float in the range (0, 1) with "
-                           "method='papernot-steinke'", self.stopping_probability)
-
-        est = self.estimator
-        if not (isinstance(est, BaseEstimator) and hasattr(est, "fit") and hasattr(est, "predict")):
-            self._fail("estimator", "a dpglass classifier (a scikit-learn estimator with fit and predict)", est)
-        base = est.get_params(deep=False)
-        if "epsilon" not in base or "random_state" not in base:
-            self._fail(
-                "estimator",
-                "a differentially private dpglass estimator with 'epsilon' and 'random_state' parameters "
-                "(e.g. SmoothBoostClassifier, DPLogisticRegression)",
-                est,
-            )
-
-        grid = self.param_grid
-        if not isinstance(grid, (dict, list, tuple)) or (isinstance(grid, (list, tuple)) and not grid):
-            self._fail("param_grid", "a dict of lists of values, or a non-empty list of such dicts", grid)
-        try:
-            candidates = list(ParameterGrid(grid))
-        except (TypeError, ValueError) as exc:
-            raise InvalidParameterError(
-                f"The 'param_grid' parameter of {type(self).__name__} is invalid: {exc}"
-            ) from None
-        reserved = sorted({k for p in candidates for k in p if k.rsplit("__", 1)[-1] in _RESERVED})
-        if reserved:
-            self._fail(
-                "param_grid",
-                "free of 'epsilon', 'delta' and 'random_state' (the search sets epsilon and random_state "
-                f"of every candidate itself); found {reserved}",
-                grid,
-            )
-        if self.delta > 0 and any("accountant" in p for p in candidates):
-            self._fail("param_grid", "free of 'accountant' when delta > 0 (the search runs candidates with the "
-                       "Rényi accountant it composes them by)", grid)
-        if self.delta > 0 and isinstance(grid, (list, tuple)) and len({tuple(sorted(g)) for g in grid}) > 1:
-            self._fail("param_grid", "one dict, or dicts over the same parameters, when delta > 0 (the Rényi "
-                       "bound is recomputed from the grid and the selected model's parameters)", grid)
-        for params in candidates:
-            cand = clone(est)
-            try:
-                cand.set_params(**params)
-            except ValueError as exc:
-                raise InvalidParameterError(
-                    f"The 'param_grid' parameter of {type(self).__name__} names a parameter "
-                    f"{type(est).__name__} does not have: {exc}"
-                ) from None
-            if hasattr(cand, "_validate_params"):
-                try:
-                    cand._validate_params()
-                except InvalidParameterError as exc:
-                    raise InvalidParameterError(f"Grid point {params!r} is invalid: {exc}") from None
-            self._check_candidate_delta(cand, params)
-        return candidates, eta
-
-    def _check_candidate_delta(self, cand, params: dict) -> None:
-        """Refuse, before any run, a candidate that would spend delta under the budget the search gives it.
-
-        The search sets every candidate's ``delta`` itself (``candidate_budget``: the search's delta for a
-        candidate it composes by Rényi curves, else 0), so the candidate's own ``delta`` (``None`` included)
-        does not matter; what does is whether the candidate, run with that delta, needs delta > 0.  Public
-        parameters only: the model's own ``_needs_delta`` where it has one (rule lists: its delta plan), else
-        Gaussian noise parameters, else a ``delta`` constraint that refuses 0 (DP-Bag's moments accountant).
-        """
-        run = clone(cand).set_params(**candidate_budget(cand, 1.0, float(self.delta)))
-        if run.get_params(deep=False).get("delta", 0.0) != 0:
-            return  # it runs with the search's delta > 0 and is composed by its curves (selection.rdp)
-        name = type(cand).__name__
-        point = f" at grid point {params!r}" if params else ""
-        if hasattr(run, "_needs_delta"):
-            needs = run._needs_delta()
-        else:
-            needs = any(run.get_params(deep=False).get(k) == "gaussian" for k in ("count_noise", "leaf_noise"))
-            if not needs and hasattr(run, "_validate_params"):
-                try:
-                    run._validate_params()
-                except InvalidParameterError:
-                    needs = "its 'delta' cannot be 0"  # e.g. DPBaggingClassifier's moments accountant
-        if not needs:
-            return
-        shown = {k: v for k, v in run.get_params(deep=False).items()
-                 if k in ("mechanism", "count_noise", "leaf_noise", "confidence", "variant")
-                 and v != type(cand)().get_params(deep=False).get(k)}
-        what = f"{name}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
-        if isinstance(needs, str):  # no delta makes it a candidate: not 0 (pure), and no Rényi curve for > 0
-            raise InvalidParameterError(
-                f"{name}{point} cannot be searched: {needs} (it always spends delta), and PrivateGridSearch "
-                "composes its runs either as pure epsilon-DP (delta=0) or by the Rényi curves of their release "
-                f"plans (delta > 0), which {name} does not declare. Fit it on its own budget instead.")
-        if float(self.delta) == 0 and hasattr(run, "_release_plan"):  # a delta > 0 search would compose it
-            raise InvalidParameterError(
-                f"{what}{point} needs delta > 0; give the search a delta > 0 or choose a pure mechanism "
-                "(PrivateGridSearch with delta=0 runs every candidate with delta=0: its selection theorem is for "
-                "pure epsilon-DP runs).")
-        raise InvalidParameterError(
-            f"{what}{point} needs delta > 0, but it declares no release plan, so PrivateGridSearch runs it with "
-            "delta=0 as a pure epsilon-DP candidate whatever the search's delta (a delta > 0 search composes "
-            "only planned candidates by their Rényi curves); choose a pure configuration (Laplace noise) to "
-            "search it.")
+        """Everything ``_validate_params`` cannot express (:func:`~dpglass.models.selection.plan.checked_grid`);
+        returns (candidates, eta)."""
+        return checked_grid(self._selection_params())
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -380,7 +270,8 @@ class PrivateGridSearch(ClassifierBase):
 
         if isinstance(self.estimator, DPPipeline):
             return self._fit_pipeline(X, y)
-        candidates, eta = self._check_selection_params()
+        # the plan, from public parameters only: every grid point checked, the run budget calibrated, the entry
+        plan = release_plan(self._selection_params(), encoded_once=bool(self.__dict__.get("_encoded_once")))
         rng = check_random_state(self.random_state)
         if is_distributed(X) and not getattr(self.estimator, "_distributed_fit", False):
             raise DataValidationError(
@@ -389,51 +280,36 @@ class PrivateGridSearch(ClassifierBase):
             )
         # the data as its pattern table (in memory or through Dask: the same table, so the same search)
         table = self._fit_table(X, y)
-        n = table.n_records
-
-        gamma = float(self.stopping_probability)
-        factor = selection_epsilon_factor(eta)
-        eps_run = float(self.epsilon) / factor
-        eps_total = factor * eps_run
-        delta = float(self.delta)
-        if delta > 0:
-            eps_run, eps_total = calibrate_runs(self.estimator, candidates, float(self.epsilon), delta, eta, gamma,
-                                                expected_repetitions(eta, gamma))
-        budget = candidate_budget(self.estimator, eps_run, delta)
         f = float(self.validation_fraction)
-
-        split_rng, count_rng, runs_rng = spawn(rng, 3)
+        (split_rng,) = spawn(rng, 1)  # the split's coins: rng's first child stream (the selection takes the next two)
         # each record independently goes to validation with probability f, drawn entry by entry: the c records
         # of an entry (same row, same label) send Binomial(c, f) of theirs, the same law (docs/privacy.md)
         to_val = coin_counts(table.counts, f, split_rng)
         train, validation = table.with_counts(table.counts - to_val), table.with_counts(to_val)
-        k = sample_repetitions(eta, gamma, count_rng)
-        scorer = DiscreteLaplaceMechanism(eps_run)
-        expected_val = f * n
 
-        run_params, noisy, guarantees, best, best_model = self._runs(
-            candidates, budget, scorer, train, validation, spawn(runs_rng, k)
-        )
-        ledger = self._selection_ledger(eta, gamma, (eps_total, delta), eps_run, scorer, len(candidates), f,
-                                        guarantees)
-
-        self.best_params_ = dict(run_params[best])
-        self.best_estimator_ = best_model
-        self.best_index_ = int(best)
-        self.best_score_ = int(noisy[best])
-        self.privacy_ledger_ = ledger
+        # the whole selection is the plan's one step: the ledger checks the budget before the first run draws
+        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=float(self.delta)).follow(plan.steps)
+        (step,) = plan.steps
+        selected = ledger.release(step, self._run(plan, step.entry.guarantee, train, validation), rng)
         ledger.replayable = is_replayable(rng)
-        self.run_epsilon_ = eps_run
-        self.eta_ = eta
-        self.expected_runs_ = expected_repetitions(eta, gamma)
-        self.n_runs_ = int(k)
-        selected = np.zeros(k, dtype=bool)
-        selected[best] = True
+
+        self.best_params_ = selected.params
+        self.best_estimator_ = selected.model
+        self.best_index_ = selected.index
+        self.best_score_ = selected.noisy_correct_count
+        self.privacy_ledger_ = ledger
+        self.run_epsilon_ = plan.run_epsilon
+        self.eta_ = plan.eta
+        self.expected_runs_ = plan.expected_runs
+        k = len(selected.run_params)
+        self.n_runs_ = k
+        chosen = np.zeros(k, dtype=bool)
+        chosen[selected.index] = True
         self.results_ = {
-            "params": run_params,
-            "noisy_correct": noisy,
-            "noisy_accuracy": noisy / expected_val,
-            "selected": selected,
+            "params": selected.run_params,
+            "noisy_correct": selected.noisy,
+            "noisy_accuracy": selected.noisy / (f * table.n_records),
+            "selected": chosen,
         }
         return self
 
@@ -452,13 +328,13 @@ class PrivateGridSearch(ClassifierBase):
         grid = self.param_grid
         grids = [grid] if isinstance(grid, dict) else list(grid) if isinstance(grid, (list, tuple)) else None
         if not grids or not all(isinstance(g, dict) for g in grids):
-            self._fail("param_grid", "a dict of lists of values, or a non-empty list of such dicts", grid)
+            _fail("param_grid", "a dict of lists of values, or a non-empty list of such dicts", grid)
         outside = sorted({k for g in grids for k in g if not (isinstance(k, str) and k.startswith("model__"))})
         if outside:
-            self._fail("param_grid", "names of the pipeline's model's parameters, as scikit-learn nests them "
+            _fail("param_grid", "names of the pipeline's model's parameters, as scikit-learn nests them "
                        f"('model__max_length'): the search encodes once, so {outside} cannot vary", grid)
         if not getattr(pipe.model, "_private", False):
-            self._fail("estimator", "a DPPipeline over a differentially private dpglass model", pipe)
+            _fail("estimator", "a DPPipeline over a differentially private dpglass model", pipe)
         base = clone(pipe).set_params(epsilon=float(self.epsilon), random_state=None)
         schema = base._schema()
         eps_model = base._budget(schema)[2]  # public: the shares of the schema's releases
@@ -492,17 +368,14 @@ class PrivateGridSearch(ClassifierBase):
         self.feature_names_in_ = best.feature_names_in_
         return self
 
-    def _runs(self, candidates, budget, scorer, train, validation, run_rngs):
-        """The K runs of the selection: each a random candidate trained on ``train``, scored noisily on ``validation``.
+    def _run(self, plan, guarantee: str, train, validation):
+        """The data's side of one run (the selection mechanism's ``exact``, :class:`~.plan.RandomStopping`):
+        ``(params, rng) -> (model, correct)``, the candidate at grid point ``params`` trained on ``train`` with
+        the run budget, and its count of correct predictions on ``validation``.
 
-        ``train`` and ``validation`` are the two parts of the pattern table.  A
-        candidate that learns from tables (``_distributed_fit``) fits on the
-        training table; any other is given its records.  The score counts the
-        validation records predicted right: the predictions on the distinct
-        rows, weighted by their counts.
-
-        Returns the runs' parameters, their noisy scores, the guarantees of
-        their ledgers, and the index and model of the best run.
+        ``train`` and ``validation`` are the two parts of the pattern table.  A candidate that learns from
+        tables (``_distributed_fit``) fits on the training table; any other is given its records.  The count is
+        the predictions on the distinct rows, weighted by their counts.
         """
         if not _learns_from_table(self.estimator):
             X_tr, y01_tr = train.records()
@@ -511,74 +384,22 @@ class PrivateGridSearch(ClassifierBase):
             train_data = (train, None)
         val_rows = _frame(validation.unpack(), validation.columns)
         val_labels = self.classes_[validation.labels]
-        k = len(run_rngs)
-        run_params, noisy, guarantees = [], np.empty(k), set()
-        best, best_model = -1, None
-        for i, run_rng in enumerate(run_rngs):
-            params = candidates[int(run_rng.integers(len(candidates)))]
-            train_rng, noise_rng = spawn(run_rng, 2)
-            model = clone(self.estimator).set_params(**params, **budget, random_state=train_rng)
+
+        def run(params, train_rng):
+            model = clone(self.estimator).set_params(**params, **plan.run_budget, random_state=train_rng)
             # the label set is the search's (public schema): a training part that
             # happens to hold one class must fit, not fail (its failure would leak)
             model._schema_classes = self.classes_
             model.fit(*train_data)
-            self._check_run_ledger(model, budget)
-            guarantees.add(model.privacy_ledger_.guarantee)
+            self._check_run_ledger(model, plan.run_budget, guarantee)
             correct = (int(validation.counts[model.predict(val_rows) == val_labels].sum())
                        if validation.n_entries else 0)
-            noisy[i] = scorer.randomise(int(correct), noise_rng)
-            run_params.append(params)
-            # integer scores tie with positive probability: keeping the earlier
-            # run picks a uniformly random one of the tied runs (the runs are
-            # i.i.d.), i.e. the maximum under a random tie-breaking tag, which
-            # keeps the theorem's total order (docs/privacy.md)
-            if best < 0 or noisy[i] > noisy[best]:
-                best, best_model = i, model
-        return run_params, noisy, guarantees, best, best_model
+            return model, correct
 
-    def _selection_ledger(self, eta, gamma, total, eps_run, scorer, n_candidates, f, guarantees) -> PrivacyLedger:
-        """The search's ledger: the whole selection is one entry (the weakest guarantee of its runs)."""
-        eps_total, delta = total
-        guarantee = next((g for g in ("none", "paper-claim") if g in guarantees), "proven")
-        method_name = (
-            f"random stopping, geometric K (Liu-Talwar 2019), gamma={gamma:g}"
-            if self.method == "liu-talwar"
-            else f"random stopping, truncated negative binomial K (Papernot-Steinke 2022), eta={eta:g}, gamma={gamma:g}"
-        )
-        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta)
-        theorem = (
-            f"Papernot-Steinke 2022 Theorem 2 (Rényi): best of K ~ D(eta={eta:g}, gamma={gamma:g}) runs, each "
-            "bounded by the maximum over the grid of its releases' Rényi curves, converted at delta"
-            if delta > 0 else
-            f"Papernot-Steinke 2022 Corollary 3: best of K ~ D(eta={eta:g}, gamma={gamma:g}) runs of an "
-            f"epsilon_run-DP mechanism is (2+eta)*epsilon_run-DP = {selection_epsilon_factor(eta):g} x {eps_run:.6g}"
-            + (" (eta=1: Liu-Talwar 2019 random stopping, 3*epsilon_run)" if eta == 1 else "")
-        )
-        ledger.spend(
-            release="private selection: the best run's parameters, model and noisy validation score",
-            mechanism=f"private-selection({method_name})",
-            epsilon=eps_total,
-            delta=delta,
-            sensitivity=1.0,
-            scale=scorer.scale,
-            guarantee=guarantee,
-            note=(
-                theorem
-                + f"; E[K]={expected_repetitions(eta, gamma):.6g}. Each run: a candidate drawn uniformly from "
-                f"the {n_candidates}-point grid, trained with epsilon_run on the training part of a "
-                f"per-record Bernoulli split (validation_fraction={f:g}; drawn as Binomial(count, f) per "
-                "pattern-table entry, the same law), scored by a Laplace count of correct "
-                f"validation predictions (sensitivity 1, scale {scorer.scale:.6g}); parallel composition over "
-                "the two parts. Not refit. Covers best_params_, best_estimator_, best_score_ only: n_runs_ "
-                "and results_ are curator-side and not covered."
-                + (" Every run trains on the same encoded table: the pipeline's encoding was fitted once, "
-                   "before the selection, and its releases are the encoder's entries of this ledger."
-                   if self.__dict__.get("_encoded_once") else "")
-            ),
-        )
-        return ledger
+        return run
 
-    def _check_run_ledger(self, model, budget: dict) -> None:
+    def _check_run_ledger(self, model, budget: dict, guarantee: str = "none") -> None:
+        """A run spent within the budget the search gave it, with a guarantee no weaker than the plan states."""
         ledger = getattr(model, "privacy_ledger_", None)
         if not isinstance(ledger, PrivacyLedger):
             raise InvalidParameterError(
@@ -597,6 +418,10 @@ class PrivateGridSearch(ClassifierBase):
                 f"A {type(model).__name__} candidate spent epsilon={spent_eps:g} above its run budget "
                 f"{eps_run:g}; the selection's guarantee would not hold."
             )
+        if GUARANTEES.index(ledger.guarantee) > GUARANTEES.index(guarantee):  # public parameters decide both
+            raise RuntimeError(  # pragma: no cover - selection.plan.candidate_guarantee out of step with a family
+                f"A {type(model).__name__} run's ledger is {ledger.guarantee!r}, weaker than the {guarantee!r} "
+                "the selection's plan states for its grid (selection.plan.candidate_guarantee).")
 
     # ------------------------------------------------------------ prediction
     def predict(self, X):
@@ -643,25 +468,19 @@ class PrivateGridSearch(ClassifierBase):
             return self.best_estimator_.to_dict()
         data = self.best_estimator_.to_dict()
         data["privacy_ledger"] = self.privacy_ledger_.to_dict()
+        # the selection's released values, and the public parameters its file check rebuilds the plan from
         data["selected_by"] = {
             "method": self.method,
             "best_params": self.best_params_,
             "noisy_correct_count": int(self.best_score_),
             "eta": float(self.eta_),
+            "stopping_probability": float(self.stopping_probability),
+            "param_grid": grid_as_list(self.param_grid),
+            "validation_fraction": float(self.validation_fraction),
         }
-        if float(self.delta) > 0:  # the Rényi theorem: the verifier recomputes the runs' curve from the grid
-            data["selected_by"]["stopping_probability"] = float(self.stopping_probability)
-            data["selected_by"]["param_grid"] = _grid_as_list(self.param_grid)
+        if self.__dict__.get("_encoded_once"):  # a DPPipeline's selection: its entry's note says so
+            data["selected_by"]["encoded_once"] = True
         return data
-
-
-def _declared_classes(estimator):
-    """The label set the estimator declares (its ``classes`` parameter), or None."""
-    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
-    if "classes" not in params and hasattr(params.get("model"), "get_params"):  # a DPPipeline: its model's
-        params = params["model"].get_params(deep=False)
-    classes = params.get("classes")
-    return None if classes is None else list(classes)
 
 
 def _learns_from_table(estimator) -> bool:
@@ -683,9 +502,3 @@ def _frame(X01, columns):
     import pandas as pd
 
     return pd.DataFrame(X01, columns=columns)
-
-
-def _grid_as_list(grid) -> list:
-    """The grid as a JSON list of dicts of lists (ParameterGrid's own input form)."""
-    grids = [grid] if isinstance(grid, dict) else list(grid)
-    return [{k: list(v) for k, v in g.items()} for g in grids]
