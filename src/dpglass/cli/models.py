@@ -1,4 +1,4 @@
-"""``dpglass models``: the registered models, their guarantees and their parameters' defaults."""
+"""``dpglass models``: the registered models, their guarantees, how many classes each learns, their parameters."""
 
 from __future__ import annotations
 
@@ -20,11 +20,21 @@ def run(args) -> int:
     for spec in list_estimators():
         print(f"{spec.name:24s} {spec.guarantee}")
         print(f"{'':24s} {spec.description}")
+        print(f"{'':24s} learns: {_classes(spec.cls._max_classes)}")
         defaults = spec.make().get_params(deep=False)  # the registry name's own settings included
         shown = ", ".join(f"{k}={_shown(v)}" for k, v in sorted(defaults.items()))
         print(textwrap.fill(f"parameters (--param NAME=VALUE): {shown}", width=120, initial_indent=" " * 25,
                             subsequent_indent=" " * 27))
     return 0
+
+
+def _classes(most: int) -> str:
+    """How many classes a model learns, from its class's ``_max_classes``.
+
+    >>> _classes(2), _classes(255)
+    ('two classes', 'K classes (up to 255)')
+    """
+    return "two classes" if most <= 2 else f"K classes (up to {most})"
 
 
 def _shown(value) -> str:

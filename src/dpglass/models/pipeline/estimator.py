@@ -92,6 +92,11 @@ class DPPipeline(ClassifierBase):
         "random_state": RANDOM_STATE,
     }
 
+    @property
+    def _max_classes(self) -> int:
+        """The pipeline learns the classes its model learns (scikit-learn's ``multi_class`` tag follows)."""
+        return getattr(self.model, "_max_classes", 2)
+
     def __init__(self, *, schema=None, model=None, epsilon=1.0, delta=None, quantile_share=0.1, clip_share=0.02,
                  random_state=None):
         self.schema = schema

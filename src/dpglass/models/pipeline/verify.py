@@ -50,6 +50,8 @@ def verify_pipeline_dict(data: dict, cls) -> None:
     if inner_cls is None:
         fail("inner_model.model", f"is {inner.get('model')!r}", "a registered dpglass model")
     verify_model_dict(inner, inner_cls)
+    if data["classes"] != inner["classes"]:  # predict_proba's columns are the model's, in its order
+        fail("classes", f"is {data['classes']!r}", f"the inner model's classes {inner['classes']!r}, in its order")
     if inner["feature_names"] != encoding.feature_names():
         fail("inner_model.feature_names", "differ from the encoding's columns", "the encoded feature names")
     raw = data["privacy_ledger"]
