@@ -396,3 +396,24 @@ def test_counts_beyond_any_table_are_a_model_file_error(model, key, value):
     d[key] = value  # JSON holds integers of any size; float() of this one overflows
     with pytest.raises(ModelFileError, match=key):
         cls.from_dict(d)
+
+
+def test_a_files_class_is_one_registry_lookup():
+    """Every public class a model file names resolves through dpglass.registry.loadable_class: the registry's
+    estimators, and the classes only loaded (DPPipeline, the local-DP classifier), which no loop over the registry
+    sees; PrivateGridSearch writes its selected model's file and is named by none."""
+    import dpglass.local as local
+    import dpglass.models as models
+    from dpglass.models._files import model_class
+    from dpglass.registry import LOADABLE_ONLY, REGISTRY, loadable_class
+
+    public = {name for name in models.__all__ if name[0].isupper()} | {"LDPHistogramClassifier"}
+    for name in public - {"PrivateGridSearch"}:
+        cls = loadable_class(name)
+        assert cls is not None and cls.__name__ == name and hasattr(cls, "from_dict"), name
+        assert model_class(name) is cls
+    assert loadable_class("LDPHistogramClassifier") is local.LDPHistogramClassifier
+    assert set(LOADABLE_ONLY) == public - {s.cls.__name__ for s in REGISTRY.values()} - {"PrivateGridSearch"}
+    assert not {s.cls.__name__ for s in REGISTRY.values()} & set(LOADABLE_ONLY)
+    for name in ("PrivateGridSearch", "dp-rule-list", "ModelFileError", None, 3):
+        assert loadable_class(name) is None, name

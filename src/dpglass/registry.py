@@ -1,8 +1,18 @@
-"""One registry of estimators: it drives the tests, the CLI and the experiments.
+"""One registry of estimators: it drives the tests, the CLI and the experiments, and says which class a model file
+names.
 
 Each :class:`EstimatorSpec` names an estimator by a short CLI name and says how
 to build it.  Imports are lazy (``"module:Class"``) so the registry stays cheap
 to import.
+
+Two tables, on purpose.  :data:`REGISTRY` holds the estimators a short name
+builds (``make``) and fits on 0/1 columns with its ``test_params``: what every
+loop over it relies on (``dpglass models``, ``dpglass fit --model``, the audit,
+the experiments, the registry-wide tests).  :data:`LOADABLE_ONLY` holds the
+other public classes a model file may name, which that contract does not fit
+(a DPPipeline reads raw columns through a schema; the local-DP classifier has
+no central ledger).  Loading a file is one lookup in both,
+:func:`loadable_class`.
 """
 
 from __future__ import annotations
@@ -12,7 +22,8 @@ from dataclasses import dataclass, field
 
 from dpglass.exceptions import InvalidParameterError
 
-__all__ = ["EstimatorSpec", "REGISTRY", "get_spec", "make_estimator", "list_estimators", "registered_class"]
+__all__ = ["EstimatorSpec", "LOADABLE_ONLY", "REGISTRY", "get_spec", "list_estimators", "loadable_class",
+           "make_estimator", "registered_class"]
 
 
 @dataclass(frozen=True)
@@ -183,5 +194,35 @@ def list_estimators(private: bool | None = None) -> list[EstimatorSpec]:
 
 
 def registered_class(class_name: str):
-    """The class of the registered estimator named ``class_name`` (as a model file names it), or None."""
+    """The class of the registered estimator named ``class_name`` (as a model file names it), or None.
+
+    Only :data:`REGISTRY`'s: what a DPPipeline's inner model may be.  A whole file's class is
+    :func:`loadable_class`'s.
+    """
     return next((s.cls for s in list_estimators() if s.cls.__name__ == class_name), None)
+
+
+#: The public classes a model file may name besides the registry's estimators, by class name: ``"module:Class"``
+#: and why it is not a registry entry.  (PrivateGridSearch is not here either: it writes no file of its own; its
+#: file is the selected model's, carrying ``selected_by``, and loads as that model's class.)
+LOADABLE_ONLY: dict[str, tuple[str, str]] = {
+    "DPPipeline": ("dpglass.models.pipeline.estimator:DPPipeline",
+                   "a public schema's encoder over raw columns, then a registered model (dpglass fit --schema): "
+                   "it is built from a schema, not by a short name on 0/1 columns"),
+    "LDPHistogramClassifier": ("dpglass.local.classifier:LDPHistogramClassifier",
+                               "local DP over bounded numeric features, no central ledger (dpglass ldp): "
+                               "another trust model than the registry's estimators"),
+}
+
+
+def loadable_class(class_name):
+    """The class a model file names (its ``"model"``): a registered estimator's, or one of
+    :data:`LOADABLE_ONLY`; None if dpglass has no such model.  ``load_model`` and ``dpglass inspect`` read files
+    through it (:func:`dpglass.models._files.model_class`)."""
+    if not isinstance(class_name, str):
+        return None
+    cls = registered_class(class_name)
+    if cls is None and class_name in LOADABLE_ONLY:
+        module, _, attr = LOADABLE_ONLY[class_name][0].partition(":")
+        cls = getattr(importlib.import_module(module), attr)
+    return cls

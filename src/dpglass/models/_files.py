@@ -1,8 +1,8 @@
 """Model files as a user meets them: which class a file names, reading and verifying it, and the report
 ``dpglass inspect`` prints.
 
-Above the estimators (it finds a class through the registry, the table pipeline and the local-DP classifier);
-the checks themselves are :mod:`dpglass.models._verify`'s, which imports no estimator.
+Above the estimators (it finds a file's class through the registry, the table pipeline's and the local-DP
+classifier's included); the checks themselves are :mod:`dpglass.models._verify`'s, which imports no estimator.
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ def open_model_file(path) -> tuple:
     model = data.get("model") if isinstance(data, dict) else None
     cls = model_class(model)
     if cls is None or not hasattr(cls, "from_dict"):
+        from dpglass.registry import LOADABLE_ONLY
+
         raise ModelFileError(f"{path}: 'model' is {model!r}, not a dpglass model (the registry's models, "
-                             f"DPPipeline and LDPHistogramClassifier). {ADVICE}")
+                             f"{' and '.join(LOADABLE_ONLY)}). {ADVICE}")
     return data, cls
 
 
@@ -56,20 +58,12 @@ def read_model_file(path):
 
 
 def model_class(model):
-    """The class a model file names: a registered model's, or one of the two outside the registry (the table
-    pipeline and the local-DP classifier); None if dpglass has no such model.  ``load_model`` and
-    ``dpglass inspect`` both read files through it."""
-    if model == "DPPipeline":
-        from dpglass.models.pipeline.estimator import DPPipeline
+    """The class a model file names, looked up in the registry (:func:`dpglass.registry.loadable_class`: its
+    estimators and the classes only loaded, DPPipeline and the local-DP classifier); None if dpglass has no such
+    model.  ``load_model`` and ``dpglass inspect`` both read files through it."""
+    from dpglass.registry import loadable_class
 
-        return DPPipeline
-    if model == "LDPHistogramClassifier":
-        from dpglass.local import LDPHistogramClassifier
-
-        return LDPHistogramClassifier
-    from dpglass.registry import registered_class
-
-    return registered_class(model)
+    return loadable_class(model)
 
 
 def _registry_names(data: dict, specs) -> list:
