@@ -20,7 +20,9 @@ from dpglass.models import (
     PrivateGridSearch,
     SmoothBoostClassifier,
 )
-from dpglass.models.selection.plan import RandomStopping, SelectedRun, candidate_guarantee, release_plan
+from dpglass.models.selection.plan import (
+    RandomStopping, SearchData, SelectedRun, candidate_guarantee, release_plan,
+)
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state
 from ledger_edits import entries, load_dict, recompose
@@ -95,24 +97,42 @@ def test_the_budget_is_checked_before_the_first_run():
     plan = release_plan(SEARCHES["logistic, liu-talwar"]()._selection_params())
     runs = []
     ledger = PrivacyLedger(epsilon=1.0).follow(plan.steps)  # the plan spends 1.5
+    data = SearchData(_Table([5, 3]), lambda train, validation: lambda params, rng: runs.append(params))
     with pytest.raises(BudgetExceededError):
-        ledger.release(plan.steps[0], lambda params, rng: runs.append(params), check_random_state(0))
+        ledger.release(plan.steps[0], data, check_random_state(0))
     assert runs == [] and len(ledger) == 0
 
 
+class _Table:
+    """The two things the selection mechanism reads of a pattern table: its entries' counts, and a part of it."""
+
+    def __init__(self, counts):
+        self.counts = np.asarray(counts)
+
+    def with_counts(self, counts):
+        return _Table(counts)
+
+
 def test_the_mechanism_draws_k_runs_and_keeps_the_best():
-    """RandomStopping draws K, each run's grid point, its training stream and its score noise; ties keep the
-    earliest run."""
+    """RandomStopping splits the table, draws K, each run's grid point, its training stream and its score noise;
+    ties keep the earliest run."""
     plan = release_plan(SEARCHES["boosting, papernot-steinke"]()._selection_params())
     step = plan.steps[0]
     assert isinstance(step.noise, RandomStopping)
-    seen = []
+    seen, parts = [], []
+
+    def runs(train, validation):
+        parts.append((train.counts, validation.counts))
+        return run
 
     def run(params, rng):
         seen.append(params)
         return f"model {len(seen)}", 100 * params["n_rounds"]  # exact counts: more rounds score better
 
-    out = PrivacyLedger(epsilon=2.0).follow(plan.steps).release(step, run, check_random_state(5))
+    out = PrivacyLedger(epsilon=2.0).follow(plan.steps).release(step, SearchData(_Table([40, 0, 25]), runs),
+                                                               check_random_state(5))
+    (train, validation), = parts  # one split, shared by every run
+    assert (train + validation).tolist() == [40, 0, 25] and validation.sum() > 0
     assert isinstance(out, SelectedRun) and out.run_params == seen and len(out.noisy) == len(seen) >= 1
     assert out.index == int(np.flatnonzero(out.noisy == out.noisy.max())[0])  # the earliest of the best
     assert out.model == f"model {out.index + 1}" and out.params == seen[out.index]

@@ -38,8 +38,8 @@ hyper-parameter selection").
 
 The search spends only through its release plan
 (:func:`dpglass.models.selection.plan.release_plan`, one step: the whole
-selection, whose mechanism draws K, the runs' grid points and their score
-noise); :mod:`dpglass.models.selection.candidates` checks the grid and its
+selection, whose mechanism draws the split, K, the runs' grid points and their
+score noise); :mod:`dpglass.models.selection.candidates` checks the grid and its
 candidates before the data is read, and ``load_model`` replays the plan
 (:mod:`dpglass.models.selection.verify`).
 """
@@ -47,6 +47,7 @@ candidates before the data is read, and ``load_model`` replays the plan
 from __future__ import annotations
 
 import numbers
+from functools import partial
 
 import numpy as np
 from sklearn.base import clone
@@ -60,10 +61,9 @@ from dpglass.models.selection.candidates import _fail, declared_classes, grid_as
 from dpglass.models.selection.law import (  # noqa: F401  (re-exported)
     expected_repetitions, repetition_pmf, sample_repetitions, selection_epsilon_factor,
 )
-from dpglass.models.selection.plan import checked_grid, release_plan
+from dpglass.models.selection.plan import SearchData, checked_grid, release_plan
 from dpglass.privacy.ledger import GUARANTEES, RELATIVE_TOLERANCE, PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
-from dpglass.privacy.splits import coin_counts
 
 __all__ = [
     "PrivateGridSearch",
@@ -280,17 +280,10 @@ class PrivateGridSearch(ClassifierBase):
             )
         # the data as its pattern table (in memory or through Dask: the same table, so the same search)
         table = self._fit_table(X, y)
-        f = float(self.validation_fraction)
-        (split_rng,) = spawn(rng, 1)  # the split's coins: rng's first child stream (the selection takes the next two)
-        # each record independently goes to validation with probability f, drawn entry by entry: the c records
-        # of an entry (same row, same label) send Binomial(c, f) of theirs, the same law (docs/privacy.md)
-        to_val = coin_counts(table.counts, f, split_rng)
-        train, validation = table.with_counts(table.counts - to_val), table.with_counts(to_val)
-
-        # the whole selection is the plan's one step: the ledger checks the budget before the first run draws
+        # the whole selection is the plan's one step (the split, K, the runs): the budget is checked before it draws
         ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=float(self.delta)).follow(plan.steps)
         (step,) = plan.steps
-        selected = ledger.release(step, self._run(plan, step.entry.guarantee, train, validation), rng)
+        selected = ledger.release(step, SearchData(table, partial(self._runs, plan, step.entry.guarantee)), rng)
         ledger.replayable = is_replayable(rng)
 
         self.best_params_ = selected.params
@@ -308,7 +301,7 @@ class PrivateGridSearch(ClassifierBase):
         self.results_ = {
             "params": selected.run_params,
             "noisy_correct": selected.noisy,
-            "noisy_accuracy": selected.noisy / (f * table.n_records),
+            "noisy_accuracy": selected.noisy / (float(self.validation_fraction) * table.n_records),
             "selected": chosen,
         }
         return self
@@ -368,8 +361,8 @@ class PrivateGridSearch(ClassifierBase):
         self.feature_names_in_ = best.feature_names_in_
         return self
 
-    def _run(self, plan, guarantee: str, train, validation):
-        """The data's side of one run (the selection mechanism's ``exact``, :class:`~.plan.RandomStopping`):
+    def _runs(self, plan, guarantee: str, train, validation):
+        """The data's side of one run on a split (:class:`~dpglass.models.selection.plan.SearchData`):
         ``(params, rng) -> (model, correct)``, the candidate at grid point ``params`` trained on ``train`` with
         the run budget, and its count of correct predictions on ``validation``.
 

@@ -8,9 +8,9 @@ The search releases one thing: the best run of random stopping (Liu and Talwar 2
   Papernot-Steinke's Corollary 3 with ``delta = 0``, or the Rényi bound of their Theorem 2 calibrated to
   ``(epsilon, delta)`` (:mod:`dpglass.models.selection.rdp`); its guarantee is the weakest of the grid's
   candidates (:func:`grid_guarantee`: a public property of the grid, whichever runs happen);
-* its **noise** is the selection mechanism (:class:`RandomStopping`): draw K from the law, run K times a
-  candidate drawn uniformly from the grid (the data's side of a run, ``exact``, trains it and counts its correct
-  validation predictions), add discrete Laplace noise to each count, keep the best;
+* its **noise** is the selection mechanism (:class:`RandomStopping`): split the records, draw K from the law,
+  run K times a candidate drawn uniformly from the grid (the data's side of a run, from ``exact``, trains it and
+  counts its correct validation predictions), add discrete Laplace noise to each count, keep the best;
 * its **domain**: the grid point is one of the grid's, the noisy score an integer (the model's own released
   values are checked by its family's file check).
 
@@ -22,6 +22,7 @@ parameters; neither imports the other.  The argument is in docs/privacy.md, "Pri
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -32,8 +33,9 @@ from dpglass.privacy.ledger import GUARANTEES, LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 from dpglass.privacy.plan import PlannedRelease
 from dpglass.privacy.rng import spawn
+from dpglass.privacy.splits import coin_counts
 
-__all__ = ["MECHANISM_PREFIX", "METHODS", "RELEASE", "RandomStopping", "SelectedRun", "SelectionPlan",
+__all__ = ["MECHANISM_PREFIX", "METHODS", "RELEASE", "RandomStopping", "SearchData", "SelectedRun", "SelectionPlan",
            "candidate_guarantee", "checked_grid", "grid_guarantee", "release_plan"]
 
 RELEASE = "private selection: the best run's parameters, model and noisy validation score"
@@ -87,14 +89,24 @@ class SelectedRun:
 
 
 @dataclass(frozen=True)
+class SearchData:
+    """The data's side of the selection (the step's ``exact``): the records as their pattern table, and
+    ``runs(train, validation)``, which gives the data's side of one run on a split of the table:
+    ``run(params, rng) -> (model, correct)`` trains the candidate at grid point ``params`` on ``train`` (through
+    the candidate's own ledger and plan) and counts its correct predictions on ``validation``."""
+
+    table: object
+    runs: Callable
+
+
+@dataclass(frozen=True)
 class RandomStopping:
     """Random stopping (Liu-Talwar 2019; Papernot-Steinke 2022's ``D_{eta,gamma}``): the best of K runs.
 
-    Called as a plan step's noise, ``(run, rng) -> SelectedRun``.  ``run(params, rng) -> (model,
-    correct)`` is the data's side of one run: it trains the candidate at grid point ``params`` on the
-    training part (through the candidate's own ledger and plan) and counts its correct predictions on the
-    validation part.  The mechanism draws everything else from ``rng``'s next two child streams: K, then
-    each run's grid point (uniform), training stream and score noise (discrete Laplace, sensitivity 1).
+    Called as a plan step's noise, ``(SearchData, rng) -> SelectedRun``.  It draws everything random from
+    ``rng``'s three child streams: the split (each record to validation with probability
+    ``validation_fraction``, drawn as Binomial(count, f) per table entry, :func:`~dpglass.privacy.splits.coin_counts`),
+    K, then each run's grid point (uniform), training stream and score noise (discrete Laplace, sensitivity 1).
     Integer scores tie with positive probability: keeping the earlier run picks a uniformly random one of the
     tied runs (the runs are i.i.d.), i.e. the maximum under a random tie-breaking tag, which keeps the
     theorem's total order (docs/privacy.md).
@@ -103,10 +115,14 @@ class RandomStopping:
     candidates: tuple
     eta: float
     gamma: float
+    validation_fraction: float
     scorer: DiscreteLaplaceMechanism
 
-    def __call__(self, run, rng) -> SelectedRun:
-        count_rng, runs_rng = spawn(rng, 2)
+    def __call__(self, data: SearchData, rng) -> SelectedRun:
+        split_rng, count_rng, runs_rng = spawn(rng, 3)
+        table = data.table
+        to_val = coin_counts(table.counts, self.validation_fraction, split_rng)
+        run = data.runs(table.with_counts(table.counts - to_val), table.with_counts(to_val))
         k = sample_repetitions(self.eta, self.gamma, count_rng)
         run_params, noisy = [], np.empty(k)
         best, best_model = -1, None
@@ -184,8 +200,8 @@ def release_plan(params: dict, encoded_once: bool = False) -> SelectionPlan:
     scorer = DiscreteLaplaceMechanism(eps_run)
     entry = _selection_entry(params["method"], eta, gamma, (eps_total, delta), eps_run, scorer, len(candidates), f,
                              grid_guarantee(estimator, candidates, budget), encoded_once)
-    step = PlannedRelease(entry, RandomStopping(tuple(candidates), eta, gamma, scorer), SelectionDomain(tuple(candidates)),
-                          FIELDS)
+    step = PlannedRelease(entry, RandomStopping(tuple(candidates), eta, gamma, f, scorer),
+                          SelectionDomain(tuple(candidates)), FIELDS)
     return SelectionPlan([step], eps_run, budget, candidates, eta, gamma, expected_repetitions(eta, gamma))
 
 
