@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+from sklearn.base import clone
 
 from dpglass.models.selection.candidates import check_candidates, resolved_eta, same_point
 from dpglass.models.selection.law import expected_repetitions, sample_repetitions, selection_epsilon_factor
@@ -69,8 +70,6 @@ def candidate_guarantee(candidate) -> str:
 def grid_guarantee(estimator, candidates, run_budget: dict) -> str:
     """The weakest guarantee over the grid's candidates as the search runs them: any of them may run, so the
     selection's entry states it whatever K and the draws turn out to be (the runs' own would reveal them)."""
-    from sklearn.base import clone
-
     kinds = {candidate_guarantee(clone(estimator).set_params(**p, **run_budget)) for p in candidates}
     return max(kinds, key=GUARANTEES.index)
 
