@@ -24,6 +24,12 @@ pred-dp-per-candidate
     Paper 001 Algorithm 1, line 14 read literally as a release: the noisy
     class counts of every candidate that improves on the running best are
     published, while the accounting charges one ``pred_DP``.
+ovr-parallel-composition
+    A K = 3 one-vs-rest scheme (issue 31) that releases each task's "rest"
+    count with Laplace noise at ``1/eps`` and charges ``eps`` in all, by
+    parallel composition misapplied ("each record is the positive of one
+    task only"): a record is a negative of the other K - 1 tasks, so
+    removing it moves K - 1 released counts.
 paper-gn-selection, paper-gn-certified-pf
     The rule-list selection with the paper's local sensitivity ``g(n)`` in
     place of ``g(n - 1)`` (smooth-Laplace selection with ``variant="paper"``;
@@ -51,7 +57,7 @@ __all__ = ["zoo_cases", "QUICK_FLAGGED"]
 
 #: Entries the quick (default) test run must flag.
 QUICK_FLAGGED = ("halved-laplace", "sensitivity-off-by-one", "rnm-monotone-scale", "noisy-max-value",
-                 "pred-dp-per-candidate")
+                 "pred-dp-per-candidate", "ovr-parallel-composition")
 
 
 def _halved_laplace(eps):
@@ -105,6 +111,22 @@ def _noisy_max_value(eps):
         "noisy-max-value", (eps, 0.0), "broken", (5.0, 5.0, 5.0), (6.0, 6.0, 6.0), batch=batch,
         pair="three counts that all contain the added record: (5,5,5) vs (6,6,6)",
         n_samples=400_000, quick_samples=20_000,
+    )
+
+
+def _ovr_parallel_composition(eps):
+    mech = LaplaceMechanism(eps, 1.0)  # BUG: the K "rest" counts are charged as one count (parallel composition)
+
+    def batch(class_counts, n, g):
+        counts = np.asarray(class_counts, float)
+        rest = counts.sum() - counts  # task k: its negatives, the records of every other class
+        return rest[None, :] + sample_laplace(mech.scale, (n, len(counts)), g)
+
+    return AuditCase(
+        "ovr-parallel-composition", (eps, 0.0), "broken", (5, 5, 5), (4, 5, 5), batch=batch,
+        pair=("class counts (5,5,5) vs (4,5,5): removing a record of class 0 moves the rest counts of tasks 1 and 2, "
+              "an l1 shift of K - 1 = 2 under noise calibrated to 1"),
+        n_samples=400_000, quick_samples=40_000,
     )
 
 
@@ -207,6 +229,7 @@ def zoo_cases(epsilon: float = 1.0) -> dict[str, AuditCase]:
         _rnm_monotone_scale(2.0),
         _noisy_max_value(eps),
         _pred_dp_per_candidate(1.0, 1e-6),
+        _ovr_parallel_composition(eps),
         _paper_gn_selection(2.0, 1e-2),
         _paper_gn_certified_pf(2.0, 1e-2),
     ]

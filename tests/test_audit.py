@@ -273,3 +273,93 @@ def test_selection_case_claims():
     assert selection_case("certified-pf", epsilon=0.5, delta_t=1e-4).claim == (1.0, 1e-4)
     assert selection_case("smooth-cauchy").claim == (1.0, 0.0)
     assert selection_case("smooth-laplace").guarantee == "paper-claim"
+
+
+# ------------------------------------------------ multiclass learners (issue 31)
+from dpglass.registry import list_estimators  # noqa: E402
+
+#: Every private registered model that learns K classes (a family joins when it raises ``_max_classes``).
+MULTICLASS_PRIVATE = [s for s in list_estimators(private=True) if s.cls._max_classes > 2]
+
+
+def _tiny_three_class(n=24, seed=0):
+    """24 records, 3 features, labels 0, 1, 2 (8 each): x0 says 'class 1', x1 says 'class 2', mostly."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    X = (rng.random((n, 3)) < 0.5).astype(np.uint8)
+    X[:, 0] = np.where(rng.random(n) < 0.85, y == 1, X[:, 0])
+    X[:, 1] = np.where(rng.random(n) < 0.85, y == 2, X[:, 1])
+    return X, y
+
+
+def _lone_third_class_record(X, y) -> int:
+    """The pair's removed record: one of class 2 alone in its row (seed 0: row (0, 1, 0)), the most revealing."""
+    return next(i for i in np.flatnonzero(y == 2) if (X == X[i]).all(axis=1).sum() == 1)
+
+
+def _three_class_estimator(spec, epsilon):
+    """The registered model at ``epsilon``, its label set declared (public), smallest settings (as dpglass audit)."""
+    params = {**spec.test_params, "epsilon": epsilon}
+    accepted = spec.cls().get_params()
+    if "classes" in accepted:
+        params["classes"] = [0, 1, 2]
+    for name, value in (("max_length", 1), ("max_card", 1), ("min_support", 0.0)):
+        if name in accepted:
+            params[name] = value
+    return spec.make(**params)
+
+
+@pytest.mark.filterwarnings("ignore::dpglass.exceptions.UnprovenGuaranteeWarning")  # DP-Bag says it is a claim
+@pytest.mark.parametrize("spec", MULTICLASS_PRIVATE, ids=lambda s: s.name)
+def test_multiclass_learner_passes_its_quick_audit_on_a_three_class_pair(spec):
+    """The whole fit as a black box on a tiny 3-class pair (a lone record of the third class removed), 60 runs a
+    side at epsilon = 1: enough to flag an output that is a deterministic function of the data (the power test
+    below)."""
+    X, y = _tiny_three_class()
+    drop = _lone_third_class_record(X, y)
+    res = audit_learner(_three_class_estimator(spec, 1.0), X, y, neighbour=drop, n_runs=60, rng=0)
+    assert res.verdict == "PASS", res.summary()
+
+
+class _Memoriser:
+    """Non-private: the majority label of each distinct row (a scikit-learn-style estimator with no parameters)."""
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def fit(self, X, y):
+        X, y = np.asarray(X), np.asarray(y)
+        self.classes_ = np.unique(y)
+        self.table_ = {}
+        for row in np.unique(X, axis=0):
+            values, counts = np.unique(y[(X == row).all(axis=1)], return_counts=True)
+            self.table_[tuple(row)] = values[np.argmax(counts)]
+        return self
+
+    def predict(self, X):
+        return np.array([self.table_.get(tuple(r), self.classes_[0]) for r in np.asarray(X)])
+
+
+def test_the_three_class_audit_flags_a_memoriser():
+    """Power: the quick audit's pair and runs flag a learner whose output is a function of the data, and so does
+    the full audit's neighbour search."""
+    X, y = _tiny_three_class()
+    res = audit_learner(_Memoriser(), X, y, neighbour=_lone_third_class_record(X, y), n_runs=60, claim=(1.0, 0.0),
+                        rng=0)
+    assert res.violation and res.epsilon_lower > 1.1, res.summary()
+    searched = audit_learner(_Memoriser(), X, y, n_runs=60, claim=(1.0, 0.0), n_candidates=6, n_pilot=2, rng=0)
+    assert searched.violation and searched.record[2] == 2, searched.summary()
+
+
+@pytest.mark.audit
+@pytest.mark.filterwarnings("ignore::dpglass.exceptions.UnprovenGuaranteeWarning")
+@pytest.mark.parametrize("spec", MULTICLASS_PRIVATE, ids=lambda s: s.name)
+def test_multiclass_learner_full_audit_on_a_three_class_pair(spec):
+    """``-m audit``: epsilon = 8 (as the binary estimators' full audit), 2,000 runs a side, the neighbour chosen
+    by a pilot among the rarest cells of all three classes."""
+    X, y = _tiny_three_class()
+    res = audit_learner(_three_class_estimator(spec, 8.0), X, y, n_runs=2000, n_candidates=6, n_pilot=40, rng=8)
+    assert res.verdict == "PASS", res.summary()

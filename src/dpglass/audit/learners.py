@@ -29,10 +29,10 @@ Public inputs
     (docs/privacy.md).
 
 Fast path
-    For :class:`~dpglass.models.DPRuleListClassifier` the audit calls the
-    pure function :func:`~dpglass.models.rule_list.estimator.fit_dp_rule_list` with a
-    candidate set built once (what ``fit`` does, minus validation), not
-    ``fit`` thousands of times.
+    For :class:`~dpglass.models.DPRuleListClassifier` on two classes the audit
+    calls the pure function :func:`~dpglass.models.rule_list.estimator.fit_dp_rule_list`
+    with a candidate set built once (what ``fit`` does, minus validation), not
+    ``fit`` thousands of times.  K classes go through ``fit`` like any model.
 """
 
 from __future__ import annotations
@@ -152,6 +152,13 @@ def _rule_list_runner(est, X, y, output):
     spends = delta_plan(est.mechanism, est.confidence, est.variant).spends_delta
     claim = (float(est.epsilon), delta if spends else 0.0)
     return run, claim, X01, y01, (cands, support, est.max_length, min_support_for)
+
+
+def _two_classes(est, y) -> bool:
+    """Whether a fit sees two classes (declared, or read from ``y``): the rule-list fast path is binary; a
+    K-class list is audited through ``fit``, its output its predictions on every distinct row."""
+    declared = est.get_params(deep=False).get("classes")
+    return len(declared if declared is not None else np.unique(np.asarray(y))) <= 2
 
 
 def _generic_runner(est, X, y, output):
@@ -295,7 +302,7 @@ def audit_learner(
     start = time.perf_counter()
     rng = check_random_state(rng)
     g_search, g_audit = rng.spawn(2)
-    if _is_rule_list(estimator):
+    if _is_rule_list(estimator) and _two_classes(estimator, y):  # the fast path reads binary releases
         run, auto_claim, X01, y01, helper = _rule_list_runner(estimator, X, y, output)
     else:
         run, auto_claim, X01, y01, helper = _generic_runner(estimator, X, y, output)
@@ -331,7 +338,7 @@ def _choose_neighbour(neighbour, X01, y01, run, helper, n_candidates, n_pilot, g
         options = [(uniq[j, :-1], int(uniq[j, -1]), counts[j]) for j in range(len(uniq))]
     else:
         rows = np.unique(X01, axis=0)
-        options = [(r, lab, 0) for r in rows for lab in (0, 1)]
+        options = [(r, lab, 0) for r in rows for lab in np.unique(y01).tolist()]  # (0, 1) for two classes
     options.sort(key=lambda t: t[2])  # rarest cells first
     scored = []
     for row, label, _ in options[: max(n_candidates, 1) if helper is None else len(options)]:
