@@ -7,13 +7,19 @@ built by :mod:`dpglass.models.gbdt.releases` (entry, noise, public domain):
 * ``binning="quantile"``: one step per numeric column, its ``max_bins - 1``
   DP quantiles (``quantile_share`` of epsilon, split evenly);
 * ``variant="newton"``: the intercept's leaf gradient and Hessian sums, then
-  per tree its split levels (``split="exponential"``; random splits release
-  nothing) and its leaf gradient and Hessian sums, each tree spending ``x``;
+  per round its split levels (``split="exponential"``; random splits release
+  nothing) and its leaf gradient and Hessian sums, each round spending ``x``;
 * ``variant="dpboost"``: per ensemble (spending ``x``) one step per split
-  level and one for the leaf values; the ensemble's trees hold disjoint
-  records, so each step's ``parts`` are the same release on the other trees
+  level and one for the leaf values; the ensemble's rounds hold disjoint
+  records, so each step's ``parts`` are the same release on the other rounds
   (one entry for all: docs/privacy.md, "Data-dependent subsets under the
   tight accountants").
+
+A round is one tree for two classes; for K classes it is ``C = K - 1`` trees
+on the same records, one per class but the reference ``classes_[0]`` (whose
+score is 0), and each of its steps releases all C trees' values at the joint
+sensitivity of one record's C terms (:func:`~dpglass.models.gbdt.releases.class_term_caps`;
+docs/privacy.md, "K classes").
 
 No release selects a branch of the plan: it depends on the parameters and
 ``n_features`` only.  The fit spends only through it
@@ -39,13 +45,14 @@ from typing import NamedTuple
 
 from dpglass.privacy.accounting import DEFAULT_DELTA
 from dpglass.models.gbdt.releases import (
-    Candidates, dpboost_gain_sensitivity, dpboost_leaf_clip, leaf_sum_steps, leaf_value_step, quantile_step,
-    split_step,
+    QUANTUM, Candidates, class_term_caps, dpboost_gain_sensitivity, dpboost_leaf_clip, leaf_sum_steps,
+    leaf_value_step, quantile_step, split_step,
 )
 from dpglass.models.gbdt.trees import check_feature_bounds
 from dpglass.privacy.accounting import CHOICES, calibrate, compose
 from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import ExponentialMechanism
+from dpglass.privacy.mechanisms._common import GRID_SLACK
 
 __all__ = ["GbdtPlan", "LAMBDA_NOISE_SCALES", "Public", "TOL", "TreeSteps", "budget", "gbdt_plan", "leaf_delta",
            "leaf_epsilons", "leaf_gradient_scale", "release_plan", "resolved_lambda", "resolved_sizes",
@@ -101,10 +108,12 @@ class Public:
     subset_selection: str = "random"
     gradient_clip: float = 1.0
     leaf_noise: str = "laplace"
+    n_classes: int = 2
 
     @classmethod
-    def of(cls, params: dict, n_features: int) -> "Public":
-        """From a model's parameters (``get_params``, or a file's): "auto", None delta and bounds resolved."""
+    def of(cls, params: dict, n_features: int, n_classes: int = 2) -> "Public":
+        """From a model's parameters (``get_params``, or a file's) and the number of classes: "auto", None delta
+        and bounds resolved."""
         T, lr = resolved_sizes(params)
         delta = DEFAULT_DELTA if params["delta"] is None else float(params["delta"])
         lam = params["reg_lambda"]
@@ -113,7 +122,7 @@ class Public:
             lr, tuple(check_feature_bounds(params["bounds"], int(n_features), OWNER)), int(params["max_bins"]),
             params["binning"], float(params["quantile_share"]), params["split"], float(params["split_share"]),
             float(params["hessian_share"]), None if lam is None else float(lam), int(params["trees_per_ensemble"]),
-            params["subset_selection"], float(params["gradient_clip"]), params["leaf_noise"])
+            params["subset_selection"], float(params["gradient_clip"]), params["leaf_noise"], int(n_classes))
 
     @property
     def numeric(self) -> tuple:
@@ -123,6 +132,11 @@ class Public:
     @property
     def quantiles(self) -> bool:
         return self.binning == "quantile" and bool(self.numeric)
+
+    @property
+    def per_round(self) -> int:
+        """Trees a round fits: one per class but the reference (one for two classes)."""
+        return self.n_classes - 1
 
     @property
     def n_ensembles(self) -> int:
@@ -135,8 +149,9 @@ class Public:
 
 
 class TreeSteps(NamedTuple):
-    """One tree's steps: its split levels (none: random splits) and its leaves (newton: gradient and Hessian
-    sums; DPBoost: leaf values).  A DPBoost tree after the first of its ensemble holds its ensemble's parts."""
+    """One round's steps (one tree for two classes, K - 1 for K): its split levels (none: random splits) and its
+    leaves (newton: gradient and Hessian sums; DPBoost: leaf values).  A DPBoost round after the first of its
+    ensemble holds its ensemble's parts."""
 
     splits: tuple
     leaves: tuple
@@ -144,9 +159,9 @@ class TreeSteps(NamedTuple):
 
 @dataclass(frozen=True)
 class GbdtPlan:
-    """A fit's plan: ``x`` (each tree's epsilon; DPBoost: each ensemble's), the accountant, the resolved delta
-    and lambda, and the steps: ``bins`` (one per column of ``numeric``), ``intercept`` (newton), ``trees``;
-    ``steps``: the recorded ones, in ledger order."""
+    """A fit's plan: ``x`` (each round's epsilon; DPBoost: each ensemble's), the accountant, the resolved delta
+    and lambda, and the steps: ``bins`` (one per column of ``numeric``), ``intercept`` (newton), ``trees`` (one
+    :class:`TreeSteps` per round); ``steps``: the recorded ones, in ledger order."""
 
     x: float
     accountant: str
@@ -159,13 +174,16 @@ class GbdtPlan:
     steps: tuple
 
 
-def gbdt_plan(params: dict, n_features: int) -> GbdtPlan:
-    """The plan of a fit with these parameters on ``n_features`` columns (raises what the parameters do)."""
-    pub = Public.of(params, n_features)
+def gbdt_plan(params: dict, n_features: int, n_classes: int = 2) -> GbdtPlan:
+    """The plan of a fit with these parameters on ``n_features`` columns and ``n_classes`` classes (raises what
+    the parameters do)."""
+    pub = Public.of(params, n_features, n_classes)
     x, accountant = budget(pub)
     lam = resolved_lambda(pub.variant, pub.reg_lambda, x, pub.split, pub.split_share, pub.hessian_share)
-    if pub.variant == "newton":
+    if pub.variant == "newton" and pub.per_round == 1:
         how = f"{accountant} composition over {pub.n_trees} trees of epsilon_tree={x:.6g}"
+    elif pub.variant == "newton":
+        how = f"{accountant} composition over {pub.n_trees} rounds of epsilon_round={x:.6g}"
     else:
         how = f"{accountant} composition over {pub.n_ensembles} ensembles of epsilon_ensemble={x:.6g}"
     bins = _bin_steps(pub)
@@ -173,10 +191,10 @@ def gbdt_plan(params: dict, n_features: int) -> GbdtPlan:
     return GbdtPlan(x, accountant, pub.delta, lam, pub, bins, intercept, trees, bins + steps)
 
 
-def release_plan(params: dict, n_features: int) -> list:
+def release_plan(params: dict, n_features: int, n_classes: int = 2) -> list:
     """DPGradientBoostingClassifier's recorded releases, in order, from its public parameters: the fit spends
     through them and ``load_model`` replays them (docs/privacy.md, DP gradient boosted trees)."""
-    return list(gbdt_plan(params, n_features).steps)
+    return list(gbdt_plan(params, n_features, n_classes).steps)
 
 
 def _bin_steps(pub: Public) -> tuple:
@@ -195,27 +213,49 @@ def _tree_steps(pub: Public, x: float, lam: float, how: str, candidates) -> tupl
 
 
 def _newton_steps(pub: Public, x: float, how: str, candidates) -> tuple[tuple, tuple, tuple]:
-    D, hs, ld = pub.depth, pub.hessian_share, leaf_delta(pub.leaf_noise, pub.delta, pub.n_trees)
-    g_note = f"gradients p - y in [-1, 1]; one record in one leaf; {how}"
-    h_note = f"Hessians p(1 - p) in [0, 1/4]; one record in one leaf; {how}"
-    # the intercept: one leaf holding every record, released like a tree's leaves
-    intercept = (leaf_sum_steps(x * (1 - hs), 1.0, ld)("intercept: leaf gradient sums", g_note),
-                 leaf_sum_steps(x * hs, 0.25, ld)("intercept: leaf Hessian sums", h_note))
+    D, hs, ld, C = pub.depth, pub.hessian_share, leaf_delta(pub.leaf_noise, pub.delta, pub.n_trees), pub.per_round
+    g_cap, h_cap = class_term_caps(pub.n_classes)
+    dg, dh = g_cap * QUANTUM, h_cap * QUANTUM  # exact: 1 and 1/4 for two classes
+    g_note, h_note, s_note = _newton_notes(pub.n_classes, how)
+    # the intercept: one leaf (per class tree) holding every record, released like a round's leaves
+    intercept = (leaf_sum_steps(x * (1 - hs), dg, ld, C)("intercept: leaf gradient sums", g_note),
+                 leaf_sum_steps(x * hs, dh, ld, C)("intercept: leaf Hessian sums", h_note))
     eps_g, eps_h = leaf_epsilons(x, pub.split, pub.split_share, hs)
-    gradient, hessian = leaf_sum_steps(eps_g, 1.0, ld), leaf_sum_steps(eps_h, 0.25, ld)
-    mech = ExponentialMechanism(x * pub.split_share / D, 1.0) if pub.split == "exponential" else None
+    gradient, hessian = leaf_sum_steps(eps_g, dg, ld, C), leaf_sum_steps(eps_h, dh, ld, C)
+    eps_level = x * pub.split_share / D
+    # the C trees' selections are one exponential mechanism on the product (sensitivity dg); each rounds its
+    # exponents, so the mechanism reserves the slack of C selections (one of them its own)
+    mech = ExponentialMechanism(eps_level - (C - 1) * GRID_SLACK, dg) if pub.split == "exponential" else None
     trees, steps = [], list(intercept)
     for t in range(1, pub.n_trees + 1):
+        name = f"tree {t}" if C == 1 else f"round {t}"
         splits = () if mech is None else tuple(split_step(LedgerEntry(
-            release=f"tree {t}: level {lev + 1} splits", mechanism="exponential", epsilon=mech.epsilon,
-            sensitivity=1.0, guarantee="proven", curve=mech.curve,
-            note=f"one (feature, cut) per node, utility |G_left|+|G_right|; the level's nodes hold disjoint "
-                 f"records (parallel); {how}"), mech, candidates, (split_field(t - 1, lev),)) for lev in range(D))
-        tree = TreeSteps(splits, (gradient(f"tree {t}: leaf gradient sums", g_note),
-                                  hessian(f"tree {t}: leaf Hessian sums", h_note)))
+            release=f"{name}: level {lev + 1} splits", mechanism="exponential", epsilon=eps_level,
+            sensitivity=dg, guarantee="proven", curve={"kind": "bounded-range", "epsilon": eps_level},
+            note=s_note), mech, candidates, tuple(split_field((t - 1) * C + k, lev) for k in range(C)))
+            for lev in range(D))
+        tree = TreeSteps(splits, (gradient(f"{name}: leaf gradient sums", g_note),
+                                  hessian(f"{name}: leaf Hessian sums", h_note)))
         trees.append(tree)
         steps += [*tree.splits, *tree.leaves]
     return intercept, tuple(trees), tuple(steps)
+
+
+def _newton_notes(n_classes: int, how: str) -> tuple[str, str, str]:
+    """The notes of a newton plan's gradient sums, Hessian sums and split levels."""
+    if n_classes == 2:
+        return (f"gradients p - y in [-1, 1]; one record in one leaf; {how}",
+                f"Hessians p(1 - p) in [0, 1/4]; one record in one leaf; {how}",
+                "one (feature, cut) per node, utility |G_left|+|G_right|; the level's nodes hold disjoint records "
+                f"(parallel); {how}")
+    C = n_classes - 1
+    return (f"gradients p_k - 1[y = k] of the {C} classes but the first, each in [-1, 1], l1 <= 2 per record; "
+            f"one record in one leaf of each class's tree; {how}",
+            f"Hessians p_k(1 - p_k) in [0, 1/4], l1 <= 1 - 1/{C} per record; one record in one leaf of each "
+            f"class's tree; {how}",
+            f"one (feature, cut) per node of each of the round's {C} class trees, utility |G_left|+|G_right| of "
+            "the tree's class; a level's nodes hold disjoint records in each tree; one record moves class k's "
+            f"utilities by <= |g_k|, l1 <= 2: one exponential mechanism on the product, sensitivity 2; {how}")
 
 
 def split_field(tree: int, level: int) -> str:
@@ -224,32 +264,41 @@ def split_field(tree: int, level: int) -> str:
 
 
 def _dpboost_steps(pub: Public, x: float, lam: float, how: str, candidates) -> tuple[tuple, tuple, tuple]:
-    """Per ensemble: a step per split level and one for the leaf values, each with its other trees as parts."""
-    D, K, gstar, lr = pub.depth, pub.trees_per_ensemble, pub.gradient_clip, pub.learning_rate
+    """Per ensemble: a step per split level and one for the leaf values, each with its other rounds as parts."""
+    D, K, gstar, lr, C = pub.depth, pub.trees_per_ensemble, pub.gradient_clip, pub.learning_rate, pub.per_round
     leaf_eps = x / 2
-    mech = ExponentialMechanism(x / (2 * D), dpboost_gain_sensitivity(gstar))
+    eps_level = x / (2 * D)
+    mech = ExponentialMechanism(eps_level - (C - 1) * GRID_SLACK, dpboost_gain_sensitivity(gstar, pub.n_classes))
+    curve = {"kind": "bounded-range", "epsilon": eps_level}
     why = ("a public random partition (parallel composition)" if pub.subset_selection == "random" else
            "per-record gradient pre-selection of unused records (docs/privacy.md: a record reaches one tree)")
+    gain = ("XGBoost gain with unit Hessians, sensitivity 3 g*^2 plus float margin" if C == 1 else
+            f"XGBoost gain with unit Hessians of each of the round's {C} class trees, joint sensitivity "
+            "(2 l1/g* + C) g*^2 plus float margin")
+    leaves = ("V = -sum g/(m + lambda), tree k of the ensemble clipped to +-g*(1-eta)^k, sensitivity "
+              "min(g*/(1+lambda), 2 g*(1-eta)^k)" if C == 1 else
+              f"V = -sum g_c/(m + lambda) of each of the round's {C} class trees, round k of the ensemble clipped "
+              f"to +-g*(1-eta)^k, sensitivity {C} min(g*/(1+lambda), 2 g*(1-eta)^k) (the trees' sum)")
+    rounds = "trees" if C == 1 else "rounds"
     trees, steps = [], []
     for e in range(pub.n_ensembles):
         first, n_k = e * K, min(K, pub.n_trees - e * K)
-        levels = []  # per level: the first tree's step, the ensemble's other trees as its parts
+        levels = []  # per level: the first round's step, the ensemble's other rounds as its parts
         for lev in range(D):
             entry = LedgerEntry(
                 release=f"ensemble {e + 1}: level {lev + 1} splits of every tree", mechanism="exponential",
-                epsilon=mech.epsilon, sensitivity=mech.sensitivity, guarantee="proven", curve=mech.curve,
-                note=f"XGBoost gain with unit Hessians, sensitivity 3 g*^2 plus float margin (g*={gstar:g}); trees "
-                     f"on {why}; {how}")
-            others = tuple(split_step(entry, mech, candidates, (split_field(first + k, lev),)) for k in range(1, n_k))
-            levels.append(split_step(entry, mech, candidates, (split_field(first, lev),), others))
+                epsilon=eps_level, sensitivity=mech.sensitivity, guarantee="proven", curve=curve,
+                note=f"{gain} (g*={gstar:g}); {rounds} on {why}; {how}")
+            fields = [tuple(split_field((first + k) * C + c, lev) for c in range(C)) for k in range(n_k)]
+            others = tuple(split_step(entry, mech, candidates, fields[k]) for k in range(1, n_k))
+            levels.append(split_step(entry, mech, candidates, fields[0], others))
         entry = LedgerEntry(
             release=f"ensemble {e + 1}: leaf values of every tree", mechanism="laplace", epsilon=leaf_eps,
-            sensitivity=gstar / (1.0 + lam), guarantee="proven",
-            note=f"V = -sum g/(m + lambda), tree k of the ensemble clipped to +-g*(1-eta)^k, sensitivity "
-                 f"min(g*/(1+lambda), 2 g*(1-eta)^k) (eta={lr:g}, lambda={lam:g}); trees on {why}; {how}")
-        # tree k's leaves are clipped to g*(1 - eta)^k: their own sensitivity, hence their own noise and grid
-        leaf = leaf_value_step(entry, leaf_eps, dpboost_leaf_clip(gstar, lam, lr, 0)[1], tuple(
-            leaf_value_step(entry, leaf_eps, dpboost_leaf_clip(gstar, lam, lr, k)[1]) for k in range(1, n_k)))
+            sensitivity=C * (gstar / (1.0 + lam)), guarantee="proven",
+            note=f"{leaves} (eta={lr:g}, lambda={lam:g}); {rounds} on {why}; {how}")
+        # round k's leaves are clipped to g*(1 - eta)^k: their own sensitivity, hence their own noise and grid
+        leaf = leaf_value_step(entry, leaf_eps, C * dpboost_leaf_clip(gstar, lam, lr, 0)[1], tuple(
+            leaf_value_step(entry, leaf_eps, C * dpboost_leaf_clip(gstar, lam, lr, k)[1]) for k in range(1, n_k)))
         trees.append(TreeSteps(tuple(levels), (leaf,)))
         trees += [TreeSteps(tuple(level.parts[k - 1] for level in levels), (leaf.parts[k - 1],))
                   for k in range(1, n_k)]
@@ -309,6 +358,9 @@ def budget(pub: Public) -> tuple[float, str]:
     bins_epsilon = pub.epsilon * pub.quantile_share if pub.quantiles else 0.0
     x_basic = (pub.epsilon - bins_epsilon) / ((pub.n_trees + 1) if newton else pub.n_ensembles)
     gaussian = newton and pub.leaf_noise == "gaussian"
+    if gaussian and pub.n_classes > 2:
+        raise ValueError(f"Gaussian leaves are for two classes; with {pub.n_classes} a record moves "
+                         f"{pub.per_round} coordinates of a round's leaf sums. Use leaf_noise='laplace'.")
     if pub.accountant == "basic" or pub.delta <= 0:
         if gaussian:
             raise ValueError("Gaussian leaves need delta > 0 and accountant 'auto', 'pld' or 'rdp'.")

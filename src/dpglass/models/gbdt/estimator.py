@@ -1,7 +1,9 @@
 """Differentially private gradient boosted trees on 0/1 and numeric features.
 
 :class:`DPGradientBoostingClassifier` boosts complete binary trees for the
-binary log-loss.  Numeric columns come with public ``bounds`` and are cut at
+log-loss: the binary one, or for K classes the softmax (multinomial deviance)
+with the first class as reference (its score is 0) and one tree per other
+class in every round (two classes: one tree a round, the binary model).  Numeric columns come with public ``bounds`` and are cut at
 ``max_bins - 1`` public points (an equal-width grid inside the bounds) or at
 DP quantiles paid from the budget; 0/1 columns (``bounds`` entry None) are cut
 at 0.5.  Two learners:
@@ -41,14 +43,13 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpglass._validation import Interval
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, ClassifierBase
 from dpglass.models.gbdt.budget import Public, budget, gbdt_plan, resolved_sizes
-from dpglass.models.gbdt.fit import Binned, fit_dpboost, fit_newton
+from dpglass.models.gbdt.fit import Binned, class_probabilities, fit_dpboost, fit_newton
 from dpglass.models.gbdt.trees import (
     BinnedTree, apply_bins, check_feature_bounds, check_no_nan, check_tree_arrays, leaf_index, uniform_edges,
 )
@@ -60,7 +61,15 @@ __all__ = ["DPGradientBoostingClassifier"]
 
 
 class DPGradientBoostingClassifier(ClassifierBase):
-    """Differentially private gradient boosted trees (binary log-loss), numeric features with public bounds.
+    """Differentially private gradient boosted trees (log-loss, K >= 2 classes), numeric features with public bounds.
+
+    Two classes: one tree a round on the binary log-loss.  K classes: the
+    softmax loss on the scores ``F_1 .. F_{K-1}`` of ``classes_[1:]`` (the
+    score of ``classes_[0]``, the reference, is 0); each round fits K - 1
+    trees, tree k to the gradients ``p_k - 1[y = k]`` and Hessians
+    ``p_k (1 - p_k)``, and releases each level's splits, the leaf gradient
+    sums and the leaf Hessian sums of the K - 1 trees together, at the joint
+    sensitivity of one record's K - 1 terms (docs/privacy.md, "K classes").
 
     Parameters
     ----------
@@ -125,17 +134,23 @@ class DPGradientBoostingClassifier(ClassifierBase):
         ``"pld"`` and ``"rdp"`` allows more (ties: ``"pld"``); with
         ``delta = 0`` every choice is ``"basic"`` (``epsilon`` divided evenly).
         The ledger records the accountant used.
-    classes : list of two labels or None, default=None
+    classes : list of K >= 2 labels or None, default=None
+        The public label set, in order (``classes_[0]`` is the reference class).
+        None: the sorted labels of ``y`` (treated as public schema).
     random_state : None, int, SeedSequence or Generator, default=None
 
     Attributes
     ----------
     estimators_ : list of BinnedTree
+        Round by round; in a round, one tree per class ``classes_[1:]`` in order
+        (two classes: one tree a round).
+    init_score_ : float or ndarray of shape (K - 1,)
+        The intercept (two classes), or the intercepts of ``classes_[1:]``.
     edges_ : list of ndarray
         The cut points of every feature (0/1 columns: ``[0.5]``).
     privacy_ledger_ : PrivacyLedger
     tree_epsilon_ : float
-        ``newton``: each tree's budget; ``dpboost``: each ensemble's.
+        ``newton``: each round's budget (two classes: each tree's); ``dpboost``: each ensemble's.
     accountant_ : str
         The accountant used (``"basic"``, ``"pld"`` or ``"rdp"``).
     classes_, n_features_in_, feature_names_in_
@@ -155,6 +170,7 @@ class DPGradientBoostingClassifier(ClassifierBase):
     """
 
     _private = True
+    _max_classes = 255  # the softmax loss learns any K the label code allows (one byte)
     _distributed_fit = True  # dask DataFrames: binned and reduced on the cluster (dpglass.models.gbdt.binned)
     _parameter_constraints = {
         "epsilon": EPSILON,
@@ -241,14 +257,14 @@ class DPGradientBoostingClassifier(ClassifierBase):
         return X
 
     def _check_fit(self, X, y):
-        from dpglass._validation import check_binary_y
+        from dpglass._validation import check_labels
 
         declared = self.__dict__.get("_schema_classes")
         if declared is None:
             declared = self.classes
         # with a public label set a private fit takes zero records: whether fit succeeds must not depend on n
         Xf = self._check_X(X, reset=True, allow_empty=declared is not None)
-        y01, classes = check_binary_y(y, classes=declared)
+        y01, classes = check_labels(y, classes=declared, max_classes=self._max_classes, model=type(self).__name__)
         if y01.shape[0] != Xf.shape[0]:
             raise DataValidationError(f"X has {Xf.shape[0]} rows but y has {y01.shape[0]} labels; they must match.")
         self.classes_ = classes
@@ -290,9 +306,10 @@ class DPGradientBoostingClassifier(ClassifierBase):
         delta = self._resolve_delta(self.delta)
         eps = float(self.epsilon)
         self._warn_about_guarantee(eps)
-        self._check_leaf_noise(delta)
+        K = len(self.classes_)  # the public label set
+        self._check_leaf_noise(delta, K)
         self.n_estimators_, self.learning_rate_ = self._resolved_sizes()
-        plan = gbdt_plan(self.get_params(deep=False), d)  # public parameters only
+        plan = gbdt_plan(self.get_params(deep=False), d, K)  # public parameters only
         # every release goes through the plan: its budget is checked before the first draw
         ledger = PrivacyLedger(epsilon=eps, delta=delta, accountant=plan.accountant).follow(plan.steps)
         self._fit_edges(data, plan, ledger, rng)
@@ -303,7 +320,7 @@ class DPGradientBoostingClassifier(ClassifierBase):
         else:
             result = fit_dpboost(binned, plan, ledger, rng)
         self.estimators_ = result.trees
-        self.init_score_ = result.init_score
+        self.init_score_ = float(result.init_score[0]) if K == 2 else np.asarray(result.init_score, dtype=np.float64)
         self.tree_epsilon_ = plan.x
         self.delta_ = delta
         self.privacy_ledger_ = ledger
@@ -315,17 +332,22 @@ class DPGradientBoostingClassifier(ClassifierBase):
         """The accountant used (the ledger's)."""
         return self.privacy_ledger_.accountant
 
-    def _check_leaf_noise(self, delta: float) -> None:
+    def _check_leaf_noise(self, delta: float, n_classes: int = 2) -> None:
         if self.leaf_noise == "gaussian" and (self.variant != "newton" or delta <= 0 or self.accountant == "basic"):
             raise InvalidParameterError(
                 "leaf_noise='gaussian' is for variant='newton' with delta > 0 and accountant 'auto', 'pld' or "
                 f"'rdp' (Gaussian releases compose by their curves); got variant={self.variant!r}, delta={delta!r}, "
                 f"accountant={self.accountant!r}. Use leaf_noise='laplace' otherwise.")
+        if self.leaf_noise == "gaussian" and n_classes > 2:
+            raise InvalidParameterError(
+                f"leaf_noise='gaussian' is for two classes; with {n_classes} classes a record moves {n_classes - 1} "
+                "coordinates of a round's leaf sums, and the discrete Gaussian's curve in the ledger is that of one "
+                "coordinate. Use leaf_noise='laplace'.")
 
     def _budget(self, delta: float) -> tuple[float, str]:
-        """``(each tree's epsilon (DPBoost: each ensemble's), accountant used)``, from public parameters only."""
+        """``(each round's epsilon (DPBoost: each ensemble's), accountant used)``, from public parameters only."""
         params = dict(self.get_params(deep=False), delta=delta, bounds=self.bounds_)
-        return budget(Public.of(params, len(self.bounds_)))
+        return budget(Public.of(params, len(self.bounds_), len(self.classes_)))
 
     def _binned_table(self, data) -> Binned:
         """The binned pattern table of the training data (:mod:`dpglass.models.gbdt.binned`), in memory or on Dask."""
@@ -359,19 +381,30 @@ class DPGradientBoostingClassifier(ClassifierBase):
         self.edges_ = edges
 
     # ------------------------------------------------------------ prediction
-    def decision_function(self, X):
-        """The boosted log-odds: the sum of the trees' leaf values."""
+    def _scores(self, X) -> np.ndarray:
+        """``(n, K - 1)``: the boosted scores of ``classes_[1:]`` (intercept plus their trees' leaf values)."""
         check_is_fitted(self)
         B = self._bins(self._check_X(X, reset=False))
-        F = np.full(B.shape[0], self.init_score_)
-        for tree in self.estimators_:
-            F += tree.value[leaf_index(B, tree.feature, tree.cut, tree.depth)]
+        init = np.atleast_1d(np.asarray(self.init_score_, dtype=np.float64))
+        C = init.size
+        F = np.empty((B.shape[0], C))
+        F[:] = init
+        for i, tree in enumerate(self.estimators_):
+            F[:, i % C] += tree.value[leaf_index(B, tree.feature, tree.cut, tree.depth)]
         return F
 
+    def decision_function(self, X):
+        """Two classes: the boosted log-odds, the sum of the trees' leaf values.  K classes: ``(n, K)`` scores,
+        column k that of ``classes_[k]`` (column 0, the reference class's, is 0)."""
+        F = self._scores(X)
+        if F.shape[1] == 1:
+            return F[:, 0]
+        return np.concatenate([np.zeros((F.shape[0], 1)), F], axis=1)
+
     def predict_proba(self, X):
-        """Logistic probabilities of the two classes."""
-        p1 = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p1, p1])
+        """Probabilities of the classes, columns in ``classes_`` order: the softmax of the scores (two classes:
+        the logistic function of the log-odds)."""
+        return class_probabilities(self._scores(X))
 
     # -------------------------------------------------------------- printout
     def _condition(self, names, j, c) -> tuple[str, str]:
@@ -400,17 +433,26 @@ class DPGradientBoostingClassifier(ClassifierBase):
         return lines
 
     def to_text(self, max_trees: int | None = None) -> str:
-        """Every tree as nested ifs with feature names, thresholds and leaf values (log-odds added)."""
+        """Every tree as nested ifs with feature names, thresholds and leaf values (scores added); with K classes
+        each tree names the class whose score it adds to."""
         names = self.feature_names()
         eps, delta = self.privacy_ledger_.total()
         n = len(self.estimators_)
         head = (f"DPGradientBoostingClassifier ({self.variant}): {n} tree{'' if n == 1 else 's'} of depth "
                 f"{self.max_depth}, ({eps:.4g}, {delta:.3g})-DP [{self.privacy_ledger_.accountant}]")
-        lines = [head, f"score = {self.init_score_:+.4f} + one leaf value per tree; predict {self.classes_[1]!s} if score > 0, "
-                       f"else {self.classes_[0]!s}"]
+        labels = [str(c) for c in self.classes_]
+        C = len(labels) - 1
+        if C == 1:
+            lines = [head, f"score = {self.init_score_:+.4f} + one leaf value per tree; predict {labels[1]} if "
+                           f"score > 0, else {labels[0]}"]
+        else:
+            lines = [head, f"score({labels[0]}) = 0 (the reference class); score(c) = intercept(c) + one leaf value "
+                           f"per tree of c, for each other class c ({C} trees a round); predict the class of highest "
+                           "score (probabilities: the softmax of the scores)"]
+            lines += [f"intercept({label}) = {v:+.4f}" for label, v in zip(labels[1:], self.init_score_)]
         trees = self.estimators_ if max_trees is None else self.estimators_[:max_trees]
         for i, tree in enumerate(trees, 1):
-            lines.append(f"tree {i}:")
+            lines.append(f"tree {i}:" if C == 1 else f"tree {i}, round {(i - 1) // C + 1}, adds to score({labels[1 + (i - 1) % C]}):")
             lines += self._tree_lines(tree, names)
         if len(trees) < len(self.estimators_):
             lines.append(f"... {len(self.estimators_) - len(trees)} more trees")
@@ -423,7 +465,8 @@ class DPGradientBoostingClassifier(ClassifierBase):
             "edges": [[float(v) for v in e] for e in self.edges_],
             "trees": [{"feature": [int(v) for v in t.feature], "cut": [int(v) for v in t.cut],
                        "value": [float(v) for v in t.value]} for t in self.estimators_],
-            "init_score": float(self.init_score_),
+            "init_score": float(self.init_score_) if np.ndim(self.init_score_) == 0
+            else [float(v) for v in self.init_score_],
             "tree_epsilon": float(self.tree_epsilon_),
             "reg_lambda": float(self.reg_lambda_),
             "delta": float(self.delta_),
@@ -448,7 +491,8 @@ class DPGradientBoostingClassifier(ClassifierBase):
                                     np.array(t["value"], dtype=np.float64)))
         self.estimators_ = trees
         self.n_estimators_, self.learning_rate_ = self._resolved_sizes()
-        self.init_score_ = float(data["init_score"])
+        init = data["init_score"]
+        self.init_score_ = float(init) if not isinstance(init, list) else np.array(init, dtype=np.float64)
         self.tree_epsilon_ = float(data["tree_epsilon"])
         self.reg_lambda_ = float(data["reg_lambda"])
         self.delta_ = float(data["delta"])
@@ -484,7 +528,10 @@ class _DaskData:
         declared = estimator.__dict__.get("_schema_classes")
         if declared is None:
             declared = estimator.classes
-        return cls(X, y, columns, declared)
+        # the label set first (a pass over the labels when it is not declared): the plan needs K
+        classes = dask_backend._classes(y, declared)
+        estimator.classes_ = np.asarray(classes)
+        return cls(X, y, columns, classes)
 
     def _binning(self, estimator, edges):
         from dpglass.models.gbdt.binned import PartitionBinning

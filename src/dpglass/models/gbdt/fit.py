@@ -39,11 +39,13 @@ import numpy as np
 from scipy.special import expit
 
 from dpglass.models.gbdt.hist import Cells
-from dpglass.models.gbdt.releases import QUANTUM, dpboost_leaf_clip, dpboost_quantum, dpboost_units, quantise
+from dpglass.models.gbdt.releases import (
+    QUANTUM, class_term_caps, dpboost_leaf_clip, dpboost_quantum, dpboost_units, project_l1, quantise,
+)
 from dpglass.models.gbdt.trees import BinnedTree, leaf_index, random_structure
 from dpglass.privacy.splits import coin_counts
 
-__all__ = ["Binned", "FitResult", "fit_dpboost", "fit_newton"]
+__all__ = ["Binned", "FitResult", "class_probabilities", "fit_dpboost", "fit_newton", "newton_terms"]
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,45 @@ class Binned:
 
 @dataclass
 class FitResult:
+    """The trees (round by round; in a round, class 1 .. K-1) and the intercepts, one per class but the first."""
+
     trees: list
-    init_score: float = 0.0
+    init_score: np.ndarray
+
+
+def class_probabilities(F: np.ndarray) -> np.ndarray:
+    """``(m, K)`` probabilities from the scores ``F`` ``(m, K - 1)`` of classes 1..K-1 (class 0's score is 0).
+
+    The softmax of ``[0, F]``; for two classes its closed form, the logistic
+    ``p_1 = expit(F_1)`` and ``p_0 = 1 - p_1`` (as the binary model always computed it).
+    """
+    if F.shape[1] == 1:
+        p1 = expit(F[:, 0])
+        return np.column_stack([1.0 - p1, p1])
+    Z = np.concatenate([np.zeros((F.shape[0], 1)), F], axis=1)
+    Z -= Z.max(axis=1, keepdims=True)
+    E = np.exp(Z)
+    return E / E.sum(axis=1, keepdims=True)
+
+
+def _others(labels: np.ndarray, n_classes: int) -> np.ndarray:
+    """``1[y = k]`` for k = 1..K-1, one row per entry (float64)."""
+    return (np.asarray(labels)[:, None] == np.arange(1, n_classes)).astype(np.float64)
+
+
+def newton_terms(F: np.ndarray, labels: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """One record's quantised gradient and Hessian terms of every entry, ``(m, K - 1)`` each, in QUANTUM units.
+
+    ``g_k = p_k - 1[y = k]`` clipped to [-1, 1] and ``h_k = p_k (1 - p_k)``
+    clipped to [0, 1/4], rounded to units, each row projected to its l1 cap
+    (:func:`~dpglass.models.gbdt.releases.class_term_caps`): per-record maps of
+    the record and the released model.
+    """
+    P = class_probabilities(F)[:, 1:]
+    g_cap, h_cap = class_term_caps(n_classes)
+    g = project_l1(quantise(np.clip(P - _others(labels, n_classes), -1.0, 1.0)), g_cap)
+    h = project_l1(quantise(np.clip(P * (1.0 - P), 0.0, 0.25)), h_cap)
+    return g, h
 
 
 def _left_sums(hist: np.ndarray, binned: Binned, cand_f, cand_c) -> tuple[np.ndarray, np.ndarray]:
@@ -96,27 +135,34 @@ def _left_sums(hist: np.ndarray, binned: Binned, cand_f, cand_c) -> tuple[np.nda
     return left, np.broadcast_to(total[:, None], left.shape)
 
 
-def _grow(binned: Binned, rows, depth, utility, choose, rng, weights):
-    """Split levels of one tree: random (``choose`` None), or ``choose(level, utilities)``: the level's released
-    (feature, cut) per node (one row of utilities per node; the nodes hold disjoint records)."""
+def _grow(binned: Binned, rows, depth, utility, choose, rng, weights) -> list:
+    """Split levels of a round's trees, ``[(feature, cut)]``, one tree per entry of ``weights`` (each a list of
+    weight vectors): random (``choose`` None), or ``choose(level, utilities)``: the level's released (feature,
+    cut) per node of every tree (one row of utilities per node, tree after tree; a tree's nodes hold disjoint
+    records)."""
     if choose is None:
-        return random_structure(binned.n_cuts, depth, rng)
+        return [random_structure(binned.n_cuts, depth, rng) for _ in weights]
     cand_f, cand_c = binned.candidates()
-    feature = np.zeros(2**depth - 1, dtype=np.int64)
-    cut = np.zeros(2**depth - 1, dtype=np.int64)
-    node = np.zeros(rows.size, dtype=np.int64)
+    C = len(weights)
+    feature = np.zeros((C, 2**depth - 1), dtype=np.int64)
+    cut = np.zeros((C, 2**depth - 1), dtype=np.int64)
+    node = np.zeros((C, rows.size), dtype=np.int64)
     everyone = rows.size == binned.B.shape[0]
     cells = binned.cells if everyone else binned.cells.take(rows)
-    ws = weights if everyone else [w[rows] for w in weights]
+    ws = weights if everyone else [[w[rows] for w in tree] for tree in weights]
     for level in range(depth):
         first, width = 2**level - 1, 2**level
-        hists = cells.histograms(node - first, width, ws)
-        sums = [_left_sums(h, binned, cand_f, cand_c) for h in hists]
-        for i, (f, c) in enumerate(choose(level, utility(*sums))):
-            feature[first + i], cut[first + i] = f, c
-        right = binned.B[rows, feature[node]] > cut[node]
-        node = 2 * node + 1 + right
-    return feature, cut
+        utilities = []
+        for k in range(C):
+            hists = cells.histograms(node[k] - first, width, ws[k])
+            utilities.append(utility(*[_left_sums(h, binned, cand_f, cand_c) for h in hists]))
+        chosen = choose(level, utilities[0] if C == 1 else np.concatenate(utilities))
+        for k in range(C):
+            for i, (f, c) in enumerate(chosen[k * width : (k + 1) * width]):
+                feature[k, first + i], cut[k, first + i] = f, c
+            right = binned.B[rows, feature[k, node[k]]] > cut[k, node[k]]
+            node[k] = 2 * node[k] + 1 + right
+    return [(feature[k], cut[k]) for k in range(C)]
 
 
 def _levels(ledger, steps, rng):
@@ -132,38 +178,43 @@ def _abs_gradient_utility(gsums):
     return (np.abs(left) + np.abs(total - left)) * QUANTUM
 
 
+def _leaf_sums(leaves: list, weights: np.ndarray, size: int) -> np.ndarray:
+    """Per-leaf sums of each tree's weights (column k of ``weights`` for tree k), the trees one after another."""
+    return np.concatenate([np.bincount(leaf, weights[:, k], minlength=size) for k, leaf in enumerate(leaves)])
+
+
 # ---------------------------------------------------------------- newton
 def fit_newton(binned: Binned, plan, ledger, rng, *, max_leaf) -> FitResult:
     """Newton boosting on all records (module docstring), releasing through ``plan`` (a
-    :class:`~dpglass.models.gbdt.budget.GbdtPlan`) on ``ledger``, which follows it."""
+    :class:`~dpglass.models.gbdt.budget.GbdtPlan`) on ``ledger``, which follows it.  A round fits one tree per
+    class but the first (one tree for two classes)."""
     n = binned.B.shape[0]  # entries of the table
-    depth, lr, lam = plan.public.depth, plan.public.learning_rate, plan.reg_lambda
+    K = plan.public.n_classes
+    depth, lr, lam, C = plan.public.depth, plan.public.learning_rate, plan.reg_lambda, K - 1
     rows = np.arange(n)
-    F = np.zeros(n)
-    y = np.asarray(binned.labels, dtype=np.float64)
-    c = np.asarray(binned.counts, dtype=np.float64)  # exact: counts are below 2**53
-    # g, h per entry of the table: the sums over its records (count times the record's quantise'd term, so
-    # every sum below is exact); one leaf holds every record for the intercept
-    p = np.full(n, 0.5)
-    everyone = np.zeros(n, dtype=np.int64)
-    G = ledger.release(plan.intercept[0], np.bincount(everyone, c * quantise(p - y), minlength=1), rng)
-    H = ledger.release(plan.intercept[1], np.bincount(everyone, c * quantise(p * (1 - p)), minlength=1), rng)
-    init = float(np.clip(-G[0] / (max(H[0], 0.0) + lam), -max_leaf, max_leaf))
+    F = np.zeros((n, C))
+    c = np.asarray(binned.counts, dtype=np.float64)[:, None]  # exact: counts are below 2**53
+    # g, h per entry of the table: the sums over its records (count times the record's quantised terms, so
+    # every sum below is exact); the intercept is a round of one leaf holding every record, at scores 0
+    g, h = newton_terms(F, binned.labels, K)
+    everyone = [np.zeros(n, dtype=np.int64)] * C
+    G = ledger.release(plan.intercept[0], _leaf_sums(everyone, c * g, 1), rng)
+    H = ledger.release(plan.intercept[1], _leaf_sums(everyone, c * h, 1), rng)
+    init = np.clip(-G / (np.maximum(H, 0.0) + lam), -max_leaf, max_leaf)
     F += init
     trees = []
     for steps in plan.trees:
-        p = expit(F)
-        # an entry's sums: its count times its records' quantised term (exact integers in QUANTUM units)
-        g = c * quantise(np.clip(p - y, -1.0, 1.0))
-        h = c * quantise(np.clip(p * (1.0 - p), 0.0, 0.25))
-        feature, cut = _grow(binned, rows, depth, _abs_gradient_utility, _levels(ledger, steps.splits, rng), rng,
-                             [g])
-        leaf = leaf_index(binned.B, feature, cut, depth)
-        G = ledger.release(steps.leaves[0], np.bincount(leaf, g, minlength=2**depth), rng)
-        H = ledger.release(steps.leaves[1], np.bincount(leaf, h, minlength=2**depth), rng)
-        value = lr * np.clip(-G / (np.maximum(H, 0.0) + lam), -max_leaf, max_leaf)
-        trees.append(BinnedTree(feature, cut, value))
-        F += value[leaf]
+        g, h = newton_terms(F, binned.labels, K)
+        g, h = c * g, c * h  # an entry's sums: exact integers in QUANTUM units
+        structure = _grow(binned, rows, depth, _abs_gradient_utility, _levels(ledger, steps.splits, rng), rng,
+                          [[g[:, k]] for k in range(C)])
+        leaves = [leaf_index(binned.B, feature, cut, depth) for feature, cut in structure]
+        G = ledger.release(steps.leaves[0], _leaf_sums(leaves, g, 2**depth), rng)
+        H = ledger.release(steps.leaves[1], _leaf_sums(leaves, h, 2**depth), rng)
+        values = (lr * np.clip(-G / (np.maximum(H, 0.0) + lam), -max_leaf, max_leaf)).reshape(C, 2**depth)
+        for k, ((feature, cut), leaf) in enumerate(zip(structure, leaves)):
+            trees.append(BinnedTree(feature, cut, values[k]))
+            F[:, k] += values[k][leaf]
     return FitResult(trees, init)
 
 
@@ -176,18 +227,19 @@ def _dpboost_gain(gsums, csums, lam, quantum=1.0):
 
 
 def _select_counts(unused: np.ndarray, g: np.ndarray, k: int, K: int, mode: str, rng) -> np.ndarray:
-    """Tree ``k`` (0-based) of ``K`` in an ensemble: how many of each entry's unused records it takes.
+    """Round ``k`` (0-based) of ``K`` in an ensemble: how many of each entry's unused records it takes.
 
     Per record, the rule is: ``random``, a uniform part in 0..K-1 drawn
     before the ensemble; ``gradient``, an unused record is taken with
-    probability ``min(1, 2|g_i| / (K - k))`` from its own coin (the last tree
-    takes all unused records).  The records of one entry are alike (same
+    probability ``min(1, 2|g_i| / (K - k))`` from its own coin (the last round
+    takes all unused records), ``|g_i|`` its largest class gradient.  The
+    records of one entry are alike (same
     bins, label, gradient), so the learner sees only how many of them each
-    tree takes.  Given the past, the per-record rule takes each of an entry's
+    round takes.  Given the past, the per-record rule takes each of an entry's
     ``u`` unused records independently with one probability ``p`` (random:
     ``p = 1/(K - k)``, the chance that a record not in parts 0..k-1 is in
     part k): the number taken is Binomial(u, p), independently across
-    entries, and it is drawn so here.  The trees' inputs, hence the model,
+    entries, and it is drawn so here.  The rounds' inputs, hence the model,
     have the distribution the per-record draws give them (docs/privacy.md).
     """
     if k == K - 1:
@@ -198,11 +250,13 @@ def _select_counts(unused: np.ndarray, g: np.ndarray, k: int, K: int, mode: str,
 
 def fit_dpboost(binned: Binned, plan, ledger, rng) -> FitResult:
     """DPBoost (module docstring), releasing through ``plan`` on ``ledger``: each ensemble spends ``plan.x``,
-    half on splits, half on leaves; its trees after the first release their steps' parts."""
+    half on splits, half on leaves; its rounds after the first release their steps' parts.  A round fits one
+    tree per class but the first, on the same records."""
     pub = plan.public
     n = binned.B.shape[0]  # entries of the table
-    y = np.asarray(binned.labels, dtype=np.float64)
-    F = np.zeros(n)
+    C = pub.per_round
+    others = _others(binned.labels, pub.n_classes)
+    F = np.zeros((n, C))
     K, depth, lr, lam = pub.trees_per_ensemble, pub.depth, pub.learning_rate, plan.reg_lambda
     gstar = float(pub.gradient_clip)
     q = dpboost_quantum(gstar)  # gradients in units of q: every sum below is exact (docs/privacy.md)
@@ -211,18 +265,23 @@ def fit_dpboost(binned: Binned, plan, ledger, rng) -> FitResult:
         unused = np.asarray(binned.counts, dtype=np.int64).copy()
         for k in range(min(K, pub.n_trees - e * K)):
             steps = plan.trees[e * K + k]
-            u = dpboost_units(expit(F) - y, gstar)
-            taken = _select_counts(unused, u * q, k, K, pub.subset_selection, rng)
+            u = dpboost_units(class_probabilities(F)[:, 1:] - others, gstar, pub.n_classes)
+            taken = _select_counts(unused, np.abs(u).max(axis=1) * q, k, K, pub.subset_selection, rng)
             unused -= taken
             rows = np.flatnonzero(taken)
             m_e = taken.astype(np.float64)
-            feature, cut = _grow(binned, rows, depth, lambda gs, cs: _dpboost_gain(gs, cs, lam, q),
-                                 _levels(ledger, steps.splits, rng), rng, [m_e * u, m_e])
-            leaf = leaf_index(binned.B[rows], feature, cut, depth)
-            G = np.bincount(leaf, (m_e * u)[rows], minlength=2**depth) * q
-            m = np.bincount(leaf, m_e[rows], minlength=2**depth)
-            clip = dpboost_leaf_clip(gstar, lam, lr, k)[0]  # geometric (tree k of the ensemble)
-            value = lr * ledger.release(steps.leaves[0], np.clip(-G / (m + lam), -clip, clip), rng)
-            trees.append(BinnedTree(feature, cut, value))
-            F += value[leaf_index(binned.B, feature, cut, depth)]
-    return FitResult(trees)
+            structure = _grow(binned, rows, depth, lambda gs, cs: _dpboost_gain(gs, cs, lam, q),
+                              _levels(ledger, steps.splits, rng), rng, [[m_e * u[:, c], m_e] for c in range(C)])
+            clip = dpboost_leaf_clip(gstar, lam, lr, k)[0]  # geometric (round k of the ensemble)
+            values = []
+            for c, (feature, cut) in enumerate(structure):
+                leaf = leaf_index(binned.B[rows], feature, cut, depth)
+                G = np.bincount(leaf, (m_e * u[:, c])[rows], minlength=2**depth) * q
+                m = np.bincount(leaf, m_e[rows], minlength=2**depth)
+                values.append(np.clip(-G / (m + lam), -clip, clip))
+            released = lr * ledger.release(steps.leaves[0], values[0] if C == 1 else np.concatenate(values), rng)
+            for c, (feature, cut) in enumerate(structure):
+                value = released[c * 2**depth : (c + 1) * 2**depth]
+                trees.append(BinnedTree(feature, cut, value))
+                F[:, c] += value[leaf_index(binned.B, feature, cut, depth)]
+    return FitResult(trees, np.zeros(C))

@@ -14,12 +14,21 @@ public domain of the released values:
   multiples of their public grid;
 * :func:`leaf_value_step` (DPBoost): noisy clipped leaf values, multiples of
   the Laplace mechanism's grid.
+
+K classes (:func:`class_term_caps`, :func:`project_l1`): a round fits one tree
+per class but the first (the reference, whose score is 0), ``C = K - 1``
+trees on the same records; a record's C gradient terms ``p_k - 1[y = k]`` have
+l1 norm at most ``min(C, 2)`` and its C Hessian terms ``p_k (1 - p_k)`` at most
+``C c (1 - c)``, ``c = min(1/2, 1/C)``: the joint sensitivities of a round's
+releases (docs/privacy.md, "K classes").  Two classes are ``C = 1``: the
+binary bounds 1 and 1/4.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
@@ -30,9 +39,9 @@ from dpglass.privacy.plan import GridMultiples, PlannedRelease, Points
 from dpglass.privacy.quantile import GRID_CELLS, dp_quantile_from_counts, quantile_grid
 
 __all__ = [
-    "Candidates", "QUANTUM", "dpboost_gain_sensitivity", "dpboost_leaf_clip", "dpboost_quantum", "dpboost_units",
-    "gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "leaf_sum_steps", "leaf_value_step", "quantile_step",
-    "quantise", "split_step",
+    "Candidates", "QUANTUM", "class_term_caps", "dpboost_gain_sensitivity", "dpboost_l1", "dpboost_leaf_clip",
+    "dpboost_quantum", "dpboost_units", "gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "leaf_sum_steps",
+    "leaf_value_step", "project_l1", "quantile_step", "quantise", "split_step",
 ]
 
 #: Units of the grid below the noise scale: the grid is 2**-16 of it.
@@ -53,31 +62,96 @@ def quantise(terms: np.ndarray, quantum: float = QUANTUM) -> np.ndarray:
     return np.rint(np.asarray(terms, dtype=np.float64) / quantum)
 
 
+def class_term_caps(n_classes: int) -> tuple[int, int]:
+    """``(gradient cap, Hessian cap)``: the l1 bound of one record's ``C = K - 1`` terms, in :data:`QUANTUM` units.
+
+    With scores ``F_0 = 0`` (the reference class ``classes_[0]``) and ``F_1 ..
+    F_C``, ``p = softmax(F)``, a record of class ``y`` has the terms
+    ``g_k = p_k - 1[y = k]`` and ``h_k = p_k (1 - p_k)``, ``k = 1..C``.
+    ``sum_k |g_k|`` is ``1 - p_0 <= 1`` when ``y = 0`` and
+    ``(1 - p_y) + (1 - p_0 - p_y) <= 2`` otherwise, and at most ``C`` (each
+    ``|g_k| <= 1``): ``min(C, 2)``, reached in the limit.  ``sum_k h_k`` is
+    concave and symmetric in ``p_1..p_C`` on ``sum_k p_k <= 1``: its maximum
+    is at ``p_k = c = min(1/2, 1/C)``, ``C c (1 - c)`` (1/4 for C = 1, else
+    ``1 - 1/C``); the cap is that value rounded down to a unit.  Exact
+    (fractions), so two classes give the binary 2**20 and 2**18.
+    """
+    C = int(n_classes) - 1
+    if C < 1:
+        raise ValueError(f"n_classes must be at least 2; got {n_classes!r}.")
+    c = Fraction(1, 2) if C <= 2 else Fraction(1, C)
+    return min(C, 2) * 2**20, math.floor(C * c * (1 - c) * 2**20)
+
+
+def project_l1(units: np.ndarray, cap: int) -> np.ndarray:
+    """Rows of integer-valued ``units`` (one record's terms, shape (m, C)) with l1 norm at most ``cap``.
+
+    A row whose norm ``S`` exceeds ``cap`` becomes ``sign(u) floor(|u| cap / S)``
+    (int64 arithmetic, exact); other rows are returned unchanged.  A
+    per-record map: it enforces the bound of :func:`class_term_caps` on the
+    quantised terms, which the rounding of each term could otherwise exceed by
+    up to ``C/2`` units (a row of one term within its cap is never changed).
+    """
+    u = np.asarray(units, dtype=np.float64)
+    if u.shape[1] == 1:
+        return u  # |u| is at most its cap already (clipped per term)
+    S = np.abs(u).sum(axis=1)
+    over = S > cap
+    if not over.any():
+        return u
+    u = u.copy()
+    a = np.abs(u[over]).astype(np.int64)
+    u[over] = np.sign(u[over]) * ((a * int(cap)) // S[over].astype(np.int64)[:, None])
+    return u
+
+
 def dpboost_quantum(gradient_clip: float) -> float:
     """DPBoost's fixed-point unit: ``2**(floor(log2 g*) - 19)``, so a gradient in [-g*, g*] is below 2**20 units."""
     return 2.0 ** (math.floor(math.log2(gradient_clip)) - 19)
 
 
-def dpboost_units(gradients: np.ndarray, gradient_clip: float) -> np.ndarray:
+def dpboost_units(gradients: np.ndarray, gradient_clip: float, n_classes: int = 2) -> np.ndarray:
     """Gradients clipped to ``[-g*, g*]`` in :func:`dpboost_quantum` units, with ``|u| q <= g*``.
 
     ``rint`` alone could round past ``g*`` when ``g*`` is not a multiple of
-    ``q``; the units are therefore clipped to ``floor(g*/q)`` too.
+    ``q``; the units are therefore clipped to ``floor(g*/q)`` too.  A 2-d
+    ``gradients`` holds one record's ``K - 1`` class gradients per row: its
+    rows are then projected to the l1 cap ``floor(l1 / q)`` (:func:`dpboost_l1`,
+    :func:`project_l1`).
     """
     q = dpboost_quantum(gradient_clip)
     top = math.floor(gradient_clip / q)
-    return np.clip(quantise(np.clip(gradients, -gradient_clip, gradient_clip), q), -top, top)
+    units = np.clip(quantise(np.clip(gradients, -gradient_clip, gradient_clip), q), -top, top)
+    if units.ndim == 2:
+        units = project_l1(units, math.floor(dpboost_l1(gradient_clip, n_classes) / q))
+    return units
 
 
-def dpboost_gain_sensitivity(gradient_clip: float) -> float:
-    """The split gain's sensitivity as computed: ``(3 + 2**-10) g*^2``.
+def dpboost_l1(gradient_clip: float, n_classes: int = 2) -> float:
+    """The l1 bound of one record's ``C = K - 1`` clipped DPBoost gradients: ``min(C g*, max(2, g*))``.
 
-    ``3 g*^2`` bounds the exact gain's change (docs/privacy.md); the gain is
-    computed in float64 from exact sums, within a relative ``2**-51`` of
-    itself, and it is below ``n g*^2``, so for fewer than ``2**38`` records
-    the two computed gains' errors add less than ``2**-10 g*^2``.
+    Each is clipped to ``[-g*, g*]``; for K >= 3 their l1 norm is also at most
+    2 (:func:`class_term_caps`; clipping only shrinks them), for two classes
+    the one gradient is at most ``g*``.  :func:`project_l1` enforces it on the
+    units (``floor(l1 / q)``).
     """
-    return (3.0 + 2.0**-10) * float(gradient_clip) ** 2
+    g = float(gradient_clip)
+    return min((int(n_classes) - 1) * g, max(2.0, g))
+
+
+def dpboost_gain_sensitivity(gradient_clip: float, n_classes: int = 2) -> float:
+    """The joint sensitivity of a round's C split gains as computed: ``(2 l1/g* + C (1 + 2**-10)) g*^2``.
+
+    One record of gradient ``g_k`` changes tree k's gain by less than
+    ``2 g* |g_k| + g*^2`` (docs/privacy.md), so the C trees' gains by less
+    than ``2 g* l1 + C g*^2`` (``l1``: :func:`dpboost_l1`); for two classes
+    that is ``3 g*^2``.  Each gain is computed in float64 from exact sums,
+    within a relative ``2**-51`` of itself, and it is below ``n g*^2``, so for
+    fewer than ``2**38`` records the two computed gains' errors add less than
+    ``2**-10 g*^2`` per tree.
+    """
+    g = float(gradient_clip)
+    return (2.0 * (dpboost_l1(g, n_classes) / g) + (int(n_classes) - 1) * (1.0 + 2.0**-10)) * g**2
 
 
 def dpboost_leaf_clip(gradient_clip: float, reg_lambda: float, learning_rate: float, k: int) -> tuple[float, float]:
@@ -97,9 +171,10 @@ def grid_for(sensitivity: float, epsilon: float) -> float:
     return 2.0 ** (math.floor(math.log2(sensitivity / epsilon)) - GRID_OFFSET)
 
 
-def _units_sensitivity(sensitivity: float, grid: float) -> int:
-    # |rint(a/g) - rint(b/g)| <= |a - b|/g + 1; the sums are exact (QUANTUM), so |a - b| <= sensitivity
-    return int(math.floor(sensitivity / grid)) + 1
+def _units_sensitivity(sensitivity: float, grid: float, moved: int = 1) -> int:
+    # |rint(a/g) - rint(b/g)| <= |a - b|/g + 1 per moved coordinate; the sums are exact (QUANTUM), so the moved
+    # coordinates' |a - b| add up to at most sensitivity, and sum_k floor(x_k) <= floor(sum_k x_k)
+    return int(math.floor(sensitivity / grid)) + int(moved)
 
 
 #: Gaussian leaf sums: the grid is 2**-5 of the sensitivity (the l2 sensitivity in grid units is then
@@ -121,18 +196,22 @@ def gaussian_leaf_mechanism(epsilon: float, sensitivity: float, delta: float):
     return DiscreteGaussianMechanism(k / float(epsilon), float(delta), k), g
 
 
-def leaf_sum_entry(release: str, epsilon: float, sensitivity: float, note: str, delta: float = 0.0) -> dict:
-    """The ledger entry of a leaf-sum release (:func:`leaf_sum_steps`).
+def leaf_sum_entry(release: str, epsilon: float, sensitivity: float, note: str, delta: float = 0.0,
+                   moved: int = 1) -> dict:
+    """The ledger entry of a leaf-sum release (:func:`leaf_sum_steps`); one record moves ``moved`` coordinates.
 
-    ``delta > 0``: the Gaussian release of :func:`gaussian_leaf_mechanism`, its pair stated at ``delta``.
+    ``delta > 0``: the Gaussian release of :func:`gaussian_leaf_mechanism`, its pair stated at ``delta``
+    (one moved coordinate only).
     """
     if delta > 0:
+        if moved != 1:
+            raise ValueError("Gaussian leaf sums are for two classes (one moved coordinate).")
         mech, g = gaussian_leaf_mechanism(epsilon, sensitivity, delta)
         return dict(release=release, mechanism="discrete gaussian (grid)", epsilon=mech.epsilon, delta=mech.delta,
                     sensitivity=float(sensitivity), scale=mech.sigma * g, guarantee="proven", note=note,
                     curve=mech.curve)
     g = grid_for(sensitivity, epsilon)
-    k = _units_sensitivity(sensitivity, g)
+    k = _units_sensitivity(sensitivity, g, moved)
     return dict(
         release=release, mechanism="discrete laplace (grid)", epsilon=float(epsilon), sensitivity=float(sensitivity),
         scale=k * g / epsilon, guarantee="proven", note=note,
@@ -140,22 +219,23 @@ def leaf_sum_entry(release: str, epsilon: float, sensitivity: float, note: str, 
     )
 
 
-def leaf_sum_steps(epsilon: float, sensitivity: float, delta: float = 0.0):
+def leaf_sum_steps(epsilon: float, sensitivity: float, delta: float = 0.0, moved: int = 1):
     """A factory ``(release, note) -> PlannedRelease`` of per-leaf sums of bounded per-record terms.
 
     The steps share one mechanism.  Their exact values are sums of
-    :func:`quantise`'d terms (in :data:`QUANTUM` units).  One record lies in
-    one leaf, so it moves one coordinate of the sums by at most
-    ``sensitivity`` (add/remove), exactly.  The noise rounds the sums to the
+    :func:`quantise`'d terms (in :data:`QUANTUM` units), the leaves of the
+    ``moved`` trees of a round one after another.  One record lies in one leaf
+    of each tree, so it moves ``moved`` coordinates of the sums by at most
+    ``sensitivity`` in l1 (add/remove), exactly.  The noise rounds the sums to the
     grid ``g`` (:func:`grid_for`); in grid units the rounded vector moves by
-    at most ``k = floor(sensitivity/g) + 1`` in l1, and discrete Laplace noise
+    at most ``k = floor(sensitivity/g) + moved`` in l1, and discrete Laplace noise
     of parameter ``epsilon / k`` (:class:`DiscreteLaplaceMechanism`,
     sensitivity ``k``) makes the release ``epsilon``-DP.  With ``delta > 0``
     the noise is the discrete Gaussian of :func:`gaussian_leaf_mechanism` on
     its grid instead.  The released values are multiples of the grid; the
     file holds only the leaf values computed from them (no fields).
     """
-    base = leaf_sum_entry("", epsilon, sensitivity, "", delta)
+    base = leaf_sum_entry("", epsilon, sensitivity, "", delta, moved)
     if delta > 0:
         mech, g = gaussian_leaf_mechanism(epsilon, sensitivity, delta)
     else:

@@ -5,18 +5,21 @@ Hooked into :data:`dpglass.models._verify.MODEL_CHECKS`.  In order:
 * structure and public constants: bounds equal to the parameters', the cut
   points of a 0/1 column (0.5) and of the equal-width grid, ``max_bins - 1``
   sorted quantile cut points, complete trees of ``max_depth`` whose splits
-  name features and cuts that exist, as many as the parameters say;
+  name features and cuts that exist, as many as the parameters and the
+  classes say (``K - 1`` a round);
 * the release plan (:func:`dpglass.models.gbdt.budget.gbdt_plan`), rebuilt
-  from the file's parameters and ``n_features_in``, is replayed
+  from the file's parameters, ``n_features_in`` and its K classes, is replayed
   (:func:`~dpglass.privacy.plan.check_against_plan`): the ledger is the plan,
   entry for entry, and every released value the file holds lies in its
   step's public domain (quantile cut points on the quantile's grid, every
   split among the public (feature, cut) candidates);
 * derived values: the resolved delta, ``tree_epsilon``, the accountant and
   ``reg_lambda`` are the plan's; leaf values computed from releases the file
-  does not hold lie in their public range (newton: the clip, the intercept's
+  does not hold lie in their public range (newton: the clip, the intercepts'
   without the learning rate; DPBoost: the learning rate times multiples of
-  the grid of its tree's leaf release, and no intercept).
+  the grid of its round's leaf release, and no intercept).  The intercept is
+  a number for two classes and a list of ``K - 1`` numbers (``classes[1:]``)
+  for more.
 """
 
 from __future__ import annotations
@@ -43,12 +46,14 @@ def check_gbdt(data: dict, ctx) -> None:
     if len(bounds) != d or len(edges) != d:
         fail("edges", f"has {len(edges)} entries (bounds {len(bounds)})", f"{d}, one per feature")
     _check_edges(p, d, bounds, edges)
+    K = len(data["classes"])
     T = resolved_sizes(p)[0]
-    if len(trees) != T:
-        fail("trees", f"has {len(trees)} trees", f"params.n_estimators = {T}")
+    if len(trees) != T * (K - 1):
+        fail("trees", f"has {len(trees)} trees",
+             f"params.n_estimators = {T}" + ("" if K == 2 else f" rounds of {K - 1} trees (one per class but the first)"))
     _check_trees(trees, int(p["max_depth"]), [len(e) for e in edges])
     try:
-        plan = gbdt_plan(p, d)
+        plan = gbdt_plan(p, d, K)
     except (InvalidParameterError, TypeError, ValueError) as exc:
         fail("params", f"give no release plan ({exc})", "parameters DPGradientBoostingClassifier accepts")
     released = _released(data, plan)
@@ -140,19 +145,23 @@ def _check_leaf_values(data: dict, plan, max_leaf: float) -> None:
     of the grid of the tree's leaf release (the plan's step for that tree),
     and no intercept (0).
     """
-    init, lr = data.get("init_score"), plan.public.learning_rate
+    init, lr, C = data.get("init_score"), plan.public.learning_rate, plan.public.per_round
+    inits = [init] if C == 1 and not isinstance(init, list) else init if C > 1 else None
+    if not (isinstance(inits, list) and len(inits) == C and all(is_num(v) for v in inits)):
+        fail("init_score", f"is {init!r}", "a number" if C == 1 else f"a list of {C} numbers, one per class but the first")
     if plan.public.variant == "newton":
-        if not (is_num(init) and abs(init) <= max_leaf):
-            fail("init_score", f"is {init!r}", f"a number within +-max_leaf_value = {max_leaf!r}")
+        if any(abs(v) > max_leaf for v in inits):
+            fail("init_score", f"is {init!r}", f"{'a number' if C == 1 else 'numbers'} within +-max_leaf_value = "
+                 f"{max_leaf!r}")
         for i, t in enumerate(data["trees"]):
             if any(abs(v) > lr * max_leaf for v in t["value"]):
                 fail(f"trees[{i}].value", f"is {t['value']!r}",
                      f"values within +-learning_rate * max_leaf_value = {lr * max_leaf!r}")
         return
-    if init != 0.0:
+    if any(v != 0.0 for v in inits):
         fail("init_score", f"is {init!r}", "0 (DPBoost releases no intercept)")
     for i, t in enumerate(data["trees"]):
-        g = plan.trees[i].leaves[0].domain.step
+        g = plan.trees[i // C].leaves[0].domain.step  # its round's step
         if not all(_scaled_grid_point(v, lr, g) for v in t["value"]):
             fail(f"trees[{i}].value", f"is {t['value']!r}", f"learning_rate times multiples of the Laplace grid {g!r} "
                  "of its tree (as fit computes them)")
