@@ -16,15 +16,16 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
 
 from dpglass._validation import Interval
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import EPSILON, CLASSES, RANDOM_STATE, ClassifierBase
 from dpglass.models.logistic.plan import (  # noqa: F401  (re-exported: the family's plan and constants)
     AUTO_ALPHA, CLASS_COUNT_SHARE, DEFAULT_ALPHA, DEFAULT_TOL, MECHANISM, OFFSET_LIMIT, class_count_step, class_offset,
-    coefficient_calibration, coefficient_step, default_data_norm, release_plan, resolved_alpha,
+    class_offsets, coefficient_calibration, coefficient_step, default_data_norm, release_plan, resolved_alpha,
 )
+from dpglass.models.logistic.softmax import SoftmaxRows
 from dpglass.models.logistic.solver import RowBlocks, SolverNotCertifiedError, minimise
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.objective_perturbation import (
@@ -116,34 +117,73 @@ def dp_logistic_regression(
     return DPLogisticRelease(coef, intercept, ledger, cal.grid_step)
 
 
-def grid_minimiser(table, fit_intercept: bool, c: float, cal, alpha, tol, offset: float = 0.0) -> np.ndarray:
+def grid_minimiser(table, fit_intercept: bool, c: float, cal, alpha, tol, offset=0.0, n_classes: int = 2) -> np.ndarray:
     """The grid indices ``round(beta~ / gamma)`` of the certified minimiser (the exact values the coefficient
-    release perturbs): ``||grad F(beta~)|| <= c tol`` with regulariser weight ``alpha c^2``."""
+    release perturbs): ``||grad F(beta~)|| <= c tol`` with regulariser weight ``alpha c^2``.
+
+    Two classes: the binary loss (:class:`~dpglass.models.logistic.solver.RowBlocks`, the softmax loss's
+    two-class case with a scalar sigmoid), ``offset`` a number; K >= 3: the softmax loss over the K - 1 free rows
+    (:class:`~dpglass.models.logistic.softmax.SoftmaxRows`), ``offset`` the K - 1 offsets, indices flattened row
+    by row."""
     mu, tol_beta = float(alpha) * c * c, c * float(tol)  # what the calibration assumed of the solver
-    rows = RowBlocks.from_table(table, bool(fit_intercept), c)  # the per-record map, a block of distinct rows at a time
-    return snap_to_grid(minimise(rows, mu, tol_beta, offset=float(offset)), cal.grid_step)
+    # the per-record map, a block of distinct rows at a time
+    if int(n_classes) == 2:
+        rows, offset = RowBlocks.from_table(table, bool(fit_intercept), c), float(offset)
+    else:
+        rows = SoftmaxRows.from_table(table, int(n_classes), bool(fit_intercept), c)
+        offset = np.asarray(offset, dtype=np.float64)
+    return snap_to_grid(minimise(rows, mu, tol_beta, offset=offset), cal.grid_step)
 
 
 class LogisticScores:
-    """Predictions of a fitted logistic model (``coef_``, ``intercept_``), for ClassifierBase subclasses."""
+    """Predictions of a fitted logistic model, for ClassifierBase subclasses: two classes with ``coef_`` of
+    shape (d,) and a number ``intercept_`` (the log-odds of ``classes_[1]``), or K classes with ``coef_`` of
+    shape (K, d) and ``intercept_`` of shape (K,) (a score per class, in ``classes_`` order: softmax)."""
 
     def decision_function(self, X):
-        """The log-odds ``X @ coef_ + intercept_``."""
+        """The log-odds ``X @ coef_ + intercept_`` (two classes), or the K class scores ``X @ coef_.T + intercept_``."""
         X01 = self._check_predict_data(X)
+        if np.ndim(self.coef_) == 2:
+            return X01 @ self.coef_.T + self.intercept_
         return X01 @ self.coef_ + self.intercept_
 
     def predict_proba(self, X):
-        """Logistic probabilities of the two classes."""
-        p1 = expit(self.decision_function(X))
+        """Logistic probabilities of the two classes, or the softmax of the K class scores (``classes_`` order)."""
+        scores = self.decision_function(X)  # checks the model is fitted
+        if np.ndim(self.coef_) == 2:
+            return softmax(scores, axis=1)
+        p1 = expit(scores)
         return np.column_stack([1.0 - p1, p1])
+
+    def _feature_order(self, top: int | None = None) -> np.ndarray:
+        """Features by their largest coefficient magnitude (over the classes), largest first."""
+        size = np.abs(self.coef_) if np.ndim(self.coef_) == 1 else np.abs(self.coef_).max(axis=0)
+        return np.argsort(-size, kind="stable")[: top if top is not None else None]
 
     def _coefficient_table(self, names, order) -> list[str]:
         """The printout's coefficient lines (features in ``order``), the intercept and how to read them."""
+        if np.ndim(self.coef_) == 2:
+            return self._class_coefficient_table(names, order)
         width = max(len(f"{c:+.3f}") for c in np.append(self.coef_, self.intercept_))
         lines = ["coef  feature"] + [f"{self.coef_[j]:>+{width}.3f}  {names[j]}" for j in order]
         lines.append(f"{self.intercept_:>+{width}.3f}  (intercept)")
         lines.append(f"predict {self.classes_[1]!s} if the sum of the coefficients of the features that are 1, "
                      f"plus the intercept, is > 0, else {self.classes_[0]!s}")
+        return lines
+
+    def _class_coefficient_table(self, names, order) -> list[str]:
+        """K classes: one column of coefficients per class (headed by its label), the intercepts, how to read."""
+        labels = [str(c) for c in self.classes_]
+        cells = [f"{v:+.3f}" for v in np.append(self.coef_.ravel(), self.intercept_)]
+        widths = [max(len(label), max(len(c) for c in cells)) for label in labels]
+        row = lambda values, name: "  ".join(  # noqa: E731
+            f"{v:>+{w}.3f}" for v, w in zip(values, widths)) + f"  {name}"
+        lines = ["coefficients per class (a column per class)",
+                 "  ".join(f"{label:>{w}}" for label, w in zip(labels, widths)) + "  feature"]
+        lines += [row(self.coef_[:, j], names[j]) for j in order]
+        lines.append(row(self.intercept_, "(intercept)"))
+        lines.append("predict the class with the largest score: the sum of its coefficients of the features that "
+                     "are 1, plus its intercept")
         return lines
 
 
@@ -219,6 +259,7 @@ class DPLogisticRegression(LogisticScores, ClassifierBase):
 
     _private = True
     _distributed_fit = True  # learns from the pattern table: fits on dask collections through dpglass.aggregates
+    _max_classes = 255  # multinomial (softmax) for K >= 3 classes; the binary model is its K = 2 case
     _parameter_constraints = {
         "epsilon": EPSILON,
         "alpha": [Interval(numbers.Real, 0, None, closed="neither"), ["auto"]],
@@ -252,28 +293,43 @@ class DPLogisticRegression(LogisticScores, ClassifierBase):
         self._validate_params()
         rng = check_random_state(self.random_state)
         table = self._fit_table(X, y)  # in memory or through Dask: the same table
-        plan = release_plan(self.get_params(deep=False), table.n_features)
+        k, d = len(self.classes_), table.n_features  # the declared (public) label set and schema
+        plan = release_plan(self.get_params(deep=False), d, k)
         ledger = PrivacyLedger(epsilon=float(self.epsilon)).follow(plan)
-        offset, self.class_counts_ = 0.0, None
-        if self.fit_intercept:
-            n1 = int(table.counts[table.labels == 1].sum())
-            self.class_counts_ = ledger.release(plan[0], [table.n_records - n1, n1], rng)
-            offset = class_offset(self.class_counts_)
+        offsets, self.class_counts_ = [0.0] * (k - 1), None
+        if self.fit_intercept:  # one table of K counts: a record is in one cell
+            counts = [int(table.counts[table.labels == j].sum()) for j in range(k)]
+            self.class_counts_ = ledger.release(plan[0], counts, rng)
+            offsets = class_offsets(self.class_counts_)
         step = plan[-1]
         _, c, cal = coefficient_step(epsilon=step.entry.epsilon, alpha=self._alpha(), fit_intercept=self.fit_intercept,
-                                     data_norm=self.data_norm, tol=self.tol, n_features=table.n_features)
+                                     data_norm=self.data_norm, tol=self.tol, n_features=d, n_classes=k)
+        offset = offsets[0] if k == 2 else offsets
         theta = ledger.release(step, grid_minimiser(table, self.fit_intercept, c, cal, self._alpha(), self.tol,
-                                                    offset), rng)
+                                                    offset, k), rng)
         self._warn_about_guarantee(float(self.epsilon))
-        d = table.n_features
-        self.coef_ = theta[:d].copy()
-        self.intercept_grid_ = float(theta[d]) if self.fit_intercept else 0.0
-        self.intercept_ = self.intercept_grid_ + offset
+        if k == 2:
+            self.coef_ = theta[:d].copy()
+            self.intercept_grid_ = float(theta[d]) if self.fit_intercept else 0.0
+            self.intercept_ = self.intercept_grid_ + offset
+        else:  # class 0 is the reference: its row and intercept are 0 (public), the K - 1 released rows follow
+            rows = theta.reshape(k - 1, -1)
+            self.coef_ = np.vstack([np.zeros(d), rows[:, :d]])
+            self.intercept_grid_ = np.append(0.0, rows[:, d] if self.fit_intercept else np.zeros(k - 1))
+            self.intercept_ = self.intercept_grid_ + np.append(0.0, offsets)
         self.grid_step_ = step.domain.step
         self.privacy_ledger_ = ledger
         self.privacy_ledger_.replayable = is_replayable(rng)
-        self.n_features_used_ = int(np.count_nonzero(self.coef_))
+        self.n_features_used_ = self._features_used()
         return self
+
+    def _features_used(self) -> int:
+        used = self.coef_ if np.ndim(self.coef_) == 1 else np.any(self.coef_ != 0, axis=0)
+        return int(np.count_nonzero(used))
+
+    def _reference_note(self) -> str:
+        return (f"{self.classes_[0]!s} is the reference class: its coefficients and intercept are 0, the others' are "
+                f"log-odds against it")
 
     def _alpha(self) -> float:
         return resolved_alpha(self.alpha, self.epsilon)
@@ -281,17 +337,27 @@ class DPLogisticRegression(LogisticScores, ClassifierBase):
     def to_text(self, top: int | None = None) -> str:
         """Coefficient table (largest magnitude first), with feature names."""
         names = self.feature_names()
-        order = np.argsort(-np.abs(self.coef_), kind="stable")
-        if top is not None:
-            order = order[:top]
+        order = self._feature_order(top)
         eps, _ = self.privacy_ledger_.total()
         lines = [f"DPLogisticRegression (output perturbation, discrete Laplace): {eps:.4g}-DP"]
+        if np.ndim(self.coef_) == 2:
+            lines[0] += f", multinomial over {len(self.classes_)} classes"
+            return "\n".join(lines + self._coefficient_table(names, order) + [self._reference_note()])
         return "\n".join(lines + self._coefficient_table(names, order))
 
     # ------------------------------------------------------------ serialising
     def _state_to_dict(self) -> dict:
         # floats that are multiples of a power of two: JSON (repr) round trips them exactly
         # the intercept is the released grid coordinate plus the offset of the released class counts
+        # K classes: coef a row per class (classes order, the reference's 0), intercept(_grid) one per class
+        if np.ndim(self.coef_) == 2:
+            return {
+                "coef": [[float(v) for v in row] for row in self.coef_],
+                "intercept": [float(v) for v in self.intercept_],
+                "intercept_grid": [float(v) for v in self.intercept_grid_],
+                "class_counts": self.class_counts_,
+                "grid_step": float(self.grid_step_),
+            }
         return {
             "coef": [float(c) for c in self.coef_],
             "intercept": float(self.intercept_),
@@ -302,10 +368,14 @@ class DPLogisticRegression(LogisticScores, ClassifierBase):
 
     def _state_from_dict(self, data: dict) -> None:
         self.coef_ = np.array(data["coef"], dtype=np.float64)
-        self.intercept_ = float(data["intercept"])
-        # files written before the class-count offset have neither field
-        self.intercept_grid_ = float(data.get("intercept_grid", self.intercept_))
+        if self.coef_.ndim == 2:
+            self.intercept_ = np.array(data["intercept"], dtype=np.float64)
+            self.intercept_grid_ = np.array(data["intercept_grid"], dtype=np.float64)
+        else:
+            self.intercept_ = float(data["intercept"])
+            # files written before the class-count offset have neither field
+            self.intercept_grid_ = float(data.get("intercept_grid", self.intercept_))
         self.class_counts_ = data.get("class_counts")
         # files written before the grid release carry no grid step
         self.grid_step_ = float(data["grid_step"]) if "grid_step" in data else None
-        self.n_features_used_ = int(np.count_nonzero(self.coef_))
+        self.n_features_used_ = self._features_used()

@@ -94,11 +94,28 @@ class RowBlocks:
     def m(self) -> int:
         return self.ys.shape[0]
 
+    @property
+    def n_params(self) -> int:
+        return self.p
+
     def blocks(self):
         """``(s, e, YA)`` per block: the signed rows ``y_e a_e``."""
         for s in range(0, self.m, BLOCK_ROWS):
             e = min(s + BLOCK_ROWS, self.m)
             yield s, e, self.rows(s, e) * self.ys[s:e, None]
+
+    # what :func:`minimise` asks of an objective (the softmax one is ``softmax.SoftmaxRows``)
+    def newton_pass(self, beta, mu, offset):
+        return _newton_pass(self, beta, mu, offset)
+
+    def direction(self, step):
+        return _direction(self, step)
+
+    def value(self, margins, beta, mu) -> float:
+        return _value(self, margins, beta, mu)
+
+    def certified_bound(self, beta, margins, s, mu, offset) -> float:
+        return certified_gradient_bound(self, beta, s, mu, offset)
 
 
 def _tree_sum(T: np.ndarray) -> tuple[np.ndarray, int]:
@@ -201,11 +218,15 @@ def _value(rows: RowBlocks, margins, beta, mu) -> float:
     return float(rows.w @ np.logaddexp(0.0, -margins)) + 0.5 * mu * float(beta @ beta)
 
 
-def minimise(rows: RowBlocks, mu: float, tol: float, max_iter: int = MAX_ITER, offset: float = 0.0) -> np.ndarray:
+def minimise(rows, mu: float, tol: float, max_iter: int = MAX_ITER, offset=0.0) -> np.ndarray:
     """Damped Newton for ``F`` (module docstring); returns a point with certified ``||grad F|| <= tol``.
 
-    ``offset`` is a public constant (the released log-odds of the classes, or
-    0).  ``F`` is ``mu``-strongly convex and smooth: Newton with Armijo
+    ``rows`` is the objective: a :class:`RowBlocks` (two classes, the binary
+    loss above) or a :class:`~dpglass.models.logistic.softmax.SoftmaxRows`
+    (K classes, the softmax loss over the K - 1 free rows, flattened); both
+    give the Newton pass, the margins' direction, the value and the certified
+    gradient bound.  ``offset`` is a public constant (the released log-odds of
+    the classes, or 0; one per free row for the softmax).  ``F`` is ``mu``-strongly convex and smooth: Newton with Armijo
     backtracking converges globally and quadratically near the minimiser.
     The line search moves the margins along the step (no pass over the
     rows); where the Newton decrement is below ``F``'s float resolution
@@ -218,31 +239,31 @@ def minimise(rows: RowBlocks, mu: float, tol: float, max_iter: int = MAX_ITER, o
     SolverNotCertifiedError
         If no certified point is found in ``max_iter`` iterations.
     """
-    beta = np.zeros(rows.p)
-    state = _newton_pass(rows, beta, mu, offset)
+    beta = np.zeros(rows.n_params)
+    state = rows.newton_pass(beta, mu, offset)
     for _ in range(max_iter + 1):
         margins, s, g, H, value = state
         gnorm = float(np.linalg.norm(g))
-        if gnorm <= 0.5 * tol and certified_gradient_bound(rows, beta, s, mu, offset) <= tol:
+        if gnorm <= 0.5 * tol and rows.certified_bound(beta, margins, s, mu, offset) <= tol:
             return beta
         step = np.linalg.solve(H, g)  # H is symmetric positive definite (>= mu I)
         decrement = float(g @ step)
         if decrement <= _FLAT * (abs(value) + 1.0):
             full = beta - step
-            at_full = _newton_pass(rows, full, mu, offset)  # also the next iteration's pass if the step is taken
+            at_full = rows.newton_pass(full, mu, offset)  # also the next iteration's pass if the step is taken
             if float(np.linalg.norm(at_full[2])) < gnorm:
                 beta, state = full, at_full
                 continue
-        dm = _direction(rows, step)
+        dm = rows.direction(step)
         t = 1.0
-        while _value(rows, margins - t * dm, beta - t * step, mu) > value - 0.25 * t * decrement:
+        while rows.value(margins - t * dm, beta - t * step, mu) > value - 0.25 * t * decrement:
             t *= 0.5
             if t < 1e-12:  # no float decrease left: certify the best point found, or give up
-                if certified_gradient_bound(rows, beta, s, mu, offset) <= tol:
+                if rows.certified_bound(beta, margins, s, mu, offset) <= tol:
                     return beta
                 raise SolverNotCertifiedError(_NOT_CERTIFIED)
         beta = beta - t * step
-        state = _newton_pass(rows, beta, mu, offset)
+        state = rows.newton_pass(beta, mu, offset)
     raise SolverNotCertifiedError(_NOT_CERTIFIED)
 
 
