@@ -265,7 +265,8 @@ def test_bad_parameters(params, match, binary_data):
         ([[0, 2], [1, 0]], [0, 1], "other than 0 and 1"),
         ([[0, np.nan], [1, 0]], [0, 1], "NaN"),
         ([[0, 1], [1, 0]], [1, 1], "only one class"),
-        ([[0, 1], [1, 0], [1, 1]], [0, 1, 2], "Only binary classification"),
+        # three classes are learnt since issue 31 (tests/test_multiclass_rule_list.py); 256 are too many
+        ([[0, 1]] * 256, list(range(256)), "learns 255 classes at most"),
     ],
 )
 def test_bad_data(X, y, match):
@@ -396,9 +397,8 @@ def test_errors_criterion_is_monotone_with_sensitivity_one():
         from dpglass.models.rule_list.candidates import SufficientStats
 
         st = SufficientStats(X, y, cands)
-        n0, n1 = st.remaining()
-        c0, c1 = st.caught_counts()
-        return StepCounts(np.append(c0, 0.0), np.append(c1, 0.0), n0, n1, 0.0).errors
+        caught = np.concatenate([st.class_counts(), np.zeros((2, 1))], axis=1)  # "no rule" last
+        return StepCounts(caught, st.remaining_counts(), 0.0).errors
 
     for _ in range(25):
         n = int(rng.integers(1, 30))
@@ -510,9 +510,8 @@ def test_errors_pf_selection_is_eps_dp_exactly_on_small_neighbours():
 
     def law(X, y):
         st = SufficientStats(X, y, cands)
-        n0, n1 = st.remaining()
-        c0, c1 = st.caught_counts()
-        u = -StepCounts(np.append(c0, 0.0), np.append(c1, 0.0), n0, n1, 0.0).errors
+        caught = np.concatenate([st.class_counts(), np.zeros((2, 1))], axis=1)  # "no rule" last
+        u = -StepCounts(caught, st.remaining_counts(), 0.0).errors
         u[-1] += selector.stop_bonus(len(u))
         return pf.probabilities(u)
 

@@ -4,13 +4,14 @@ A candidate is a conjunction of up to ``max_card`` literals over binary
 features; a literal tests ``x_j = 1`` or (with negations) ``x_j = 0``.  The set
 is built from the schema alone (data-independent, so it costs no budget).
 
-Counting works on the distinct rows of the training data with their label
-counts.  For conjunctions of at most two literals every candidate's
-caught-positive and caught-negative counts come from one Gram matrix
-``U.T @ diag(w) @ U`` of the positive literals, by inclusion-exclusion for the
-negated ones; when a rule is added, the rows it catches are subtracted from the
-Gram matrices, so a whole greedy run costs about one Gram product.  Longer
-conjunctions are counted in chunks of candidates.
+Counting works on the distinct rows of the training data with their counts
+of each of the K classes (``PatternTable.by_class``).  For conjunctions of at
+most two literals every candidate's caught count of class k comes from one
+Gram matrix ``U.T @ diag(w_k) @ U`` of the positive literals, by
+inclusion-exclusion for the negated ones; when a rule is added, the rows it
+catches are subtracted from the Gram matrices, so a whole greedy run costs
+about one Gram product.  Longer conjunctions are counted in chunks of
+candidates.
 """
 
 from __future__ import annotations
@@ -34,8 +35,14 @@ __all__ = [
     "MAX_CANDIDATES",
 ]
 
-#: Refuse candidate sets larger than this (memory: ~100 bytes per candidate and step).
+#: Refuse candidate sets larger than this (memory: ~100 bytes per candidate and step, and 8 bytes more per
+#: candidate, class and step beyond two classes).
 MAX_CANDIDATES = 5_000_000
+#: Count pairwise (one d x d Gram matrix a class) while K * d**2 is at most this (2 GiB of float64 at most);
+#: beyond, count candidates by chunks of rows.
+MAX_GRAM_ENTRIES = 2**28
+#: The widest product a Gram update takes (columns: d a class): bounds its working memory for many classes.
+GRAM_COLUMNS = 4096
 
 
 def count_candidates(n_features: int, max_card: int, allow_negations: bool) -> int:
@@ -155,54 +162,65 @@ def _pair_plan(i: np.ndarray, j: np.ndarray, d: int):
 
 
 class SufficientStats:
-    """Distinct rows of (X, y) with label counts, and candidate counting.
+    """Distinct rows of (X, y) with their counts of each class, and candidate counting.
 
     Parameters
     ----------
     X : ndarray of uint8, shape (n, d), or a :class:`~dpglass.aggregates.PatternTable`
-    y : ndarray of uint8, shape (n,) (ignored with a PatternTable)
+    y : ndarray of uint8, shape (n,), class codes 0..K-1 (ignored with a PatternTable)
     candidates : CandidateSet
+    n_classes : int, default=2
+        K, the number of declared classes (public: a class may hold no record).
 
     Attributes
     ----------
+    W : ndarray of float64, shape (distinct rows, K)
+        The records of each distinct row in each class (never modified).
     alive : ndarray of bool
         The distinct rows not yet caught by a rule.
     """
 
-    def __init__(self, X, y, candidates: CandidateSet):
-        # the seam: distinct rows with label counts, from numpy arrays or a dask DataFrame (dpglass.aggregates)
+    def __init__(self, X, y, candidates: CandidateSet, n_classes: int = 2):
+        # the seam: distinct rows with class counts, from numpy arrays or a dask DataFrame (dpglass.aggregates)
         table = pattern_table(X, y)
-        packed, self.w0, self.w1 = table.by_pattern()
+        packed, self.W = table.by_class(n_classes)
         self._packed = PackedRows(packed, table.n_features)  # bit-packed: d/8 bytes a distinct row
-        m, d, n = self._packed.n_rows, table.n_features, table.n_records
+        m, d = self._packed.n_rows, table.n_features
         del table, packed
+        self.n_classes = int(n_classes)
         self.candidates = candidates
         self.alive = np.ones(m, dtype=bool)
         self._cover_cache: dict = {}
-        self._pairwise = candidates.max_card <= 2
+        # one d x d Gram matrix a class: pairwise counting while they fit in MAX_GRAM_ENTRIES
+        self._pairwise = candidates.max_card <= 2 and self.n_classes * d * d <= MAX_GRAM_ENTRIES
         if self._pairwise:
-            self._G1, self._G0 = self._grams()
+            self._G = self._grams()
             lit = candidates.literals
             i = lit[:, 0]
             j = np.where(lit[:, 1] >= 0, lit[:, 1], lit[:, 0]) if lit.shape[1] > 1 else lit[:, 0]
             self._pair_plan = _pair_plan(i, j, d)
 
-    def _grams(self, index: np.ndarray | None = None):
-        """``(U.T diag(w1) U, U.T diag(w0) U)`` over the distinct rows ``index`` (default all), a chunk at a time.
+    def _grams(self, index: np.ndarray | None = None) -> np.ndarray:
+        """``G[k] = U.T diag(W[:, k]) U`` for each class k over the distinct rows ``index`` (default all), shape
+        (K, d, d), a chunk of rows (and of classes) at a time.
 
         Entries are integer counts: a chunk's product is taken in float32 when
         its records number below 2**24 (every partial sum is then an exact
         integer), and the chunks are added in float64 (exact below 2**53), so
         the counts are exact whatever the chunking or the number of records.
         """
-        d = self._packed.n_features
-        G = np.zeros((2 * d, d))
+        d, K = self._packed.n_features, self.n_classes
+        G = np.zeros((K, d, d))
+        step = max(1, GRAM_COLUMNS // max(d, 1))  # classes a product: at most GRAM_COLUMNS columns
         for at, U in self._packed.chunks(index):
-            w1, w0 = self.w1[at, None], self.w0[at, None]
-            dtype = np.float32 if float(w1.sum() + w0.sum()) < 2**24 else np.float64
+            W = self.W[at]
+            dtype = np.float32 if float(W.sum()) < 2**24 else np.float64
             U = U.astype(dtype)
-            G += np.concatenate([U * w1.astype(dtype), U * w0.astype(dtype)], axis=1).T @ U
-        return G[:d], G[d:]
+            for k0 in range(0, K, step):
+                ks = range(k0, min(k0 + step, K))
+                block = np.concatenate([U * W[:, k, None].astype(dtype) for k in ks], axis=1).T @ U
+                G[k0 : ks.stop] += block.reshape(len(ks), d, d)
+        return G
 
     @property
     def rows(self) -> np.ndarray:
@@ -212,28 +230,35 @@ class SufficientStats:
     def copy(self) -> "SufficientStats":
         """An independent copy of the mutable state (alive rows, Gram matrices).
 
-        The distinct rows, their label counts and the candidates are shared
-        (they are never modified), so a copy costs about one Gram matrix.
+        The distinct rows, their class counts and the candidates are shared
+        (they are never modified), so a copy costs about K Gram matrices.
         """
         new = object.__new__(SufficientStats)
         new.__dict__.update(self.__dict__)
         new.alive = self.alive.copy()
         if self._pairwise:
-            new._G0 = self._G0.copy()
-            new._G1 = self._G1.copy()
+            new._G = self._G.copy()
         return new
 
     # ----------------------------------------------------------------- totals
-    def remaining(self) -> tuple[float, float]:
-        """(negatives, positives) among the remaining records."""
-        return float(self.w0[self.alive].sum()), float(self.w1[self.alive].sum())
+    def remaining_counts(self) -> np.ndarray:
+        """The remaining records of each class, shape (K,) (exact integers in float64)."""
+        return np.array([float(self.W[self.alive, k].sum()) for k in range(self.n_classes)])
+
+    def remaining(self) -> tuple[float, ...]:
+        """The remaining records of each class, in class order (for two classes: negatives, positives)."""
+        return tuple(float(v) for v in self.remaining_counts())
 
     # ------------------------------------------------------------------ counts
-    def caught_counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """Caught (negatives, positives) of every candidate on the remaining records."""
+    def class_counts(self) -> np.ndarray:
+        """Caught records of each class for every candidate on the remaining records, shape (K, candidates)."""
         if self._pairwise:
-            return self._pair_counts(self._G0, self.w0), self._pair_counts(self._G1, self.w1)
+            return np.stack([self._pair_counts(self._G[k], self.W[:, k]) for k in range(self.n_classes)])
         return self._chunked_counts()
+
+    def caught_counts(self) -> tuple[np.ndarray, ...]:
+        """Caught records of each class (one array per class, in class order) of every candidate."""
+        return tuple(self.class_counts())
 
     def _pair_counts(self, G: np.ndarray, w: np.ndarray) -> np.ndarray:
         # inclusion-exclusion over negations: count = b*G[fi,fj] + i*G[fi,fi] + j*G[fj,fj] + t*total
@@ -244,15 +269,14 @@ class SufficientStats:
         out = coef[0] * flat[both_at] + coef[1] * flat[i_at] + coef[2] * flat[j_at] + coef[3] * total
         return np.rint(out) + 0.0  # + 0.0: no negative zeros
 
-    def _chunked_counts(self, chunk: int = 1024):
+    def _chunked_counts(self, chunk: int = 1024) -> np.ndarray:
         # blocks of rows x candidates; the counts are integers, exact in float64 whatever the blocking
         lit = self.candidates.literals
         alive = np.flatnonzero(self.alive)
-        c0 = np.zeros(len(lit))
-        c1 = np.zeros(len(lit))
+        C = np.zeros((self.n_classes, len(lit)))
         for at, rows in self._packed.chunks(alive):
             rows = rows.astype(bool)
-            w0, w1 = self.w0[at], self.w1[at]
+            W = self.W[at]
             for s in range(0, len(lit), chunk):
                 block = lit[s : s + chunk]
                 cover = np.ones((rows.shape[0], block.shape[0]), dtype=bool)
@@ -261,9 +285,8 @@ class SufficientStats:
                     valid = ids >= 0
                     test = rows[:, ids // 2] == (ids % 2 == 0)
                     cover &= test | ~valid
-                c0[s : s + chunk] += w0 @ cover
-                c1[s : s + chunk] += w1 @ cover
-        return c0, c1
+                C[:, s : s + chunk] += W.T @ cover
+        return C
 
     # ---------------------------------------------------------------- updates
     def covers(self, index: int, rows: np.ndarray | None = None) -> np.ndarray:
@@ -284,9 +307,7 @@ class SufficientStats:
                 self._cover_cache[index] = cover
         caught = cover & self.alive
         if self._pairwise and caught.any():
-            G1, G0 = self._grams(np.flatnonzero(caught))
-            self._G1 -= G1
-            self._G0 -= G0
+            self._G -= self._grams(np.flatnonzero(caught))
         self.alive &= ~caught
 
 
@@ -319,7 +340,7 @@ class CountCache:
     def __init__(self, stats: SufficientStats, max_entries: int = 0):
         self.stats = stats
         self.max_entries = int(max_entries)
-        self.n = float(stats.w0.sum() + stats.w1.sum())
+        self.n = float(stats.W.sum())
         self._memo: dict = {}
         self._work: SufficientStats | None = None
         self._work_removed: tuple = ()
@@ -335,15 +356,16 @@ class CountCache:
         self._work_removed = removed
         return self._work
 
-    def remaining(self, removed: tuple) -> tuple[float, float]:
-        """(negatives, positives) among the records no candidate in ``removed`` catches."""
+    def remaining(self, removed: tuple) -> tuple[float, ...]:
+        """The records of each class that no candidate in ``removed`` catches (for two: negatives, positives)."""
         hit = self._memo.get(frozenset(removed)) if self.max_entries else None
         if hit is not None:
-            return hit[0], hit[1]
+            return tuple(float(v) for v in hit[0])
         return self._working_stats(tuple(removed)).remaining()
 
-    def counts(self, removed: tuple):
-        """``(n0, n1, c0, c1)``: remaining totals and every candidate's caught counts.
+    def class_counts(self, removed: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """``(N, C)``: the remaining records of each class, shape (K,), and every candidate's caught records of
+        each class, shape (K, candidates).
 
         The arrays are shared with the memo: do not modify them.
         """
@@ -355,11 +377,15 @@ class CountCache:
                 return hit
         self.misses += 1
         stats = self._working_stats(tuple(removed))
-        n0, n1 = stats.remaining()
-        c0, c1 = stats.caught_counts()
-        out = (n0, n1, c0, c1)
+        out = (stats.remaining_counts(), stats.class_counts())
         if key is not None:
             if len(self._memo) >= self.max_entries:
                 self._memo.clear()
             self._memo[key] = out
         return out
+
+    def counts(self, removed: tuple) -> tuple:
+        """The K remaining totals, then the K arrays of every candidate's caught counts: ``(n0, n1, c0, c1)``
+        for two classes (:meth:`class_counts` flattened; shared with the memo: do not modify them)."""
+        N, C = self.class_counts(removed)
+        return (*(float(v) for v in N), *C)

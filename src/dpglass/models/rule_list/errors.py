@@ -80,24 +80,25 @@ def check_errors_params(*, min_support, confidence, variant: str, count_noise: s
 
 
 def errors_plan(epsilon: float, K: int, n_selections: int, n_rules: int, count_share: float = COUNT_SHARE,
-                bonus: float = 1.0) -> list[PlannedRelease]:
-    """The ``errors-pf`` list's releases: ``n_selections`` selections, then one table of the class counts of
-    the ``n_rules + 1`` cells with all that is left (public parameters, and the stop: released values).
+                bonus: float = 1.0, n_classes: int = 2) -> list[PlannedRelease]:
+    """The ``errors-pf`` list's releases: ``n_selections`` selections, then one table of the counts of each of
+    the ``n_classes`` classes in each of the ``n_rules + 1`` cells with all that is left (public parameters,
+    and the stop: released values).
 
     The fit follows it with ``n_selections = K`` while it selects, then again
     with the selections it made; the file verifier replays it from the file's
     ledger length and rules.
     """
     eps_sel = errors_list_budget(epsilon, K, count_share)
-    selector = ErrorsPF(epsilon=eps_sel, delta=0.0, certification=Certification(), bonus=bonus)
+    selector = ErrorsPF(epsilon=eps_sel, delta=0.0, certification=Certification(), bonus=bonus, n_classes=n_classes)
     steps = [PlannedRelease(LedgerEntry(f"rule {j}: selection", **selector.entry()), selector.choose, Integers())
              for j in range(1, n_selections + 1)]
     eps_counts = epsilon - compose([s.entry for s in steps], "basic", 0.0)[0]  # all that is left (a filter)
     mech = DiscreteLaplaceMechanism(eps_counts)
     counts = LedgerEntry(COUNTS_RELEASE, "discrete laplace", epsilon=eps_counts, sensitivity=1.0, scale=mech.scale,
                          curve=mech.curve,
-                         note=f"{n_rules + 1} cells x 2 classes; a record lies in one cell of the released list "
-                              "(l1 sensitivity 1); all the budget the selections left")
+                         note=f"{n_rules + 1} cells x {n_classes} classes; a record lies in one cell of the released "
+                              "list (l1 sensitivity 1); all the budget the selections left")
     table = PlannedRelease(counts, lambda cells, rng: mech.randomise(np.array(cells, dtype=np.int64), rng)
                            .astype(np.float64), Integers(), ("rules[*].counts", "default_rule.counts"))
     return steps + [table]
@@ -105,10 +106,11 @@ def errors_plan(epsilon: float, K: int, n_selections: int, n_rules: int, count_s
 
 def fit_errors_rule_list(X, y, *, candidates: CandidateSet, epsilon: float, delta: float, max_length: int,
                          rng: np.random.Generator, cache: CountCache | None = None,
-                         count_share: float = COUNT_SHARE, bonus: float = 1.0):
+                         count_share: float = COUNT_SHARE, bonus: float = 1.0, n_classes: int = 2):
     """The ``errors-pf`` rule list; returns a :class:`~dpglass.models.rule_list.estimator.RuleListRelease`.
 
-    ``cache`` is a :class:`CountCache` of this ``(X, y)`` and ``candidates``
+    ``y`` holds class codes 0..``n_classes`` - 1.  ``cache`` is a
+    :class:`CountCache` of this ``(X, y)``, ``candidates`` and ``n_classes``
     (optional; the output for a given ``rng`` is the same without it).
     ``count_share`` and ``bonus`` (the stop bonus's multiplier) are public
     settings for experiments; the estimator uses the defaults, which the
@@ -116,12 +118,12 @@ def fit_errors_rule_list(X, y, *, candidates: CandidateSet, epsilon: float, delt
     :func:`errors_plan`.
     """
     K = max_length
-    plan = errors_plan(epsilon, K, K, K, count_share, bonus)
+    plan = errors_plan(epsilon, K, K, K, count_share, bonus, n_classes)
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant="basic").follow(plan)
     if cache is None:
-        cache = CountCache(SufficientStats(X, y, candidates))
+        cache = CountCache(SufficientStats(X, y, candidates, n_classes))
     removed: list[int] = []
-    cells: list[tuple[float, float]] = []  # exact (negatives, positives) each rule catches
+    cells: list[tuple] = []  # the exact records of each class each rule catches
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
     for step in range(1, K + 1):
@@ -131,8 +133,8 @@ def fit_errors_rule_list(X, y, *, candidates: CandidateSet, epsilon: float, delt
             break
         cells.append(caught)
     cells.append(cache.remaining(tuple(removed)))
-    plan = errors_plan(epsilon, K, len(ledger), len(removed), count_share, bonus)  # the stop is released
+    plan = errors_plan(epsilon, K, len(ledger), len(removed), count_share, bonus, n_classes)  # the stop is released
     noisy = ledger.follow(plan).release(plan[-1], cells, rng)
-    out.selected = [(cand, (noisy[i, 0], noisy[i, 1])) for i, cand in enumerate(removed)]
-    out.default_counts = (noisy[-1, 0], noisy[-1, 1])
+    out.selected = [(cand, tuple(noisy[i])) for i, cand in enumerate(removed)]
+    out.default_counts = tuple(noisy[-1])
     return out

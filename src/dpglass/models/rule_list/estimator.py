@@ -40,7 +40,7 @@ from dpglass.models.rule_list.gini_plan import (  # noqa: F401  (re-exported: th
 from dpglass.models.rule_list.gini import fit_gini_rule_list
 from dpglass.models.rule_list.greedy import fit_greedy_rule_list
 from dpglass.models.rule_list.selection import MECHANISMS, PURE_MECHANISMS
-from dpglass.models.rule_list.rules import Condition, Rule, RuleListRelease, format_rule_list  # noqa: F401
+from dpglass.models.rule_list.rules import Condition, Rule, RuleListRelease, format_rule_list, majority  # noqa: F401
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES
 from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.rng import check_random_state, is_replayable
@@ -82,8 +82,12 @@ def fit_dp_rule_list(
     cache: CountCache | None = None,
     accountant: str = "auto",
     count_noise: str = "laplace",
+    n_classes: int = 2,
 ) -> RuleListRelease:
     """DP greedy rule list: Algorithm 1 of paper 001, corrected (``mechanism="errors-pf"``: see below).
+
+    ``y`` holds class codes 0..``n_classes`` - 1 (K = ``n_classes``, public:
+    the declared label set); every class count is a table over the K classes.
 
     ``mechanism="errors-pf"`` runs :func:`~dpglass.models.rule_list.errors.fit_errors_rule_list`
     instead (no remaining counts, one release of every cell's class counts;
@@ -132,10 +136,11 @@ def fit_dp_rule_list(
     if mechanism == "errors-pf":  # its own releases: no remaining counts, one table of class counts
         check_errors_params(min_support=min_support, confidence=confidence, variant=variant, count_noise=count_noise)
         return fit_errors_rule_list(X, y, candidates=candidates, epsilon=epsilon, delta=delta,
-                                    max_length=max_length, rng=rng, cache=cache)
+                                    max_length=max_length, rng=rng, cache=cache, n_classes=n_classes)
     cfg = GiniListConfig(epsilon=float(epsilon), delta=float(delta), K=int(max_length), mechanism=mechanism,
                          min_support=resolve_min_support(mechanism, min_support), confidence=confidence,
-                         gamma=float(gamma), variant=variant, accountant=accountant, count_noise=count_noise)
+                         gamma=float(gamma), variant=variant, accountant=accountant, count_noise=count_noise,
+                         n_classes=int(n_classes))
     return fit_gini_rule_list(X, y, candidates=candidates, cfg=cfg, rng=rng, cache=cache)
 
 
@@ -145,6 +150,7 @@ class _RuleListBase(ClassifierBase):
 
     _noisy = False
     _distributed_fit = True  # fits on dask collections through dpglass.aggregates
+    _max_classes = 255  # K classes: every count is a table over the K classes (one key byte a label)
 
     def _candidate_set(self, n_features: int, names: list[str]) -> CandidateSet:
         if self.candidates is None:
@@ -156,9 +162,9 @@ class _RuleListBase(ClassifierBase):
         self.rules_ = []
         for cand, counts in release.selected:
             conds = tuple(Condition(f, names[f], v) for f, v in candidates.conditions(cand))
-            self.rules_.append(Rule(conds, int(counts[1] >= counts[0] if self._noisy else counts[1] > counts[0]), counts, self._noisy))
-        c0, c1 = release.default_counts
-        self.default_rule_ = Rule((), int(c1 >= c0 if self._noisy else c1 > c0), (c0, c1), self._noisy)
+            self.rules_.append(Rule(conds, majority(counts, self._noisy), tuple(counts), self._noisy))
+        counts = tuple(release.default_counts)
+        self.default_rule_ = Rule((), majority(counts, self._noisy), counts, self._noisy)
         self.stop_reason_ = release.stop_reason
 
     def _first_match(self, X):
@@ -168,14 +174,13 @@ class _RuleListBase(ClassifierBase):
         return which
 
     def predict_proba(self, X):
-        """P(class) from the counts of the first rule each row satisfies.
+        """P(each class), columns in ``classes_`` order, from the counts of the first rule each row satisfies.
 
-        For DP models the counts are the released noisy counts, clipped at 0.
+        For DP models the counts are the released noisy counts, clipped at 0 (:meth:`Rule.proba`).
         """
         X = self._check_predict_data(X)
         rules = self.rules_ + [self.default_rule_]
-        p1 = np.array([r.proba() for r in rules])[self._first_match(X)]
-        return np.column_stack([1 - p1, p1])
+        return np.array([r.proba() for r in rules]).reshape(len(rules), -1)[self._first_match(X)]
 
     def predict(self, X):
         """The prediction of the first rule each row satisfies."""
@@ -262,13 +267,13 @@ class GreedyRuleListClassifier(_RuleListBase):
         self.candidates = candidates
 
     def fit(self, X, y):
-        """Grow the rule list on 0/1 features ``X`` and binary labels ``y``."""
+        """Grow the rule list on 0/1 features ``X`` and labels ``y`` of two or more classes."""
         self._validate_params()
         X, y = self._check_fit_data(X, y)
         candidates = self._candidate_set(X.shape[1], self.feature_names())
         release = fit_greedy_rule_list(
             X, y, candidates=candidates, max_length=self.max_length, min_support=self.min_support,
-            criterion=self.criterion,
+            criterion=self.criterion, n_classes=len(self.classes_),
         )
         self._store(release, candidates)
         return self
@@ -368,10 +373,13 @@ class DPRuleListClassifier(_RuleListBase):
         local sensitivity g(n), noisy-Gini scales); entries become
         ``paper-claim``; each rule's class counts are released at its step,
         as the paper does (3K + 1 releases, the paper's 3K - 1 corrected).
-    classes : list of two labels or None, default=None
-        The public label set ``[negative, positive]``.  None reads it from
-        ``y``; then a ``y`` holding a single class is refused, and whether
-        fit succeeds depends on the data: declare the labels for a release.
+    classes : list of labels or None, default=None
+        The public label set: two or more labels (``[negative, positive]``
+        for two), in the order of ``predict_proba``'s columns and of each
+        rule's counts.  None reads it from ``y``; then a ``y`` holding a
+        single class is refused, and whether fit succeeds (and which classes
+        the model knows) depends on the data: declare the labels for a
+        release.
     random_state : None, int, SeedSequence or Generator
         None draws fresh OS entropy.
 
@@ -469,7 +477,7 @@ class DPRuleListClassifier(_RuleListBase):
         return rule_list_plan(K, plan, self.mechanism, self.count_noise, delta, part, table=table)(x)
 
     def fit(self, X, y):
-        """Train on 0/1 features ``X`` and binary labels ``y`` with DP."""
+        """Train on 0/1 features ``X`` and labels ``y`` of two or more classes with DP."""
         self._validate_params()
         rng = check_random_state(self.random_state)
         X, y = self._check_fit_data(X, y)
@@ -498,7 +506,7 @@ class DPRuleListClassifier(_RuleListBase):
             X, y, candidates=candidates, epsilon=float(self.epsilon), delta=delta, mechanism=self.mechanism,
             max_length=self.max_length, min_support=self.min_support, confidence=self.confidence,
             gamma=4.0 if self.gamma is None else float(self.gamma), variant=self.variant, rng=rng,
-            accountant=self.accountant, count_noise=self.count_noise,
+            accountant=self.accountant, count_noise=self.count_noise, n_classes=len(self.classes_),
         )
         self._store(release, candidates)
         # the Gini mechanisms' noisy remaining counts: released values that select the plan's branches (the stop,

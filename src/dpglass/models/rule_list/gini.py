@@ -30,9 +30,9 @@ def fit_gini_rule_list(X, y, *, candidates: CandidateSet, cfg: GiniListConfig, r
     """
     ledger = PrivacyLedger(epsilon=cfg.epsilon, delta=cfg.delta, accountant=cfg.budget[2])
     if cache is None:
-        cache = CountCache(SufficientStats(X, y, candidates))
+        cache = CountCache(SufficientStats(X, y, candidates, cfg.n_classes))
     removed: list[int] = []
-    cells: list = []  # exact (negatives, positives) each selected rule catches
+    cells: list = []  # the exact records of each class each selected rule catches
     used = np.zeros(len(candidates), dtype=bool)
     out = RuleListRelease(ledger=ledger)
     out.remaining_counts, caught = [], None
@@ -41,8 +41,7 @@ def fit_gini_rule_list(X, y, *, candidates: CandidateSet, cfg: GiniListConfig, r
         step, kind = walk.steps[-1], walk.next
         ledger.follow(walk.steps)
         if kind == "count":
-            n0, n1 = cache.remaining(tuple(removed))
-            value = ledger.release(step, int(n0 + n1), rng)
+            value = ledger.release(step, int(sum(cache.remaining(tuple(removed)))), rng)
             out.remaining_counts.append(value)
         elif kind == "select":
             cand, caught = select_next_rule(cache, removed, used, out.remaining_counts[-1], rng, ledger, step)
@@ -51,7 +50,7 @@ def fit_gini_rule_list(X, y, *, candidates: CandidateSet, cfg: GiniListConfig, r
                 cells.append(caught)
         elif kind == "rule counts":  # variant="paper": each rule's counts when it is selected
             noisy = ledger.release(step, caught, rng)
-            out.selected.append((removed[-1], (float(noisy[0]), float(noisy[1]))))
+            out.selected.append((removed[-1], tuple(float(v) for v in noisy)))
             value = None
         else:
             value = _release_final(out, step, ledger, cells, removed, cache, cfg.table, rng)
@@ -65,9 +64,9 @@ def _release_final(out: RuleListRelease, step, ledger, cells: list, removed: lis
     cells = [*cells, cache.remaining(tuple(removed))]
     if not table:
         noisy = ledger.release(step, cells[-1], rng)
-        out.default_counts = (float(noisy[0]), float(noisy[1]))
+        out.default_counts = tuple(float(v) for v in noisy)
         return None
     noisy = ledger.release(step, cells, rng)
-    out.selected = [(cand, (noisy[i, 0], noisy[i, 1])) for i, cand in enumerate(removed)]
-    out.default_counts = (noisy[-1, 0], noisy[-1, 1])
+    out.selected = [(cand, tuple(noisy[i])) for i, cand in enumerate(removed)]
+    out.default_counts = tuple(noisy[-1])
     return None

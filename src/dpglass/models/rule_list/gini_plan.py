@@ -207,6 +207,7 @@ class GiniListConfig:
     variant: str
     accountant: str
     count_noise: str
+    n_classes: int = 2  # K: the class-count tables' width, and local-pf's scale (the Gini impurity's range)
 
     @functools.cached_property
     def plan(self) -> DeltaPlan:
@@ -243,7 +244,7 @@ class GiniListConfig:
                              delta=delta_part if self.plan.charged_certification else 0.0,
                              heuristic_confidence=self.confidence)
         return support, SELECTORS[self.mechanism](epsilon=eps_node, delta=delta_part, certification=cert,
-                                                  gamma=self.gamma, variant=self.variant)
+                                                  gamma=self.gamma, variant=self.variant, n_classes=self.n_classes)
 
 
 @dataclass
@@ -319,9 +320,10 @@ def _step(cfg: GiniListConfig, n_candidates: int, walk: _Walk, steps: list) -> P
     rest = cfg.budget[2] == "basic"
     if rest:  # a basic-composition filter: the table takes all the steps left
         mech = DiscreteLaplaceMechanism(cfg.epsilon - compose([p.entry for p in steps], "basic", 0.0)[0])
+    rest_note = "; all the budget the steps left" if rest else ""
     entry = LedgerEntry(COUNTS_RELEASE, **count_fields(mech),
-                        note=f"{walk.n_rules + 1} cells x 2 classes; a record lies in one cell of the released list "
-                             "(l1 and l2 sensitivity 1)" + ("; all the budget the steps left" if rest else ""))
+                        note=f"{walk.n_rules + 1} cells x {cfg.n_classes} classes; a record lies in one cell of the "
+                             f"released list (l1 and l2 sensitivity 1){rest_note}")
     return PlannedRelease(entry, lambda cells, rng: mech.randomise(np.array(cells, dtype=np.int64), rng)
                           .astype(np.float64), Integers(), ("rules[*].counts", "default_rule.counts"))
 

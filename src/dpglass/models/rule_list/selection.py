@@ -69,20 +69,23 @@ from dpglass.privacy.mechanisms import (
     SmoothCauchyMechanism,
     SmoothLaplaceMechanism,
 )
-from dpglass.privacy.sensitivity import (
-    GINI_GLOBAL_SENSITIVITY,
-    gini_local_sensitivity,
-    gini_smooth_sensitivity,
-    weighted_gini,
-)
+from dpglass.models.rule_list.impurity import split_errors, split_gini
+from dpglass.privacy.sensitivity import GINI_GLOBAL_SENSITIVITY, gini_local_sensitivity, gini_smooth_sensitivity
 
 __all__ = [
     "Certification", "LOCAL_SCALE_FACTOR", "MECHANISMS", "PURE_MECHANISMS", "SELECTORS", "StepCounts",
-    "certification_margin", "select", "select_next_rule",
+    "certification_margin", "local_scale_factor", "select", "select_next_rule",
 ]
 
-#: 1 + c, with c = sup_n |1/LS(n) - 1/LS(n-1)| / 4 < 1/8 for the Gini impurity
-LOCAL_SCALE_FACTOR = 9.0 / 8.0
+
+def local_scale_factor(n_classes: int = 2) -> float:
+    """1 + c for local-pf: c = U sup_n |1/LS(n) - 1/LS(n-1)| / 4 < U / 4 with U = 1 - 1/K the range of the
+    Gini impurity of K classes (docs/privacy.md, "local-pf"): 9/8 for two classes, (5K - 1)/(4K) for K."""
+    return 1.0 + (1.0 - 1.0 / n_classes) / 4.0
+
+
+#: local_scale_factor of two classes: 9/8
+LOCAL_SCALE_FACTOR = local_scale_factor(2)
 
 
 def certification_margin(epsilon_count: float, delta_t: float) -> float:
@@ -103,22 +106,34 @@ def certification_margin(epsilon_count: float, delta_t: float) -> float:
 
 @dataclass(frozen=True)
 class StepCounts:
-    """Exact counts of one step: caught (c0, c1) per candidate, "no rule" last; remaining (n0, n1)."""
+    """Exact counts of one step: ``caught`` (K, options), each option's caught records of each class ("no rule"
+    last, catching none), and ``remaining`` (K,), the remaining records of each class."""
 
-    c0: np.ndarray
-    c1: np.ndarray
-    n0: float
-    n1: float
+    caught: np.ndarray
+    remaining: np.ndarray
     n_hat: float  # the released noisy remaining count
 
     @property
+    def n(self) -> int:
+        """The number of remaining records."""
+        return int(sum(float(v) for v in self.remaining))
+
+    @property
+    def left(self) -> np.ndarray:
+        return np.asarray(self.remaining, dtype=np.float64)[:, None] - self.caught
+
+    @property
+    def n_options(self) -> int:
+        return self.caught.shape[1]
+
+    @property
     def ginis(self) -> np.ndarray:
-        return weighted_gini(self.c1, self.c0, self.n1 - self.c1, self.n0 - self.c0)
+        return split_gini(self.caught, self.left)
 
     @property
     def errors(self) -> np.ndarray:
         """Training errors if the list ended with each candidate: both sides predict their majority."""
-        return np.minimum(self.c0, self.c1) + np.minimum(self.n0 - self.c0, self.n1 - self.c1)
+        return split_errors(self.caught, self.left)
 
 
 def select_next_rule(cache, removed: list, used: np.ndarray, n_hat: float, rng, ledger, planned):
@@ -126,19 +141,19 @@ def select_next_rule(cache, removed: list, used: np.ndarray, n_hat: float, rng, 
 
     Releases the selection through ``ledger`` as the plan's step ``planned``
     (its noise is the selector's ``choose``); on a rule, marks it used
-    (``removed``, ``used``).  Returns ``(candidate, (negatives, positives) it
-    catches)``, or ``(None, None)`` when "no rule" is selected.
+    (``removed``, ``used``).  Returns ``(candidate, the records of each class
+    it catches)``, or ``(None, None)`` when "no rule" is selected.
     """
-    n0, n1, c0, c1 = cache.counts(tuple(removed))
+    N, C = cache.class_counts(tuple(removed))
     idx = np.flatnonzero(~used)
-    counts = StepCounts(np.append(c0[idx], 0.0), np.append(c1[idx], 0.0), n0, n1, n_hat)  # last: no rule
-    choice = ledger.release(planned, counts, rng)
+    caught = np.concatenate([C[:, idx], np.zeros((C.shape[0], 1))], axis=1)  # last: no rule
+    choice = ledger.release(planned, StepCounts(caught, N, n_hat), rng)
     if choice == len(idx):
         return None, None
     cand = int(idx[choice])
     removed.append(cand)
     used[cand] = True
-    return cand, (c0[cand], c1[cand])
+    return cand, tuple(C[:, cand])
 
 
 @dataclass(frozen=True)
@@ -167,7 +182,9 @@ class RuleSelector:
     uses_delta = False  # the selection itself spends delta
     certifies = False  # relies on the certified minimum support
 
-    def __init__(self, *, epsilon, delta, certification: Certification, gamma=4.0, variant="corrected"):
+    def __init__(self, *, epsilon, delta, certification: Certification, gamma=4.0, variant="corrected",
+                 n_classes: int = 2):
+        self.n_classes = int(n_classes)  # K, public: the Gini impurity's range 1 - 1/K (local-pf) and table sizes
         self.epsilon = float(epsilon)
         self.delta = float(delta) if self.uses_delta else 0.0
         self.cert = certification if self.certifies else Certification()
@@ -200,7 +217,7 @@ class RuleSelector:
 
     def select(self, counts: StepCounts, rng) -> tuple[int, dict]:
         """``(choice, entry)``: one selection and its ledger fields."""
-        return self.choose(counts, rng), self.entry(counts.c0.shape[0], counts.n_hat)
+        return self.choose(counts, rng), self.entry(counts.n_options, counts.n_hat)
 
 
 class LocalPF(RuleSelector):
@@ -209,14 +226,16 @@ class LocalPF(RuleSelector):
     name = "local-pf"
 
     def choose(self, counts, rng):
-        n = int(counts.n0 + counts.n1)
-        mech = PermuteAndFlip(self.epsilon / LOCAL_SCALE_FACTOR, float(gini_local_sensitivity(n)))
+        factor = local_scale_factor(self.n_classes)
+        mech = PermuteAndFlip(self.epsilon / factor, float(gini_local_sensitivity(counts.n)))
         return mech.select(-counts.ginis, rng)
 
     def entry(self, n_options, n_hat):
         # sensitivity and scale depend on the exact remaining count: not recorded
+        K = self.n_classes  # epsilon / local_scale_factor(K) = 4K epsilon / (5K - 1)
         return self._entry("permute-and-flip (local scale)",
-                           note="scale 2 g(n-1) / (8 epsilon / 9) at the true remaining count n (not recorded); pure")
+                           note=f"scale 2 g(n-1) / ({4 * K} epsilon / {5 * K - 1}) at the true remaining count n "
+                                "(not recorded); pure")
 
 
 class CertifiedPF(RuleSelector):
@@ -254,7 +273,7 @@ class SmoothSelector(RuleSelector):
     def choose(self, counts, rng):
         mech = self._mechanism()
         support = self.cert.support if self.certifies_support else 1
-        sens = float(gini_smooth_sensitivity(int(counts.n0 + counts.n1), mech.beta, min_support=support,
+        sens = float(gini_smooth_sensitivity(counts.n, mech.beta, min_support=support,
                                              variant="paper" if self.paper else "corrected"))
         return int(np.argmin(mech.randomise(counts.ginis, sens, rng)))
 
@@ -312,7 +331,7 @@ class GlobalGaussian(RuleSelector):
         return GaussianMechanism(self.epsilon, self.delta, sens, calibration="analytic")
 
     def choose(self, counts, rng):
-        return int(np.argmin(self._mechanism(counts.c0.shape[0]).randomise(counts.ginis, rng)))
+        return int(np.argmin(self._mechanism(counts.n_options).randomise(counts.ginis, rng)))
 
     def entry(self, n_options, n_hat):
         m = n_options
@@ -342,7 +361,7 @@ class Exponential(RuleSelector):
 
 
 class NoisyCounts(RuleSelector):
-    """Discrete Laplace noise on every candidate's 4-cell table; Gini of the noisy tables."""
+    """Discrete Laplace noise on every candidate's 2K-cell table (caught / left x class); Gini of the noisy tables."""
 
     name = "noisy-counts"
 
@@ -350,15 +369,18 @@ class NoisyCounts(RuleSelector):
         return DiscreteLaplaceMechanism(self.epsilon / (2 * m if self.paper else m))
 
     def choose(self, counts, rng):
-        c0, c1 = counts.c0, counts.c1
-        table = np.stack([c1, c0, counts.n1 - c1, counts.n0 - c0])
-        a, b, c, d = np.maximum(self._mechanism(c0.shape[0]).randomise(table, rng), 0).astype(np.float64)
-        return int(np.argmin(_gini_of_noisy(a, b, c, d)))
+        K = counts.caught.shape[0]
+        # rows: caught then left, each from the last class to the first (for two classes the binary table's
+        # order: caught positives, caught negatives, left positives, left negatives)
+        table = np.concatenate([counts.caught[::-1], counts.left[::-1]])
+        noisy = np.maximum(self._mechanism(counts.n_options).randomise(table, rng), 0).astype(np.float64)
+        return int(np.argmin(split_gini(noisy[K - 1 :: -1], noisy[: K - 1 : -1], empty=1.0 - 1.0 / K)))
 
     def entry(self, n_options, n_hat):
         m = n_options
         return self._entry("discrete laplace counts", sensitivity=1.0, scale=self._mechanism(m).scale,
-                           note=f"4-cell table of each of {m} candidates at epsilon/{2 * m if self.paper else m} each")
+                           note=f"{2 * self.n_classes}-cell table of each of {m} candidates at "
+                                f"epsilon/{2 * m if self.paper else m} each")
 
 
 class ErrorsPF(RuleSelector):
@@ -399,17 +421,8 @@ MECHANISMS = tuple(SELECTORS)
 PURE_MECHANISMS = tuple(name for name, cls in SELECTORS.items() if not cls.uses_delta and name != "certified-pf")
 
 
-def _gini_of_noisy(a, b, c, d):
-    """Weighted Gini of real-valued (noisy, clipped) count tables."""
-    n = a + b + c + d
-    with np.errstate(divide="ignore", invalid="ignore"):
-        left = np.where(a + b > 0, a * b / (a + b), 0.0)
-        right = np.where(c + d > 0, c * d / (c + d), 0.0)
-        return np.where(n > 0, 2.0 * (left + right) / n, 0.5)
-
-
 def select(mechanism, *, c0, c1, n0, n1, n_hat, margin, epsilon, delta, min_support, gamma, variant, rng):
-    """One selection by ``SELECTORS[mechanism]`` on explicit counts (the audit's entry point).
+    """One selection by ``SELECTORS[mechanism]`` on explicit counts of two classes (the audit's entry point).
 
     ``c0``, ``c1`` have "no rule" last; ``delta`` is the selection's own delta
     and ``min_support`` the Lambda of the smooth sensitivity.  Returns
@@ -417,4 +430,5 @@ def select(mechanism, *, c0, c1, n0, n1, n_hat, margin, epsilon, delta, min_supp
     """
     cert = Certification(margin=margin, support=min_support)
     selector = SELECTORS[mechanism](epsilon=epsilon, delta=delta, certification=cert, gamma=gamma, variant=variant)
-    return selector.select(StepCounts(np.asarray(c0, float), np.asarray(c1, float), n0, n1, n_hat), rng)
+    caught = np.stack([np.asarray(c0, float), np.asarray(c1, float)])
+    return selector.select(StepCounts(caught, np.array([n0, n1], dtype=float), n_hat), rng)

@@ -9,6 +9,7 @@ import numpy as np
 
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models._file_checks import _Context, _fail, _is_count, _is_num, _need, _resolved_delta
+from dpglass.models.rule_list.rules import majority
 
 
 #: Mechanism names each private model writes into its ledger (a name ending in
@@ -42,19 +43,34 @@ def _check_rule_list(data: dict, ctx: _Context) -> None:
         _fail("stop_reason", f"is {stop!r}", f"one of {_STOP_REASONS}")
     if len(rules) > ctx.params["max_length"]:
         _fail("rules", f"has {len(rules)} rules", f"at most params.max_length = {ctx.params['max_length']}")
+    n_classes = _check_classes(data, ctx)
     noisy = bool(getattr(ctx.cls, "_noisy", False))
     for i, rule in enumerate(rules):
-        _check_rule(rule, f"rules[{i}]", ctx, noisy, is_default=False)
-    _check_rule(default, "default_rule", ctx, noisy, is_default=True)
+        _check_rule(rule, f"rules[{i}]", ctx, noisy, is_default=False, n_classes=n_classes)
+    _check_rule(default, "default_rule", ctx, noisy, is_default=True, n_classes=n_classes)
     _check_rule_candidates(rules, ctx)
     if ctx.params.get("mechanism") == "errors-pf":
         if ctx.ledger is not None:  # (in a selection's file its counts are checked as integers above)
-            _check_errors_list_ledger(data, ctx)
+            _check_errors_list_ledger(data, ctx, n_classes)
     elif noisy:
-        _check_rule_list_ledger(data, ctx)  # its plan, and without a ledger of its own (a selection's file) its values
+        # its plan, and without a ledger of its own (a selection's file) its values
+        _check_rule_list_ledger(data, ctx, n_classes)
 
 
-def _check_rule(rule, field: str, ctx: _Context, noisy: bool, is_default: bool) -> None:
+def _check_classes(data: dict, ctx: _Context) -> int:
+    """K, the number of the file's classes: at most the model's ``_max_classes``, and the declared
+    ``params.classes`` when there are some (the labels the rules predict and the counts are printed with)."""
+    classes = data["classes"]
+    most = getattr(ctx.cls, "_max_classes", 2)
+    if not 2 <= len(classes) <= most:
+        _fail("classes", f"has {len(classes)} labels", f"2 to {most} class labels")
+    declared = ctx.params.get("classes")
+    if declared is not None and list(declared) != list(classes):
+        _fail("classes", f"is {classes!r}", f"params.classes = {list(declared)!r}, the declared labels")
+    return len(classes)
+
+
+def _check_rule(rule, field: str, ctx: _Context, noisy: bool, is_default: bool, n_classes: int) -> None:
     if not isinstance(rule, dict):
         _fail(field, f"is {rule!r}", "an object with conditions, prediction, counts, noisy")
     _only_keys(rule, field, ("conditions", "prediction", "counts", "noisy"))
@@ -66,16 +82,16 @@ def _check_rule(rule, field: str, ctx: _Context, noisy: bool, is_default: bool) 
         _fail(f"{field}.conditions", f"has {len(conds)} conditions", f"1 to params.max_card = {max_card}")
     for j, cond in enumerate(conds):
         _check_condition(cond, f"{field}.conditions[{j}]", ctx)
-    counts = _need(rule, "counts", f"{field}.counts", list, "two class counts")
-    if len(counts) != 2 or not all(_is_num(c) and float(c).is_integer() for c in counts):
-        _fail(f"{field}.counts", f"is {counts!r}", "two integers (released counts are integers)")
+    K = n_classes
+    counts = _need(rule, "counts", f"{field}.counts", list, f"{K} class counts, one per class")
+    if len(counts) != K or not all(_is_num(c) and float(c).is_integer() for c in counts):
+        _fail(f"{field}.counts", f"is {counts!r}", f"{K} integers, one per class (released counts are integers)")
     if not noisy and min(counts) < 0:
-        _fail(f"{field}.counts", f"is {counts!r}", "two counts of records (>= 0; a non-private list has no noise)")
+        _fail(f"{field}.counts", f"is {counts!r}", f"{K} counts of records (>= 0; a non-private list has no noise)")
     if _need(rule, "noisy", f"{field}.noisy", bool, "true or false") != noisy:
         _fail(f"{field}.noisy", f"is {rule['noisy']!r}", f"{noisy} for a {ctx.cls.__name__}")
-    pred = _need(rule, "prediction", f"{field}.prediction", numbers.Integral, "0 or 1")
-    c0, c1 = counts
-    want = int(c1 >= c0) if noisy else int(c1 > c0)
+    pred = _need(rule, "prediction", f"{field}.prediction", numbers.Integral, f"a class index 0..{K - 1}")
+    want = majority(counts, noisy)
     if pred != want:
         _fail(f"{field}.prediction", f"is {pred!r}", f"{want}, the majority of its counts {counts}")
 
@@ -118,7 +134,7 @@ def _check_condition(cond, field: str, ctx: _Context) -> None:
     _need(cond, "value", f"{field}.value", bool, "true (x = 1) or false (x = 0)")
 
 
-def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
+def _check_rule_list_ledger(data: dict, ctx: _Context, n_classes: int) -> None:
     """The Gini mechanisms: the ledger is the release plan (``gini_steps``) replayed from the parameters and the
     values that select its branches (the file's remaining counts and rules), entry for entry; every released
     count lies in its domain, and the list stops where the plan says, for the reason it gives."""
@@ -133,7 +149,7 @@ def _check_rule_list_ledger(data: dict, ctx: _Context) -> None:
         epsilon=float(p["epsilon"]), delta=delta, K=int(p["max_length"]), mechanism=p["mechanism"],
         min_support=resolve_min_support(p["mechanism"], p["min_support"]), confidence=p["confidence"],
         gamma=4.0 if p["gamma"] is None else float(p["gamma"]), variant=p["variant"], accountant=p["accountant"],
-        count_noise=p.get("count_noise", "laplace"))
+        count_noise=p.get("count_noise", "laplace"), n_classes=n_classes)
     try:
         accountant = cfg.budget[2]
     except InvalidParameterError as exc:
@@ -181,7 +197,7 @@ def _replay(cfg, data: dict, ctx: _Context, counts: list) -> tuple[list, str, in
     return walk.steps, walk.stop, chosen
 
 
-def _check_errors_list_ledger(data: dict, ctx: _Context) -> None:
+def _check_errors_list_ledger(data: dict, ctx: _Context, n_classes: int) -> None:
     """errors-pf: the ledger is the release plan (``errors_plan``) replayed from the parameters and the stop it
     released (1..K selections, the rules they chose), and every released count is an integer."""
     from dpglass.models.rule_list.errors import errors_plan
@@ -201,4 +217,4 @@ def _check_errors_list_ledger(data: dict, ctx: _Context) -> None:
     if not ((n_rules == n_sel == K and stop == "max_length") or (n_rules == n_sel - 1 and stop == "no improvement")):
         _fail("rules", f"has {n_rules} rules (stop_reason {stop!r}) after {n_sel} selections",
               f"{n_sel} rules ('max_length', when {n_sel} = max_length) or {n_sel - 1} ('no improvement')")
-    check_against_plan(entries, errors_plan(eps, K, n_sel, n_rules), data, _fail)
+    check_against_plan(entries, errors_plan(eps, K, n_sel, n_rules, n_classes=n_classes), data, _fail)
