@@ -107,6 +107,21 @@ COMMANDS = (
         raw_help="folder for the per-fit table (default: results/gbdt-raw for the full plan, OUT/raw with --quick)",
         full_raw=os.path.join("results", "gbdt-raw"),
     ),
+    Command(
+        name="multiclass",
+        module="dpglass_experiments.multiclass",
+        help="issue 31: every dpglass model that learns K classes on wine, digits and a K = 5 synthetic task",
+        description=(
+            "Test accuracy vs epsilon (0.1, 0.4, 1, 4) of every registered model that learns K classes (read from "
+            "the registry at run time), a private naive Bayes floor and non-private references (multinomial "
+            "logistic regression, a depth-4 tree, GreedyRL, HistGradientBoosting) on scikit-learn's wine and "
+            "digits and a 10^5-record make_classification with 5 classes, 10 stratified 70/30 splits each; "
+            "features made 0/1 by public cut points of documented ranges. --quick is a smoke test (2 epsilons, "
+            "2 splits, small models, 3000 synthetic records). Interrupted runs resume where they stopped."
+        ),
+        quick_help="2 epsilons x 2 splits, small models, about a minute",
+        out="results/multiclass",
+    ),
 )
 
 
