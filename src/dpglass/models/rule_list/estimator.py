@@ -20,6 +20,10 @@ table at the end (2K + 1 releases; ``variant="paper"`` releases them rule by
 rule as the paper does, 3K + 1 releases where the paper counts 3K - 1), and
 a minimum-support stop whose failure probability is part of delta.  The private computation is the pure
 function :func:`fit_dp_rule_list`; the estimator is a thin wrapper.
+
+Both learn K >= 2 classes: every count is a table over the K classes, a rule
+predicts the class of its largest count, and the sensitivities are those of
+two classes (docs/privacy.md, "K classes").
 """
 
 from __future__ import annotations
@@ -295,6 +299,11 @@ class DPRuleListClassifier(_RuleListBase):
     with them.  ``epsilon`` is split evenly over the ``2 * max_length + 1``
     releases, and a list that stops early gives the table what it left
     (basic accounting).  See ``docs/privacy.md``.
+
+    With K > 2 classes every class count is a table over the K classes (the
+    releases and their guarantees are those of two classes), each rule
+    predicts the class of its largest noisy count, and the printout names
+    the labels (``then Gentoo``, ``noisy counts Gentoo: ..., Adelie: ...``).
 
     Parameters
     ----------

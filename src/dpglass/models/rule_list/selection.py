@@ -7,16 +7,20 @@ the index it selects and returns it with its own ledger entry (epsilon, delta,
 guarantee, note).  No caller edits an entry.  ``SELECTORS`` maps each
 ``mechanism=`` name to its class.  The privacy argument
 of each selector is in ``docs/privacy.md`` (section "DP greedy rule lists").
+Counts are of K >= 2 classes (:class:`StepCounts`); the Gini impurity of K
+classes has the binary sensitivities (docs/privacy.md, "K classes"), and
+only local-pf's scale and noisy-counts' table size depend on K.
 
 Selectors
 ---------
 ``local-pf``
     Permute-and-flip (report-noisy-max with exponential noise) on -Gini with
     the scale set by the local sensitivity g(n - 1) at the true remaining
-    count n, calibrated to 8/9 of the budget.  Pure epsilon-DP: the noise
-    scale varies with n, but 1/g(n - 1) moves by less than 1/2 per record and
-    the Gini impurity lies in [0, 1/2], so the winner's threshold moves by at
-    most (9/8) * epsilon' (docs/privacy.md).
+    count n, calibrated to 1 / (1 + (1 - 1/K) / 4) of the budget (8/9 for two
+    classes).  Pure epsilon-DP: the noise scale varies with n, but
+    1/g(n - 1) moves by less than 1/2 per record and the Gini impurity lies
+    in [0, 1 - 1/K], so the winner's threshold moves by at most
+    (1 + (1 - 1/K) / 4) * epsilon' (docs/privacy.md).
 ``certified-pf`` (default)
     Permute-and-flip on -Gini with sensitivity g(m0 - 1), where m0 is a lower
     bound on the remaining count certified by the released noisy count (it
@@ -38,14 +42,15 @@ Selectors
 ``exponential``
     The exponential mechanism on -Gini with sensitivity 0.5 (McSherry-Talwar).
 ``noisy-counts``
-    Laplace noise on every candidate's 4-cell count table (l1 sensitivity 1
-    each; epsilon split over the m candidates), Gini of the noisy tables.
+    Laplace noise on every candidate's 2K-cell count table (caught / left x
+    class; l1 sensitivity 1 each; epsilon split over the m candidates), Gini
+    of the noisy tables.
     ``variant="paper"`` splits over 2m as paper 001 does.
 ``errors-pf`` (dpglass's default since issue 12)
     Permute-and-flip on minus the number of training errors the list would
     make if it ended with the candidate (caught records and the rest each
-    predicted by their majority).  Adding a record raises every candidate's
-    count by 0 or 1, so the utilities are monotone with sensitivity 1: scale
+    predicted by their majority class).  Adding a record raises every
+    candidate's count by 0 or 1, so the utilities are monotone with sensitivity 1: scale
     1/epsilon, in records, and pure.  "No rule" scores the errors of stopping
     now plus a public bonus ``ln(m) / epsilon`` (m options), about the largest
     of m noises, so that the list stops unless a rule beats the noise.  Run by
