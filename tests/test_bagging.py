@@ -104,12 +104,13 @@ def test_dpbag_queries_follow_the_paper_accountant_record_by_record():
     X, y, public = _data(n=200)
     T, k = 4, 3
     _, assignment, W = _teachers(X, y, T, k, seed=1)
-    q, ones = B.dpbag_queries(W, public, assignment, T, epsilon=2.0, delta=1e-5, noise_scale=30.0, cap=800)
+    q, hist = B.dpbag_queries(W, public, assignment, T, epsilon=2.0, delta=1e-5, noise_scale=30.0, cap=800)
     share = _brute_force_shares(W, public, assignment, T)
     moments = np.cumsum(np.maximum(share, 1 - share) ** 2, axis=1).max(axis=0)
     eps_hat = B.dpbag_epsilon(moments, 30.0, 1e-5)
     assert 0 < q < 800 and eps_hat[q - 1] <= 2.0 < eps_hat[q]  # stops before the bound exceeds epsilon
-    np.testing.assert_array_equal(ones, B._votes(W, public[:q]).sum(axis=1))
+    ones = B._votes(W, public[:q]).sum(axis=1)  # the vote histogram of each query: (k T - ones, ones)
+    np.testing.assert_array_equal(hist, np.column_stack([k * T - ones, ones]))
 
 
 def test_unanimous_teachers_give_the_data_independent_number_of_queries():

@@ -106,7 +106,7 @@ def test_dpbag_plan_is_one_paper_claim_step_of_labels():
     assert (e.sensitivity, e.scale, e.curve) == (3.0, 30.0, None)
     assert step.domain == Points((0, 1)) and step.fields == ()
     ones = np.array([0, 30, 15, 29, 1])  # votes for the second class out of k T = 30
-    labels = step.noise(ones, np.random.default_rng(4))
+    labels = step.noise(np.column_stack([30 - ones, ones]), np.random.default_rng(4))  # each query's vote histogram
     mech, rng = ReportNoisyMax(epsilon=0.2, sensitivity=3.0), np.random.default_rng(4)
     assert labels.tolist() == [mech.select(np.array([30.0 - v, v]), rng) for v in ones]  # one draw a query, in order
     assert step.domain.problem(labels) is None

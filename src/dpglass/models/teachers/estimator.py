@@ -43,7 +43,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit
+from scipy.special import softmax
 
 from dpglass._validation import Interval, check_binary_X
 from dpglass.aggregates import is_distributed
@@ -57,8 +57,16 @@ from dpglass.models.teachers.plan import (  # the plans and budgets live there; 
     saa_labels,
     saa_query_budget,
     saa_release_plan,
+    saa_vote_labels,
 )
 from dpglass.models.logistic.estimator import LogisticScores
+from dpglass.models.teachers.learners import (  # the (non-released) learners and the votes live there; re-exported
+    _votes,
+    _with_intercept,
+    fit_logistic,
+    fit_teachers,
+    vote_histograms,
+)
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
@@ -76,11 +84,9 @@ __all__ = [
     "saa_query_budget",
     "saa_release_plan",
     "teacher_parts",
+    "vote_histograms",
 ]
 
-#: Gradient tolerance (per row) and iteration cap of the (non-released) teacher and student fits.
-_TOL = 1e-6
-_MAX_NEWTON = 100
 #: Public records whose teacher votes are computed at once (memory: rows x teachers booleans).
 _BLOCK = 256
 
@@ -96,50 +102,7 @@ _COMMON_CONSTRAINTS = {
 }
 
 
-# ------------------------------------------------------------------ teachers and student
-def _with_intercept(X01) -> np.ndarray:
-    X = np.asarray(X01, dtype=np.float64)
-    return np.column_stack([X, np.ones(X.shape[0])])
-
-
-def _logistic(A: np.ndarray, y01: np.ndarray, alpha: float, w: np.ndarray | None = None) -> np.ndarray:
-    """``argmin sum_i w_i log(1 + exp(-y_i b.a_i)) + (alpha/2)||b||^2`` (rows ``A`` with intercept); 0 if no rows.
-
-    ``w`` are the rows' record counts (a teacher's part of the pattern table;
-    None: one record a row).  Damped Newton (the objective is
-    ``alpha``-strongly convex), stopped when the gradient norm is below
-    ``_TOL`` times the number of records plus one, or when no step decreases
-    the objective.  Teachers and students are not privacy arguments (only
-    noisy votes leave the teachers; the student is post-processing), so no
-    certificate is needed.
-    """
-    ys = 2.0 * np.asarray(y01, dtype=np.float64) - 1.0
-    w = np.ones(A.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
-    YA = A * ys[:, None]
-    beta = np.zeros(A.shape[1])
-    value = float((w * np.logaddexp(0.0, -(YA @ beta))).sum())
-    limit = _TOL * (float(w.sum()) + 1)
-    for _ in range(_MAX_NEWTON):
-        s = expit(-(YA @ beta))
-        g = alpha * beta - YA.T @ (w * s)
-        if float(np.linalg.norm(g)) <= limit:
-            break
-        H = A.T @ (A * (w * (s * (1.0 - s)))[:, None])
-        H[np.diag_indices_from(H)] += alpha
-        step = np.linalg.solve(H, g)
-        t = 1.0
-        while t > 1e-10:
-            cand = beta - t * step
-            new = float((w * np.logaddexp(0.0, -(YA @ cand))).sum()) + 0.5 * alpha * float(cand @ cand)
-            if new <= value - 0.25 * t * float(g @ step):
-                break
-            t *= 0.5
-        else:
-            break
-        beta, value = cand, new
-    return beta
-
-
+# ------------------------------------------------------------------ teachers' parts
 #: Records assigned at a time when the teachers' parts are counted (memory: a few int64 per record).
 _ASSIGN_BLOCK = 1 << 20
 
@@ -184,36 +147,6 @@ def teacher_parts(table, assignment: np.ndarray, n_teachers: int) -> sp.csr_matr
     return parts
 
 
-def fit_teachers(table, parts: sp.csr_matrix, alpha: float) -> np.ndarray:
-    """Weights ``(teachers, d + 1)`` of one logistic regression per teacher, on its part of the table.
-
-    ``parts[t]`` holds teacher ``t``'s record count of every entry of the
-    :class:`~dpglass.aggregates.PatternTable` (:func:`teacher_parts`); the
-    loss is summed over those records (each distinct row once, weighted by
-    its count).  A teacher with no records has weights 0 (it votes for the
-    first class).
-    """
-    from threadpoolctl import threadpool_limits
-
-    A = _with_intercept(table.unpack())
-    labels = table.labels
-    W = np.zeros((parts.shape[0], A.shape[1]))
-    with threadpool_limits(1):  # thousands of small solves: threads only contend
-        for t in range(parts.shape[0]):
-            lo, hi = parts.indptr[t], parts.indptr[t + 1]
-            if hi > lo:
-                rows, w = parts.indices[lo:hi], parts.data[lo:hi]
-                # a column that is 0 on every row of the part gets weight 0 (L2): solve on the others
-                used = np.flatnonzero(A[rows].any(axis=0))
-                W[t, used] = _logistic(A[np.ix_(rows, used)], labels[rows], alpha, w)
-    return W
-
-
-def _votes(W: np.ndarray, X_block) -> np.ndarray:
-    """Teacher votes for the second class, ``(rows, teachers)`` booleans."""
-    return (_with_intercept(X_block) @ W.T) > 0.0
-
-
 # ---------------------------------------------------------------- DP-Bag's queries
 def _membership(assignment: np.ndarray, n_teachers: int) -> sp.csr_matrix:
     """``(records, teachers)`` with ``1/k`` where a record is in a teacher's part (k = partitions)."""
@@ -223,42 +156,63 @@ def _membership(assignment: np.ndarray, n_teachers: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.full(n * k, 1.0 / k), (rows, cols)), shape=(n, k * n_teachers))
 
 
-def dpbag_queries(W, X_pub, assignment, n_teachers, *, epsilon, delta, noise_scale, cap):
-    """How many public records DP-Bag labels, and their raw vote counts for the second class.
+def _record_shares(M: sp.csr_matrix, V: np.ndarray, n_classes: int) -> np.ndarray:
+    """``m_i(x)``, ``(records, queries)``: the largest share of record i's teachers voting for one class.
+
+    The shares of classes ``1..K-1`` are counted, the first's is 1 minus their
+    sum (for two classes ``max(share, 1 - share)``, as the paper writes it).
+    """
+    shares = [np.asarray(M @ (V == c).T.astype(np.float64)) for c in range(1, int(n_classes))]
+    total = shares[0]
+    for other in shares[1:]:
+        total = total + other
+    m = np.maximum(shares[0], 1.0 - total)
+    for other in shares[1:]:
+        m = np.maximum(m, other)
+    return m
+
+
+def dpbag_queries(W, X_pub, assignment, n_teachers, *, epsilon, delta, noise_scale, cap, n_classes=2):
+    """How many public records DP-Bag labels, and their raw vote histograms ``(queries, K)``.
 
     Queries ``X_pub[0], X_pub[1], ...`` are taken in turn while the paper's
     epsilon-hat (:func:`dpbag_epsilon`) after them stays at most ``epsilon``
     (the authors' code answers one query past that point; we do not), at
-    most ``cap`` of them.  ``m_i(x)`` is the larger of the shares of record
-    i's ``k`` teachers that vote for each class.  Data-dependent: this is the
-    paper's claim, not a proven bound.
+    most ``cap`` of them.  ``m_i(x)`` is the largest of the shares of record
+    i's ``k`` teachers that vote for each of the ``K`` classes.
+    Data-dependent: this is the paper's claim, not a proven bound.
     """
     M = _membership(assignment, n_teachers)
     running = np.zeros(M.shape[0])
     counts = []
     for start in range(0, min(cap, X_pub.shape[0]), _BLOCK):
         V = _votes(W, X_pub[start:min(start + _BLOCK, cap)])
-        share = np.asarray(M @ V.T.astype(np.float64))  # (records, queries): share of i's teachers voting 1
-        m2 = np.maximum(share, 1.0 - share) ** 2
+        m2 = _record_shares(M, V, n_classes) ** 2  # (records, queries)
         cumulative = running[:, None] + np.cumsum(m2, axis=1)
         worst = cumulative.max(axis=0) if cumulative.shape[0] else np.zeros(cumulative.shape[1])
         over = np.flatnonzero(dpbag_epsilon(worst, noise_scale, delta) > epsilon * (1 + 1e-12))
         stop = int(over[0]) if over.size else V.shape[0]
-        counts.append(V[:stop].sum(axis=1))
+        counts.append(vote_histograms(V[:stop], n_classes))
         if over.size:
             break
         running = cumulative[:, -1]
-    counts = np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64)
-    return counts.size, counts.astype(np.int64)
+    counts = np.concatenate(counts) if counts else np.zeros((0, int(n_classes)), dtype=np.int64)
+    return counts.shape[0], counts
 
 
 # ------------------------------------------------------------------------- estimators
+def _features_used(coef: np.ndarray) -> int:
+    """Features with a non-zero coefficient (for some class)."""
+    return int(np.count_nonzero(coef if coef.ndim == 1 else np.any(coef != 0, axis=0)))
+
+
 class _TeacherStudent(LogisticScores, ClassifierBase):
     """What DP-Bag and subsample-and-aggregate share: data checks, the public part, the student, printing."""
 
     _private = True
 
     _distributed_fit = True  # teachers learn from parts of the pattern table: fits on dask collections
+    _max_classes = 255  # teachers vote over K classes (a noisy argmax); the student is multinomial for K >= 3
 
     def _fit_common(self, X, y, X_public):
         self._validate_params()
@@ -278,12 +232,24 @@ class _TeacherStudent(LogisticScores, ClassifierBase):
         return rng, table, X_pub, cap, split_rng, noise_rng
 
     def _fit_student(self, X_pub, labels, ledger, rng) -> None:
-        beta = _logistic(_with_intercept(X_pub[: labels.size]), labels, float(self.alpha))
-        self.coef_ = beta[:-1].copy()
-        self.intercept_ = float(beta[-1])
+        beta = fit_logistic(_with_intercept(X_pub[: labels.size]), labels, len(self.classes_), float(self.alpha))
+        self.coef_ = beta[..., :-1].copy()  # (d,) for two classes, (K, d) for more
+        self.intercept_ = float(beta[-1]) if beta.ndim == 1 else beta[:, -1].copy()
         self.privacy_ledger_ = ledger
         self.privacy_ledger_.replayable = is_replayable(rng)
-        self.n_features_used_ = int(np.count_nonzero(self.coef_))
+        self.n_features_used_ = _features_used(self.coef_)
+
+    def decision_function(self, X):
+        """The log-odds (two classes), or the ``K`` class scores ``X @ coef_.T + intercept_`` (``K >= 3``)."""
+        if np.ndim(getattr(self, "coef_", None)) != 2:  # two classes, or not fitted (the base says so)
+            return super().decision_function(X)
+        return self._check_predict_data(X) @ self.coef_.T + self.intercept_
+
+    def predict_proba(self, X):
+        """The student's probabilities, columns in ``classes_`` order (softmax of the scores for ``K >= 3``)."""
+        if np.ndim(getattr(self, "coef_", None)) != 2:
+            return super().predict_proba(X)
+        return softmax(self.decision_function(X), axis=1)
 
     def _headline(self) -> list[str]:  # pragma: no cover - both subclasses override it
         raise NotImplementedError
@@ -291,22 +257,41 @@ class _TeacherStudent(LogisticScores, ClassifierBase):
     def to_text(self, top: int | None = None) -> str:
         """The student's coefficient table (largest magnitude first), with feature names."""
         names = self.feature_names()
-        order = np.argsort(-np.abs(self.coef_), kind="stable")[: top if top is not None else None]
+        size = np.abs(self.coef_) if np.ndim(self.coef_) == 1 else np.abs(self.coef_).max(axis=0)
+        order = np.argsort(-size, kind="stable")[: top if top is not None else None]
         eps, delta = self.privacy_ledger_.total()
         lines = self._headline()
         lines.append(f"privacy: epsilon={eps:.4g}, delta={delta:.3g} ({self.privacy_ledger_.guarantee})")
-        return "\n".join(lines + self._coefficient_table(names, order))
+        table = self._coefficient_table if np.ndim(self.coef_) == 1 else self._class_coefficient_table
+        return "\n".join(lines + table(names, order))
+
+    def _class_coefficient_table(self, names, order) -> list[str]:
+        """``K >= 3``: one column of coefficients per class (in ``classes_`` order), the intercepts, how to read."""
+        labels = [str(c) for c in self.classes_]
+        cells = [[f"{v:+.3f}" for v in col] for col in np.column_stack([self.coef_, self.intercept_])]
+        widths = [max(len(labels[k]), *(len(c) for c in cells[k])) for k in range(len(labels))]
+        row = lambda j, name: "  ".join(f"{cells[k][j]:>{widths[k]}}" for k in range(len(labels))) + f"  {name}"  # noqa: E731
+        lines = ["  ".join(f"{lab:>{w}}" for lab, w in zip(labels, widths)) + "  feature"]
+        lines += [row(j, names[j]) for j in order]
+        lines.append(row(len(names), "(intercept)"))
+        lines.append("predict the class whose score is largest: the sum of its coefficients of the features that are "
+                     "1, plus its intercept")
+        return lines
 
     def _state_to_dict(self) -> dict:
-        return {"coef": [float(c) for c in self.coef_], "intercept": float(self.intercept_),
-                "n_public": int(self.n_public_), "public_given": bool(self.public_given_)}
+        if np.ndim(self.coef_) == 1:
+            coef, intercept = [float(c) for c in self.coef_], float(self.intercept_)
+        else:
+            coef, intercept = [[float(c) for c in row] for row in self.coef_], [float(c) for c in self.intercept_]
+        return {"coef": coef, "intercept": intercept, "n_public": int(self.n_public_),
+                "public_given": bool(self.public_given_)}
 
     def _state_from_dict(self, data: dict) -> None:
         self.coef_ = np.array(data["coef"], dtype=np.float64)
-        self.intercept_ = float(data["intercept"])
+        self.intercept_ = float(data["intercept"]) if self.coef_.ndim == 1 else np.array(data["intercept"], float)
         self.n_public_ = int(data["n_public"])
         self.public_given_ = bool(data.get("public_given", True))  # files before the flag: a public part assumed
-        self.n_features_used_ = int(np.count_nonzero(self.coef_))
+        self.n_features_used_ = _features_used(self.coef_)
 
     def _public_words(self) -> str:
         """What the student learned from: the declared public records, or uniform random rows."""
@@ -419,25 +404,30 @@ class SubsampleAggregateClassifier(_TeacherStudent):
         """
         rng, table, X_pub, _, split_rng, noise_rng = self._fit_common(X, y, X_public)
         delta = self._resolve_delta(self.delta)
-        params, T = self.get_params(deep=False), int(self.n_teachers)
-        plan = saa_release_plan(params, self.n_public_)  # Q labels: public parameters and the public part's size
-        q, acct = saa_labels(params, self.n_public_)[:2]
+        params, T, K = self.get_params(deep=False), int(self.n_teachers), len(self.classes_)
+        plan = saa_release_plan(params, self.n_public_, K)  # Q labels: public parameters, part's size, classes
+        q, acct = saa_labels(params, self.n_public_, K)[:2]
         self._warn_about_guarantee(float(self.epsilon))
         parts = teacher_parts(table, assign_records(table, T, 1, split_rng), T)
-        W = fit_teachers(table, parts, float(self.alpha))
-        votes = np.concatenate([_votes(W, X_pub[a:min(a + _BLOCK, q)]).sum(axis=1) for a in range(0, q, _BLOCK)]
-                               ) if q else np.zeros(0, dtype=np.int64)
+        W = fit_teachers(table, parts, float(self.alpha), K)
+        hist = np.concatenate([vote_histograms(_votes(W, X_pub[a:min(a + _BLOCK, q)]), K) for a in range(0, q, _BLOCK)]
+                              ) if q else np.zeros((0, K), dtype=np.int64)
         ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta).follow(plan)
-        noisy = ledger.release(plan[0], votes, noise_rng)
-        labels = (2 * np.asarray(noisy, dtype=np.int64) > T).astype(np.uint8)  # post-processing of the counts
+        exact = hist[:, 1] if K == 2 else hist  # the counts of plan.released_classes(K)
+        noisy = ledger.release(plan[0], exact, noise_rng)
+        labels = saa_vote_labels(noisy, T, K)  # post-processing of the counts: their noisy argmax
         self.n_labelled_, self.composition_, self.delta_ = q, acct, delta
         self._fit_student(X_pub, labels, ledger, rng)
         return self
 
     def _headline(self) -> list[str]:
         return [f"SubsampleAggregateClassifier: student logistic regression on {self.n_labelled_} of "
-                f"{self.n_public_} {self._public_words()}, labelled by the noisy majority of {self.n_teachers} "
-                "teachers"]
+                f"{self.n_public_} {self._public_words()}, labelled by the noisy {self._vote_words()} of "
+                f"{self.n_teachers} teachers"]
+
+    def _vote_words(self) -> str:
+        K = len(self.classes_)
+        return "majority" if K == 2 else f"plurality (argmax of the vote counts of {K} classes)"
 
     def _state_to_dict(self) -> dict:
         return {**super()._state_to_dict(), "n_labelled": int(self.n_labelled_), "composition": self.composition_,
@@ -536,13 +526,14 @@ class DPBaggingClassifier(_TeacherStudent):
         delta = self._resolve_delta(self.delta)
         T, k = int(self.n_teachers), int(self.n_partitions)
         self._warn_about_guarantee(float(self.epsilon), "DP-Bag's data-dependent moments accountant")
-        plan = dpbag_release_plan(self.get_params(deep=False))  # one paper-claim entry: the whole budget
+        K = len(self.classes_)
+        plan = dpbag_release_plan(self.get_params(deep=False), K)  # one paper-claim entry: the whole budget
         assignment = assign_records(table, T, k, split_rng)  # per record: the accountant reads each one's teachers
-        W = fit_teachers(table, teacher_parts(table, assignment, T), float(self.alpha))
-        q, ones = dpbag_queries(W, X_pub, assignment, T, epsilon=float(self.epsilon), delta=delta,
-                                noise_scale=float(self.noise_scale), cap=cap)
+        W = fit_teachers(table, teacher_parts(table, assignment, T), float(self.alpha), K)
+        q, hist = dpbag_queries(W, X_pub, assignment, T, epsilon=float(self.epsilon), delta=delta,
+                                noise_scale=float(self.noise_scale), cap=cap, n_classes=K)
         ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta).follow(plan)
-        labels = ledger.release(plan[0], ones, noise_rng)  # report-noisy-max, query after query
+        labels = ledger.release(plan[0], hist, noise_rng)  # report-noisy-max, query after query
         self.n_labelled_, self.delta_ = q, delta
         self._fit_student(X_pub, labels, ledger, rng)
         return self

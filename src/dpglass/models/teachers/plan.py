@@ -8,12 +8,18 @@ through it (:meth:`~dpglass.privacy.ledger.PrivacyLedger.release`) and the
 file verifier replays it (:func:`~dpglass.privacy.plan.check_against_plan`).
 
 * Subsample-and-aggregate: one step, the noisy vote counts of the first
-  ``Q`` public records (integers), ``Q`` the largest number of
-  :func:`saa_label_entry` releases whose composition fits ``(epsilon, delta)``
-  (:func:`saa_query_budget`: public inputs only).  The ledger records the
-  composition as one entry (a composition result, as the ledger's
-  conventions allow); the labels ``2 (v + Z) > T`` are post-processing.
-* DP-Bag: one step, the report-noisy-max labels (indices 0/1) of as many
+  ``Q`` public records (integers): with two classes the count of the second
+  class (the first is ``T`` minus it), with ``K >= 3`` classes the count of
+  every class (:func:`released_classes`).  One record moves one teacher's
+  vote, which changes :func:`moved_counts` of the released counts by one
+  (1 for two classes, 2 for more), so a label costs that many
+  :func:`saa_label_entry` releases; ``Q`` is the largest number of labels
+  whose composition fits ``(epsilon, delta)`` (:func:`saa_query_budget`:
+  public inputs only).  The ledger records the composition as one entry (a
+  composition result, as the ledger's conventions allow); the labels, the
+  noisy argmax of the vote histogram (:func:`saa_vote_labels`; ``2 (v + Z) > T``
+  for two classes), are post-processing.
+* DP-Bag: one step, the report-noisy-max labels (indices 0..K-1) of as many
   public records as the paper's data-dependent accountant allows
   (:func:`dpbag_epsilon`); the paper's claim is the whole ``(epsilon, delta)``
   whatever that number is, so the step is one composite ``paper-claim``
@@ -42,12 +48,15 @@ __all__ = [
     "SAA_MECHANISM_PREFIX",
     "dpbag_epsilon",
     "dpbag_release_plan",
+    "moved_counts",
     "query_cap",
+    "released_classes",
     "resolved_delta",
     "saa_label_entry",
     "saa_labels",
     "saa_query_budget",
     "saa_release_plan",
+    "saa_vote_labels",
 ]
 
 #: The ledger name of DP-Bag's release (one entry).
@@ -73,10 +82,33 @@ def saa_label_entry(noise_scale: float) -> LedgerEntry:
     return LedgerEntry("label", "discrete laplace", epsilon=mech.epsilon, curve=mech.curve)
 
 
-def _composed(q: int, noise_scale: float, delta: float, accountant: str) -> tuple[float, float]:
+def released_classes(n_classes: int) -> tuple[int, ...]:
+    """The classes whose noisy vote counts subsample-and-aggregate releases for one public record.
+
+    Two classes: the second only (``(1,)``: the first's count is ``T`` minus it, so releasing it too would
+    double the cost for nothing).  ``K >= 3``: every class (releasing ``K - 1`` of them costs as much, see
+    :func:`moved_counts`, and would leave the remaining one with ``K - 1`` noises).
+    """
+    return (1,) if int(n_classes) == 2 else tuple(range(int(n_classes)))
+
+
+def moved_counts(n_classes: int) -> int:
+    """How many released vote counts one record can change, each by one: 1 for two classes, 2 for more.
+
+    Adding or removing a record changes one teacher's part (the parts are disjoint), hence at most its vote,
+    from class ``a`` to class ``b``: the vote histogram changes by ``e_b - e_a``.  Among
+    :func:`released_classes` that is one count for two classes (only class 1 is released) and at most two
+    (``a`` and ``b``) for ``K >= 3``.  Each released count has sensitivity 1, so one label's release is
+    dominated by this many sensitivity-1 discrete-Laplace releases (docs/privacy.md, subsample and
+    aggregate).
+    """
+    return min(2, len(released_classes(n_classes)))
+
+
+def _composed(q: int, noise_scale: float, delta: float, accountant: str, per_label: int = 1) -> tuple[float, float]:
     if q == 0:
         return 0.0, 0.0
-    return compose([saa_label_entry(noise_scale)] * q, accountant, delta)
+    return compose([saa_label_entry(noise_scale)] * (q * per_label), accountant, delta)
 
 
 def _largest_within(fits, lo: int, hi: int) -> int:
@@ -92,30 +124,34 @@ def _largest_within(fits, lo: int, hi: int) -> int:
 
 @functools.lru_cache(maxsize=256)
 def saa_query_budget(epsilon: float, delta: float, noise_scale: float, cap: int,
-                     accountant: str = "auto") -> tuple[int, str, float, float]:
+                     accountant: str = "auto", per_label: int = 1) -> tuple[int, str, float, float]:
     """``(Q, accountant, epsilon spent, delta spent)``: how many noisy labels fit ``(epsilon, delta)``.
 
-    Each label is a discrete-Laplace count of scale ``noise_scale`` and
-    sensitivity 1 (``1/noise_scale``-DP alone, :func:`saa_label_entry`);
-    ``Q`` is the largest number (at most ``cap``) whose composition under the
-    accountant stays within ``epsilon`` at ``delta``.  ``"auto"``:
-    ``"basic"`` when ``delta = 0``, else whichever of ``"pld"`` and ``"rdp"``
-    allows more labels.  Public inputs only.
+    Each label costs ``per_label`` discrete-Laplace counts of scale
+    ``noise_scale`` and sensitivity 1 (``1/noise_scale``-DP each,
+    :func:`saa_label_entry`; ``per_label`` is :func:`moved_counts`: 1 for two
+    classes, 2 for more); ``Q`` is the largest number (at most ``cap``) whose
+    ``Q * per_label`` counts compose under the accountant within ``epsilon``
+    at ``delta``.  ``"auto"``: ``"basic"`` when ``delta = 0``, else whichever
+    of ``"pld"`` and ``"rdp"`` allows more labels.  Public inputs only.
 
     Examples
     --------
     >>> saa_query_budget(1.0, 0.0, 50.0, 1000)[:2]  # basic composition: 1 / (1/50)
     (50, 'basic')
+    >>> saa_query_budget(1.0, 0.0, 50.0, 1000, per_label=2)[:2]  # three classes or more: two counts a label
+    (25, 'basic')
     """
     if delta <= 0 or accountant == "basic":
-        q = min(cap, int(math.floor(epsilon * noise_scale * (1 + 1e-12))))
-        q = _largest_within(lambda m: _composed(m, noise_scale, 0.0, "basic")[0] <= epsilon * (1 + 1e-12), 0, q)
-        return (q, "basic", *_composed(q, noise_scale, 0.0, "basic"))
+        q = min(cap, int(math.floor(epsilon * noise_scale * (1 + 1e-12) / per_label)))
+        q = _largest_within(lambda m: _composed(m, noise_scale, 0.0, "basic", per_label)[0] <= epsilon * (1 + 1e-12),
+                            0, q)
+        return (q, "basic", *_composed(q, noise_scale, 0.0, "basic", per_label))
     tried = ("pld", "rdp") if accountant == "auto" else (accountant,)
     best = None
     for acct in tried:
-        fits = lambda m, a=acct: _composed(m, noise_scale, delta, a)[0] <= epsilon  # noqa: E731
-        lo = saa_query_budget(epsilon, 0.0, noise_scale, cap, "basic")[0]  # basic is always valid
+        fits = lambda m, a=acct: _composed(m, noise_scale, delta, a, per_label)[0] <= epsilon  # noqa: E731
+        lo = saa_query_budget(epsilon, 0.0, noise_scale, cap, "basic", per_label)[0]  # basic is always valid
         hi = lo
         while hi < cap and fits(min(cap, 2 * hi + 1)):
             hi = min(cap, 2 * hi + 1)
@@ -123,42 +159,71 @@ def saa_query_budget(epsilon: float, delta: float, noise_scale: float, cap: int,
         if best is None or q > best[0]:
             best = (q, acct)
     q, acct = best
-    return (q, acct, *_composed(q, noise_scale, delta, acct))
+    return (q, acct, *_composed(q, noise_scale, delta, acct, per_label))
 
 
-def saa_labels(params: dict, n_public: int) -> tuple[int, str, float, float]:
-    """:func:`saa_query_budget` of a SubsampleAggregateClassifier's parameters and its public part's size."""
-    return saa_query_budget(float(params["epsilon"]), resolved_delta(params), float(params["noise_scale"]),
-                            query_cap(params, n_public), params["accountant"])
+def saa_labels(params: dict, n_public: int, n_classes: int = 2) -> tuple[int, str, float, float]:
+    """:func:`saa_query_budget` of a SubsampleAggregateClassifier's parameters, its public part's size and its
+    number of classes (public: the declared label set)."""
+    args = (float(params["epsilon"]), resolved_delta(params), float(params["noise_scale"]),
+            query_cap(params, n_public), params["accountant"])
+    per = moved_counts(n_classes)
+    return saa_query_budget(*args) if per == 1 else saa_query_budget(*args, per_label=per)
 
 
-def saa_release_plan(params: dict, n_public: int) -> list[PlannedRelease]:
+def saa_release_plan(params: dict, n_public: int, n_classes: int = 2) -> list[PlannedRelease]:
     """SubsampleAggregateClassifier's releases: one step, the noisy vote counts of ``Q`` public records.
 
     ``Q`` and the composed ``(epsilon, delta)`` are :func:`saa_labels` of the
-    parameters and the public part's size; the step's noise is discrete
-    Laplace of scale ``noise_scale`` on each count (drawn in one vector, in
-    query order) and refuses any number of counts but ``Q``; the released
-    counts are integers (docs/privacy.md, subsample and aggregate).
+    parameters, the public part's size and the number of classes; the step's
+    noise is discrete Laplace of scale ``noise_scale`` on each count of
+    :func:`released_classes` (drawn in one array, query after query) and
+    refuses any other shape of counts than ``(Q,)`` (two classes) or
+    ``(Q, K)``; the released counts are integers (docs/privacy.md, subsample
+    and aggregate).
     """
-    q, acct, eps, spent_delta = saa_labels(params, n_public)
+    K = int(n_classes)
+    q, acct, eps, spent_delta = saa_labels(params, n_public, K)
     s, T = float(params["noise_scale"]), int(params["n_teachers"])
     mech = DiscreteLaplaceMechanism(1.0 / s)
+    m = q * moved_counts(K)
+    if K == 2:
+        what, composed = "noisy teacher vote counts", f"{q} labels"
+        how = f"each label is 2 (v + Z) > {T} for the vote count v (sensitivity 1)"
+    else:
+        what, composed = f"noisy teacher vote counts of {K} classes", f"{m} counts ({q} labels x 2)"
+        how = (f"each label is the argmax of v + Z for the {K} vote counts v (each of sensitivity 1; one record "
+               "moves one teacher's vote, changing two counts by one, so a label costs two counts)")
     entry = LedgerEntry(
-        f"labels of {q} public records (noisy teacher vote counts)", f"{SAA_MECHANISM_PREFIX}discrete laplace x{q}, "
-        f"{acct})", epsilon=eps, delta=spent_delta, sensitivity=1.0, scale=mech.scale, guarantee="proven",
-        note=(f"{T} teachers on disjoint random parts; each label is 2 (v + Z) > {T} for the vote count v "
-              f"(sensitivity 1) and Z discrete Laplace of scale {s:g}; {q} labels composed by {acct} "
-              "(docs/privacy.md, subsample and aggregate)"))
-    return [PlannedRelease(entry, functools.partial(_noisy_counts, mech, q), Integers(), ())]
+        f"labels of {q} public records ({what})", f"{SAA_MECHANISM_PREFIX}discrete laplace x{m}, {acct})",
+        epsilon=eps, delta=spent_delta, sensitivity=1.0, scale=mech.scale, guarantee="proven",
+        note=(f"{T} teachers on disjoint random parts; {how} and Z discrete Laplace of scale {s:g}; {composed} composed "
+              f"by {acct} (docs/privacy.md, subsample and aggregate)"))
+    shape = (q,) if K == 2 else (q, K)
+    return [PlannedRelease(entry, functools.partial(_noisy_counts, mech, shape), Integers(), ())]
 
 
-def _noisy_counts(mech: DiscreteLaplaceMechanism, q: int, votes, rng) -> np.ndarray:
-    """``votes + Z`` (int64) for exactly ``q`` vote counts; nothing is drawn for none."""
+def _noisy_counts(mech: DiscreteLaplaceMechanism, shape: tuple, votes, rng) -> np.ndarray:
+    """``votes + Z`` (int64) for vote counts of exactly ``shape``; nothing is drawn for none."""
     votes = np.asarray(votes).astype(np.int64)
-    if votes.shape != (q,):  # a fit that asks for other releases than its plan's
-        raise RuntimeError(f"The plan releases {q} vote counts; got an array of shape {votes.shape}.")
-    return mech.randomise(votes, rng) if q else votes
+    if votes.shape != shape:  # a fit that asks for other releases than its plan's
+        n = " x ".join(str(m) for m in shape)
+        raise RuntimeError(f"The plan releases {n} vote counts; got an array of shape {votes.shape}.")
+    return mech.randomise(votes, rng) if votes.size else votes
+
+
+def saa_vote_labels(noisy, n_teachers: int, n_classes: int) -> np.ndarray:
+    """The labels (codes, uint8) from the released noisy counts: the argmax of each noisy vote histogram.
+
+    ``noisy`` holds the counts of :func:`released_classes`: for two classes the
+    count ``v + Z`` of the second, the first's being ``T - (v + Z)``, so the
+    label is 1 exactly when ``2 (v + Z) > T``; for ``K >= 3`` the ``(Q, K)``
+    counts.  A tie goes to the first class (numpy's argmax).  Post-processing.
+    """
+    noisy = np.asarray(noisy, dtype=np.int64)
+    if int(n_classes) == 2:
+        noisy = np.column_stack([int(n_teachers) - noisy, noisy]) if noisy.size else np.zeros((0, 2), np.int64)
+    return np.argmax(noisy, axis=1).astype(np.uint8) if noisy.shape[0] else np.zeros(0, dtype=np.uint8)
 
 
 # ---------------------------------------------------------------- DP-Bag's accountant
@@ -190,32 +255,37 @@ def dpbag_epsilon(moment_sum, noise_scale: float, delta: float) -> np.ndarray:
     return out if np.ndim(moment_sum) else out[0]
 
 
-def dpbag_release_plan(params: dict) -> list[PlannedRelease]:
+def dpbag_release_plan(params: dict, n_classes: int = 2) -> list[PlannedRelease]:
     """DPBaggingClassifier's releases: one ``paper-claim`` step, the labels of public records.
 
-    Each label is report-noisy-max over the two raw vote counts
-    ``(k T - v, v)`` with Laplace noise of scale ``k * noise_scale``
+    Each label is report-noisy-max over the ``K`` raw vote counts (for two
+    classes ``(k T - v, v)``) with Laplace noise of scale ``k * noise_scale``
     (``ReportNoisyMax(2/noise_scale, sensitivity k)``: the paper's normalised
     counts at scale ``noise_scale``), drawn query after query; the released
-    values are indices in ``{0, 1}``.  How many are released is decided by
+    values are indices in ``{0, ..., K - 1}``.  How many are released is decided by
     the paper's data-dependent accountant (:func:`dpbag_epsilon`); its claim
     is the whole ``(epsilon, delta)``, which is what the entry records
     (docs/privacy.md, DP-Bag).
     """
     s, T, k = float(params["noise_scale"]), int(params["n_teachers"]), int(params["n_partitions"])
+    K = int(n_classes)
     mech = ReportNoisyMax(epsilon=2.0 / s, sensitivity=float(k), noise="laplace")  # scale k * s on raw votes
+    over = "" if K == 2 else f" over {K} classes"
     entry = LedgerEntry(
         "labels of public records (noisy teacher votes, as many as the accountant allows)", DPBAG_MECHANISM,
         epsilon=float(params["epsilon"]), delta=resolved_delta(params), sensitivity=float(k), scale=mech.scale,
         guarantee="paper-claim",
-        note=(f"Jordon, Yoon & van der Schaar 2019: {k} partitions x {T} teachers, report-noisy-max with "
+        note=(f"Jordon, Yoon & van der Schaar 2019: {k} partitions x {T} teachers, report-noisy-max{over} with "
               f"Laplace scale {s:g} on vote counts / {k}; stops before the data-dependent moments "
               "bound exceeds epsilon. The bound and the stopping rule use the data without noise "
               "(docs/privacy.md, DP-Bag)"))
-    return [PlannedRelease(entry, functools.partial(_noisy_max_labels, mech, k * T), Points((0, 1)), ())]
+    return [PlannedRelease(entry, functools.partial(_noisy_max_labels, mech, K), Points(tuple(range(K))), ())]
 
 
-def _noisy_max_labels(mech: ReportNoisyMax, votes_total: int, ones, rng) -> np.ndarray:
-    """The report-noisy-max label of every query (one draw each, in order), from its votes for the second class."""
-    return np.array([mech.select(np.array([votes_total - v, v], dtype=np.float64), rng) for v in ones],
-                    dtype=np.uint8)
+def _noisy_max_labels(mech: ReportNoisyMax, n_classes: int, histograms, rng) -> np.ndarray:
+    """The report-noisy-max label of every query (one draw each, in order), from its ``K`` raw vote counts."""
+    histograms = np.asarray(histograms)
+    if histograms.ndim != 2 or histograms.shape[1] != n_classes:  # a fit that asks for other releases
+        raise RuntimeError(f"The plan selects among {n_classes} vote counts; got an array of shape "
+                           f"{histograms.shape}.")
+    return np.array([mech.select(row.astype(np.float64), rng) for row in histograms], dtype=np.uint8)
