@@ -13,6 +13,12 @@ debiased unary-encoding counts: ``T(x_j) = (N1_j - N0_j) / (2 n)`` where
 ``N y_j`` sums the unbiased count estimates of the fine cells of cube ``j``
 with label ``y``.
 
+**K >= 3 labels** (``"oue"`` only: the slides' mechanism is binary): the
+plug-in rule is the argmax over the labels of the debiased frequencies
+``N k_j / n`` of cube ``j*(x0)`` (``statistic_`` is then ``(cubes, K)``); a
+tie goes to the later label, as ``1{T >= 0}`` sends a tie to the second of
+two, which is this rule for ``K = 2`` (``T = (N1 - N0) / (2 n)``).
+
 The model keeps only integer sums of the reports and the public metadata, so
 it is a post-processing of the reports: whatever the classifier, its file or
 its predictions reveal, each person is protected by the alpha-LDP of their own
@@ -37,11 +43,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn.utils.validation import validate_data
-
-from dpglass._validation import InstanceOf, Interval, Options, check_binary_y, validate_params
+from dpglass._validation import InstanceOf, Interval, Options, validate_params
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
 from dpglass.local.labels import _declared_classes, _plain
+from dpglass.local.plug_in import HistogramClassifier, _GridClassifierMixin
 from dpglass.local.randomizers import (
     DEFAULT_MAX_CELLS,
     RANDOMIZERS,
@@ -49,7 +54,7 @@ from dpglass.local.randomizers import (
     Reports,
     check_bandwidth,
     check_bounds,
-    check_features,
+    check_n_classes,
     make_randomizer,
 )
 from dpglass.models._base import CLASSES
@@ -93,16 +98,14 @@ class _Stats:
                 self.counts[k] += int(rows.sum())
 
 
-def _statistic(randomizer: str, grid: Grid, alpha: float, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """``T(x_j)`` for every cube centre, from the integer sums."""
-    if randomizer == "laplace":
-        n1, n2 = int(counts[0]), int(counts[1])
-        if n1 == 0 or n2 == 0:
-            raise DataValidationError(
-                f"The reports hold {n1} first-half and {n2} second-half reports; T needs both halves. "
-                "Collect more reports."
-            )
-        return sums[1] / n2 - sums[0] / (2.0 * n1)
+def _class_frequencies(grid: Grid, alpha: float, sums: np.ndarray, counts: np.ndarray, n_classes: int) -> np.ndarray:
+    """``(cubes, K)``: the unbiased estimates of the number of reports of each (cube, label), from ``"oue"`` sums.
+
+    Bit ``K c + k`` of a report is 1 with probability 1/2 if the record is in
+    fine cell ``c`` with label ``k``, else ``q``: its column sum ``S`` has
+    ``E[S] = N_ck / 2 + (n - N_ck) q``, so ``(S - n q) / (1/2 - q)`` is
+    unbiased for ``N_ck``; a cube sums its ``2^d`` fine cells.
+    """
     from dpglass.local.randomizers import oue_q_numerator
     from dpglass.privacy.samplers import GRID
 
@@ -112,9 +115,26 @@ def _statistic(randomizer: str, grid: Grid, alpha: float, sums: np.ndarray, coun
     q = oue_q_numerator(alpha) / GRID
     est = (sums.sum(axis=0) - n * q) / (0.5 - q)  # unbiased counts of each (fine cell, label)
     M = grid.cube_of_fine().astype(np.float64)
-    n1 = M @ est[1::2]
-    n0 = M @ est[0::2]
-    return (n1 - n0) / (2.0 * n)
+    K = int(n_classes)
+    return np.column_stack([M @ est[k::K] for k in range(K)])
+
+
+def _statistic(randomizer: str, grid: Grid, alpha: float, sums: np.ndarray, counts: np.ndarray,
+               n_classes: int = 2) -> np.ndarray:
+    """``T(x_j)`` for every cube centre (two labels), or the ``(cubes, K)`` label frequencies (``K >= 3``)."""
+    if randomizer == "laplace":
+        n1, n2 = int(counts[0]), int(counts[1])
+        if n1 == 0 or n2 == 0:
+            raise DataValidationError(
+                f"The reports hold {n1} first-half and {n2} second-half reports; T needs both halves. "
+                "Collect more reports."
+            )
+        return sums[1] / n2 - sums[0] / (2.0 * n1)
+    N = _class_frequencies(grid, alpha, sums, counts, n_classes)
+    n = int(counts.sum())
+    if int(n_classes) == 2:
+        return (N[:, 1] - N[:, 0]) / (2.0 * n)
+    return N / float(n)
 
 
 def _check_block(values, half, name: str, grid: Grid, expected: int) -> None:
@@ -132,103 +152,6 @@ def _check_block(values, half, name: str, grid: Grid, expected: int) -> None:
         raise DataValidationError("'oue' reports hold bits (0 or 1 only).")
 
 
-class _GridClassifierMixin:
-    """Input checks, prediction, printing shared by the private and the non-private histogram classifiers.
-
-    Columns are matched by name as the central models match them (scikit-learn's ``feature_names_in_``
-    and ``n_features_in_``, set by ``validate_data``), except that a DataFrame with the fitted columns in
-    another order is reordered rather than refused; ``classes_`` are the user's two labels
-    (:func:`dpglass._validation.check_binary_y`, as the central models read them).
-    """
-
-    def _check_X(self, X, *, reset: bool) -> np.ndarray:
-        """``X`` as a finite float array, its columns in the fitted order (``reset``: at fit, remember them)."""
-        if not reset:
-            check_is_fitted(self)
-            X = self._columns_by_name(X)
-            if not hasattr(X, "columns") and np.ndim(X) == 1 and np.size(X) == self.n_features_in_:
-                X = np.asarray(X)[None, :]  # one record
-        names = None if reset or hasattr(X, "columns") or not hasattr(self, "feature_names_in_") \
-            else [str(c) for c in self.feature_names_in_]
-        arr = check_features(X, None if reset else self.n_features_in_, names=names)
-        try:  # feature names and their number: the central models' checks (a warning for an unnamed array)
-            validate_data(self, X if hasattr(X, "columns") else arr, reset=reset, skip_check_array=True)
-        except (TypeError, ValueError) as exc:
-            raise DataValidationError(str(exc)) from None
-        return arr
-
-    def _columns_by_name(self, X):
-        """A DataFrame's columns in the fitted order; a missing or an unknown column is refused by name."""
-        if not (hasattr(X, "columns") and hasattr(self, "feature_names_in_")):
-            return X
-        names = [str(c) for c in self.feature_names_in_]
-        given = [str(c) for c in X.columns]
-        missing = [c for c in names if c not in given]
-        extra = [c for c in given if c not in names]
-        if missing or extra:
-            parts = ([f"lacks the model's column(s) {missing!r}"] if missing else []) + \
-                ([f"has column(s) {extra!r} that are not model features"] if extra else [])
-            raise DataValidationError(f"X {' and '.join(parts)}; the model reads the columns {names!r} (by name, "
-                                      "in any order): pass exactly those.")
-        if len(set(given)) != len(given):
-            dup = sorted({c for c in given if given.count(c) > 1})
-            raise DataValidationError(f"X has the column(s) {dup!r} more than once.")
-        if given == names:
-            return X
-        return X.iloc[:, [given.index(c) for c in names]]
-
-    def _set_classes(self, y, n: int) -> np.ndarray:
-        """``classes_`` from ``classes`` (declared) or from ``y`` as the central models read them; y as 0/1."""
-        y01, classes = check_binary_y(y, classes=_declared_classes(self.classes))
-        if y01.shape[0] != n:
-            raise DataValidationError(f"X has {n} rows but y has {y01.shape[0]} labels; they must match.")
-        self.classes_ = classes
-        return y01.astype(np.int8)
-
-    def decision_function(self, X):
-        """``T(x_{j*(x)})``: class ``classes_[1]`` where it is >= 0."""
-        X = self._check_X(X, reset=False)
-        return self.statistic_[self.grid_.nearest(self.grid_.unit(X))]
-
-    def predict(self, X):
-        """The user's labels: ``classes_[1]`` where ``T >= 0``, else ``classes_[0]``."""
-        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
-
-    def predict_proba(self, X):
-        """Hard probabilities (0 or 1), columns in ``classes_`` order: the plug-in classifier gives a label."""
-        c = (self.decision_function(X) >= 0).astype(np.float64)
-        return np.column_stack([1.0 - c, c])
-
-    def feature_names(self) -> list[str]:
-        if hasattr(self, "feature_names_in_"):
-            return [str(c) for c in self.feature_names_in_]
-        return [f"x{i}" for i in range(self.n_features_in_)]
-
-    def to_text(self) -> str:
-        g = self.grid_
-        names = self.feature_names()
-        neg, pos = (str(_plain(c)) for c in self.classes_)
-        head = (f"{type(self).__name__}: grid step h={g.h:.4g} in the box "
-                + ", ".join(f"{nm} in [{lo:g}, {hi:g}]" for nm, lo, hi in zip(names, g.lower, g.upper))
-                + f"; {g.n_cubes} cells; predict {pos} where T >= 0, else {neg}")
-        if g.d != 2:
-            share = float((self.statistic_ >= 0).mean())
-            return head + f"\n{share:.0%} of the cells predict {pos}"
-        grid = (self.statistic_ >= 0).reshape(g.K + 1, g.K + 1)  # [j1, j0]
-        rows = [f"{names[1]} ^   (1: {pos}, .: {neg})"]
-        for j1 in range(g.K, -1, -1):
-            rows.append("  " + "".join("1" if grid[j1, j0] else "." for j0 in range(g.K + 1)))
-        rows.append(f"  -> {names[0]}")
-        return head + "\n" + "\n".join(rows)
-
-    def __str__(self) -> str:
-        try:
-            check_is_fitted(self)
-        except Exception:
-            return repr(self)
-        return self.to_text()
-
-
 class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimator):
     """Berrett & Butucea's plug-in classifier from alpha-LDP reports (paper 004).
 
@@ -243,26 +166,28 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
         Public box of the features (required for ``fit``; ``fit_reports``
         takes it from the reports when None).
     randomizer : {"laplace", "oue"}
-        ``"laplace"``: the slides' mechanism; ``"oue"``: unary encoding of the
-        record's cell and label (lower variance, same alpha).
+        ``"laplace"``: the slides' mechanism (two labels only); ``"oue"``: unary
+        encoding of the record's cell and label (lower variance, same alpha; any
+        number of labels up to 255).
     max_cells : int
         Refuse reports longer than this.
     random_state : None, int, SeedSequence or Generator
         Randomness of the simulated devices in :meth:`fit` (None: ChaCha20).
-    classes : list of two labels or None
-        The public label set, negative first (e.g. ``["<=50K", ">50K"]``): reports say 1 for
-        ``classes[1]``.  ``None``: :meth:`fit` reads it from ``y`` as the central models do (a ``y``
-        holding one class is then refused, which depends on the data: declare it);
-        :meth:`fit_reports` takes the label set the report file states, else ``[0, 1]``.
+    classes : list of two or more labels or None
+        The public label set, in order (two: negative first, e.g. ``["<=50K", ">50K"]``; reports say
+        ``k`` for ``classes[k]``).  ``None``: :meth:`fit` reads it from ``y`` as the central models do
+        (a ``y`` holding one class is then refused, which depends on the data: declare it);
+        :meth:`fit_reports` takes the label set the report file states, else ``0..K-1`` (``K`` the
+        file's ``n_classes``, 2 when it states none).  More than two labels need ``randomizer="oue"``.
 
     Attributes
     ----------
     statistic_ : ndarray
-        ``T(x_j)`` for every cube centre.
+        ``T(x_j)`` for every cube centre (two labels), or ``(cubes, K)`` label frequencies.
     report_sums_, report_counts_ : ndarray
         Integer sums of the reports (per half for ``"laplace"``) and their numbers.
     classes_ : ndarray
-        The two labels (``predict`` returns them; ``predict_proba``'s columns are in this order).
+        The labels (``predict`` returns them; ``predict_proba``'s columns are in this order).
     feature_names_in_ : ndarray
         The columns' names when fitted on a DataFrame (or reports that name them): ``predict`` then
         reads a DataFrame's columns by name, in any order.
@@ -304,11 +229,17 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
         validate_params(self.get_params(deep=False), self._parameter_constraints, type(self).__name__)
         _declared_classes(self.classes)
 
+    def _max_labels(self) -> tuple[int, str]:
+        if self.randomizer == "laplace":  # the slides' mechanism reports B or y B: two labels
+            return 2, ("LDPHistogramClassifier with randomizer='laplace' (the slides' binary mechanism; "
+                       "randomizer='oue' learns K labels)")
+        return super()._max_labels()
+
     def fit(self, X, y):
         """Simulate every device (randomize each record), then :meth:`fit_reports` on the sums.
 
         A DataFrame's columns are remembered by name (``predict`` then reads them by name); ``y``
-        holds the user's two labels (``classes``).  Reports are made and summed in blocks; they are
+        holds the user's labels (``classes``; more than two need ``randomizer="oue"``).  Reports are made and summed in blocks; they are
         not kept.
         """
         self._validate_params()
@@ -320,7 +251,7 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
         rng = check_random_state(self.random_state)
         coin_rng, noise_rng = spawn(rng, 2)
         rnd = make_randomizer(self.randomizer, self.alpha, h, (lower, upper), max_cells=self.max_cells,
-                              random_state=noise_rng)
+                              random_state=noise_rng, n_classes=len(self.classes_))
         half = rnd.draw_halves(X.shape[0], coin_rng)
         stats = _Stats(rnd.report_length)
         step = rnd._block_rows()
@@ -357,24 +288,35 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
         return Grid(lower, upper, h), meta["randomizer"]
 
     def _report_classes(self, meta: dict) -> np.ndarray:
-        """The label set: ``classes``, else the one the report file states, else 0/1 (the reports' own)."""
+        """The label set: ``classes``, else the one the report file states, else the codes ``0..K-1`` of the
+        reports (``K``: the metadata's ``n_classes``, 2 when it states none)."""
         declared = _declared_classes(self.classes)
         stated = meta.get("classes")
+        try:
+            K = check_n_classes(meta.get("n_classes", 2))
+        except InvalidParameterError as exc:
+            raise DataValidationError(f"The reports' metadata 'n_classes' is not a number of labels: {exc}") from None
         if stated is not None:
             try:
                 stated = _declared_classes(stated)
             except InvalidParameterError as exc:
                 raise DataValidationError(f"The reports' metadata 'classes' is not a label set: {exc}") from None
+            if len(stated) != K:
+                raise DataValidationError(f"The reports' metadata states {len(stated)} labels {stated.tolist()!r} "
+                                          f"but reports of {K} labels (n_classes).")
         if declared is not None and stated is not None and \
                 [_plain(c) for c in declared] != [_plain(c) for c in stated]:
-            raise DataValidationError(
-                f"The reports say 1 for {_plain(stated[1])!r} and 0 for {_plain(stated[0])!r} (classes "
-                f"{[_plain(c) for c in stated]!r}), but classes={list(self.classes)!r}; pass classes=None to use "
-                "the reports' label set."
-            )
+            said = (f"say 1 for {_plain(stated[1])!r} and 0 for {_plain(stated[0])!r} (classes "
+                    f"{[_plain(c) for c in stated]!r})" if K == 2 else
+                    f"encode the labels {[_plain(c) for c in stated]!r} (codes 0..{K - 1}, in that order)")
+            raise DataValidationError(f"The reports {said}, but classes={list(self.classes)!r}; pass classes=None "
+                                      "to use the reports' label set.")
+        if declared is not None and len(declared) != K:
+            raise DataValidationError(f"The reports encode {K} labels but classes={list(self.classes)!r} has "
+                                      f"{len(declared)}; declare the reports' {K} labels, in their order.")
         if declared is not None:
             return declared
-        return stated if stated is not None else np.array([0, 1])
+        return stated if stated is not None else np.arange(K)
 
     def fit_reports(self, reports):
         """Fit from privatized reports alone.
@@ -394,7 +336,7 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
             meta, blocks = read_metadata(reports), iter_report_blocks(reports)
         grid, name = self._check_metadata(meta)
         classes = self._report_classes(meta)
-        expected = 2 * grid.n_fine if name == "oue" else grid.n_cubes
+        expected = len(classes) * grid.n_fine if name == "oue" else grid.n_cubes
         stats = _Stats(expected)
         for values, half in blocks:
             _check_block(values, half, name, grid, expected)
@@ -414,7 +356,7 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
         self.n_features_in_ = int(d)
         self.report_sums_ = sums
         self.report_counts_ = counts
-        self.statistic_ = _statistic(self.randomizer, grid, float(self.alpha), sums, counts)
+        self.statistic_ = _statistic(self.randomizer, grid, float(self.alpha), sums, counts, len(self.classes_))
 
     # ------------------------------------------------------------- printing
     def guarantee_text(self) -> str:
@@ -476,7 +418,10 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
         if sums.dtype.kind not in "iu" or counts.dtype.kind not in "iu":
             raise ModelFileError("The report sums and counts are integers.")
         sums, counts = sums.astype(np.int64), counts.astype(np.int64)
-        expected = 2 * grid.n_fine if self.randomizer == "oue" else grid.n_cubes
+        K = len(self.classes_)
+        if self.randomizer == "laplace" and K != 2:
+            raise ModelFileError(f"'classes' holds {K} labels; the 'laplace' randomizer is binary (two labels).")
+        expected = K * grid.n_fine if self.randomizer == "oue" else grid.n_cubes
         if (sums.shape != (2, expected) or counts.shape != (2,) or (counts < 0).any()
                 or int(counts.sum()) != int(data["n_reports"])):
             raise ModelFileError("The report sums do not match the grid (or the counts the number of reports).")
@@ -539,27 +484,3 @@ class LDPHistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimato
         """Write the model as JSON (``dpglass.models.load_model`` and ``dpglass inspect`` read it)."""
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(self.to_dict(), fh, indent=2)
-
-
-class HistogramClassifier(_GridClassifierMixin, ClassifierMixin, BaseEstimator):
-    """The non-private reference: the same plug-in rule with exact indicators (no noise, no halves).
-
-    ``T(x_j) = (1/n) sum_i 1{X_i in cube_j} (Y_i - 1/2)``, ``Y_i = 1`` for ``classes_[1]``.  Not private.
-    """
-
-    def __init__(self, *, bandwidth=0.1, bounds=None, classes=None):
-        self.bandwidth = bandwidth
-        self.bounds = bounds
-        self.classes = classes
-
-    def fit(self, X, y):
-        X = self._check_X(X, reset=True)
-        y = self._set_classes(y, X.shape[0])
-        lower, upper = check_bounds(self.bounds, X.shape[1])
-        grid = Grid(lower, upper, check_bandwidth(self.bandwidth))
-        flat, valid = grid.cube_members(grid.unit(X))
-        w = np.broadcast_to((y.astype(np.float64) - 0.5)[:, None], flat.shape)
-        self.statistic_ = np.bincount(flat[valid], weights=w[valid], minlength=grid.n_cubes) / X.shape[0]
-        self.grid_ = grid
-        self.n_features_in_ = X.shape[1]
-        return self

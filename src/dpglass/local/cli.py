@@ -3,8 +3,9 @@
 ``randomize`` is what every device would send: it reads the CSV in row blocks
 (``pandas.read_csv(chunksize=...)``), privatizes each record on its own and
 streams the reports into an ``.npz`` with their public metadata (the feature
-columns by name, and the public label set: ``--classes NEG,POS``, or
-``--positive POS`` for "POS or other").  ``fit`` learns the classifier from a
+columns by name, and the public label set: ``--classes NEG,POS`` (or
+``--classes A,B,C`` for K labels, with ``--randomizer oue``: the slides'
+mechanism is binary), or ``--positive POS`` for "POS or other").  ``fit`` learns the classifier from a
 report file alone; ``dpglass predict --model`` then uses it like any dpglass
 model: columns by name, predictions in the file's labels.
 """
@@ -48,8 +49,9 @@ def add_parser(subparsers) -> None:
     r = sub.add_parser("randomize", help="privatize every record of a CSV (what each device would send)")
     r.add_argument("--data", required=True, help="CSV file, read in row blocks")
     r.add_argument("--target", required=True, help="label column (0/1, or declare its labels with --classes)")
-    r.add_argument("--classes", default=None, metavar="NEG,POS",
-                   help="the two class labels, negative first (e.g. '<=50K,>50K'): the public label set; "
+    r.add_argument("--classes", default=None, metavar="A,B[,C...]",
+                   help="the class labels in order, negative first for two (e.g. '<=50K,>50K'; "
+                        "'Adelie,Chinstrap,Gentoo' for three, with --randomizer oue): the public label set; "
                         "a label outside it is refused")
     r.add_argument("--positive", default=None,
                    help="the label value that means 1; every other label is the class 'other'")
@@ -59,7 +61,8 @@ def add_parser(subparsers) -> None:
     r.add_argument("--bandwidth", default="auto", help="grid step h in (0, 1] of the unit box, or 'auto' "
                                                        "(from the number of rows, public in LDP)")
     r.add_argument("--randomizer", default="laplace", choices=("laplace", "oue"),
-                   help="laplace: the slides' mechanism; oue: unary encoding (lower variance)")
+                   help="laplace: the slides' mechanism (two labels); oue: unary encoding (lower variance, "
+                        "any number of labels)")
     r.add_argument("--max-cells", type=int, default=None, help="refuse reports longer than this (default 65536)")
     r.add_argument("--block-rows", type=int, default=50_000, help="rows read at once")
     r.add_argument("--seed", type=int, default=None, help="seed (replayable noise: never for release)")
@@ -87,8 +90,8 @@ def _label_set(args) -> list | None:
         try:
             _declared_classes(labels)
         except InvalidParameterError:
-            raise InvalidParameterError(f"--classes takes two distinct labels (strings or numbers) separated by a "
-                                        f"comma; got {args.classes!r}.") from None
+            raise InvalidParameterError(f"--classes takes two or more distinct labels (strings or numbers) separated "
+                                        f"by commas, in order; got {args.classes!r}.") from None
         return labels
     if args.positive is not None:
         return [OTHER if str(args.positive) != OTHER else f"not {OTHER}", str(args.positive)]
@@ -96,8 +99,9 @@ def _label_set(args) -> list | None:
 
 
 def _labels(series, args, classes) -> np.ndarray:
-    """The labels of one block as 0/1 (1: ``classes[1]``); a missing label is refused."""
-    from dpglass._validation import check_binary_y
+    """The labels of one block as codes (k: ``classes[k]``; 0/1 for two); a missing label is refused."""
+    from dpglass._validation import check_labels as check_declared
+    from dpglass.local.labels import MAX_LABELS
     from dpglass.local.randomizers import check_labels
 
     if series.isna().any():
@@ -106,12 +110,14 @@ def _labels(series, args, classes) -> np.ndarray:
     if args.positive is not None:
         return (series.astype(str).str.strip() == str(args.positive)).to_numpy(np.int8)
     if classes is not None:
-        return check_binary_y(series.to_numpy(), classes=classes)[0].astype(np.int8)
+        codes = check_declared(series.to_numpy(), classes=classes, max_classes=MAX_LABELS)[0]
+        return codes.astype(np.int8 if len(classes) == 2 else np.int16)
     try:
         return check_labels(series.to_numpy(), len(series))
     except DataValidationError as exc:
-        raise DataValidationError(f"{exc} Or declare the two labels of {args.target!r}: --classes NEG,POS "
-                                  "(negative first), or --positive POS.") from None
+        raise DataValidationError(f"{exc} Or declare the labels of {args.target!r}: --classes NEG,POS "
+                                  "(negative first; --classes A,B,C for more, with --randomizer oue), or "
+                                  "--positive POS.") from None
 
 
 def _cmd_randomize(args) -> int:
@@ -146,11 +152,14 @@ def _cmd_randomize(args) -> int:
                 from None
     coin_rng, noise_rng = spawn(check_random_state(args.seed), 2)
     rnd = make_randomizer(args.randomizer, args.alpha, h, (lo, hi),
-                          max_cells=args.max_cells or DEFAULT_MAX_CELLS, random_state=noise_rng)
+                          max_cells=args.max_cells or DEFAULT_MAX_CELLS, random_state=noise_rng,
+                          n_classes=2 if classes is None else len(classes))
     meta = {"randomizer": rnd.name, "alpha": rnd.alpha, "bandwidth": rnd.bandwidth, "lower": lo, "upper": hi,
             "feature_names": names, "guarantee": f"each report is {rnd.alpha:g}-LDP"}
     if classes is not None:
         meta["classes"] = classes
+    if rnd.n_classes != 2:  # binary report files are as they were
+        meta["n_classes"] = rnd.n_classes
     writer = ReportWriter(args.out, meta, rnd.report_length, rnd.dtype)
     for block in pd.read_csv(args.data, usecols=[*names, args.target], chunksize=args.block_rows):
         X = check_features(block[names])  # by name; a missing or text value is refused with its column

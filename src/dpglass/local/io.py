@@ -6,8 +6,9 @@ Layout (a standard ``numpy.savez`` archive, readable with ``numpy.load``):
 * ``half.npy``: ``(n,)`` int8, the public coin of each report;
 * ``meta.npy``: a JSON string: randomizer, alpha, bandwidth, lower, upper,
   feature names, the label set (``classes``: the label reported as 0, then
-  the one reported as 1; absent when the labels were 0/1), report length, and
-  the guarantee.
+  the one reported as 1, and so on; absent when the labels were codes), the
+  number of labels ``n_classes`` (absent for two), report length, and the
+  guarantee.
 
 :class:`ReportWriter` streams blocks to a temporary file and copies it into the
 archive at the end, so a large file never sits in memory at once;
@@ -85,7 +86,8 @@ def save_reports(reports: Reports, path, feature_names=None, classes=None) -> No
     """Write a :class:`~dpglass.local.randomizers.Reports` to ``path`` (``.npz``).
 
     ``feature_names``: the features' names, in the order the devices used; ``classes``: the public
-    label set, the label reported as 0 first (the classifier's ``classes_``).
+    label set, the label reported as 0 first (the classifier's ``classes_``), as many labels as the
+    reports encode.
     """
     meta = {**reports.metadata(), "feature_names": None if feature_names is None else [str(c) for c in feature_names],
             "guarantee": f"each report is {reports.alpha:g}-LDP"}
@@ -93,6 +95,9 @@ def save_reports(reports: Reports, path, feature_names=None, classes=None) -> No
         from dpglass.local.labels import _declared_classes, _plain
 
         meta["classes"] = [_plain(c) for c in _declared_classes(classes)]
+        if len(meta["classes"]) != int(reports.n_classes):
+            raise DataValidationError(f"classes has {len(meta['classes'])} labels but the reports encode "
+                                      f"{reports.n_classes}; pass the reports' labels, in their order.")
     w = ReportWriter(path, meta, reports.values.shape[1], reports.values.dtype)
     w.write(reports.values, reports.half)
     w.close()
@@ -146,6 +151,6 @@ def load_reports(path) -> Reports:
     try:
         return Reports(meta["randomizer"], float(meta["alpha"]), float(meta["bandwidth"]),
                        np.asarray(meta["lower"], dtype=np.float64), np.asarray(meta["upper"], dtype=np.float64),
-                       values, half)
+                       values, half, int(meta.get("n_classes", 2)))
     except KeyError as exc:
         raise DataValidationError(f"{path}: metadata lacks {exc}.") from None

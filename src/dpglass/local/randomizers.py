@@ -16,7 +16,8 @@ Two non-interactive α-LDP randomizers over the same public grid
     vectors at l1 distance ``<= 2^(d+1)``: alpha-LDP.
 
 :class:`UnaryRandomizer` (``"oue"``, beyond the slides, lower variance)
-    Each record reports only its own *(fine cell, label)* category through
+    Each record reports only its own *(fine cell, label)* category, for any
+    number ``K >= 2`` of labels, through
     optimized unary encoding (Wang, Blocki, Li & Jha 2017): a bit per category,
     the record's own bit is 1 with probability ``p = 1/2``, every other bit with
     probability ``q >= 1/(e^alpha + 1)`` (a rational on the grid ``2^-40``,
@@ -27,7 +28,12 @@ Two non-interactive α-LDP randomizers over the same public grid
     server debiases the column sums into unbiased estimates of the counts of
     each (cell, label); summed over the ``2^d`` fine cells of a cube they
     estimate the same histograms as the reference mechanism, with a variance
-    that does not grow as ``4^d / alpha^2``.
+    that does not grow as ``4^d / alpha^2``.  The guarantee does not depend on
+    the number of categories (two reports differ in the laws of two bits).
+
+The reference mechanism is binary (a record reports ``B`` or ``y B``, the
+slides' statistic estimates ``eta - 1/2``): it refuses ``n_classes > 2``;
+use ``"oue"`` for ``K`` labels.
 
 Both privatize one record (:meth:`randomize_one`, the on-device step) or a
 batch (:meth:`randomize`, for simulation).  Every report of one randomizer has
@@ -35,7 +41,7 @@ the same length whatever the record.  The half of a record (reference
 mechanism only) is a public coin, independent of the data, and is published
 with the report.
 
-Reports are dense: ``(ceil(1/h) + 1)^d`` integers or ``2 ceil(1/h)^d`` bits.
+Reports are dense: ``(ceil(1/h) + 1)^d`` integers or ``K ceil(1/h)^d`` bits.
 A configuration above ``max_cells`` is refused with the number it would need
 (raise ``max_cells`` knowingly): the curse of dimensionality is real here,
 the noise per report grows as ``2^d`` and the cells as ``h^-d``.
@@ -66,6 +72,7 @@ __all__ = [
     "UnaryRandomizer",
     "Reports",
     "make_randomizer",
+    "check_n_classes",
     "oue_q_numerator",
 ]
 
@@ -134,24 +141,35 @@ def check_bounds(bounds, d: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     return lower, upper
 
 
-def check_labels(y, n: int) -> np.ndarray:
-    """Labels as int8 in {0, 1}."""
+def check_labels(y, n: int, n_classes: int = 2) -> np.ndarray:
+    """Labels as codes in {0, ..., n_classes - 1} (int8 for two classes, int16 for more)."""
     arr = np.asarray(y)
     if arr.ndim != 1 or arr.shape[0] != n:
         raise DataValidationError(f"y must be a 1-d array of {n} labels (one per record); got shape {arr.shape}.")
+    K = int(n_classes)
+    codes, to = ("0 or 1", "0/1") if K == 2 else (f"codes 0..{K - 1}", f"0..{K - 1}")
     if arr.dtype == bool:
-        return arr.astype(np.int8)
+        return arr.astype(np.int8 if K == 2 else np.int16)
     try:
         f = arr.astype(np.float64)
     except (TypeError, ValueError):
-        raise DataValidationError("The labels must be 0 or 1 (got non-numeric labels); map your classes to 0/1.") \
+        raise DataValidationError(f"The labels must be {codes} (got non-numeric labels); map your classes to {to}.") \
             from None
-    bad = ~((f == 0) | (f == 1))
+    bad = ~((f >= 0) & (f <= K - 1) & (f == np.floor(f)))
     if bad.any():
         raise DataValidationError(
-            f"The labels must be 0 or 1; got {sorted(set(arr[bad].tolist()))[:5]!r}. Map your two classes to 0/1."
+            f"The labels must be {codes}; got {sorted(set(arr[bad].tolist()))[:5]!r}. Map your "
+            f"{'two' if K == 2 else K} classes to {to}."
         )
-    return f.astype(np.int8)
+    return f.astype(np.int8 if K == 2 else np.int16)
+
+
+def check_n_classes(n_classes) -> int:
+    """``n_classes``: an int from 2 to 255 (one report entry per (cell, label) for ``"oue"``)."""
+    if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral) or not 2 <= n_classes <= 255:
+        raise InvalidParameterError(f"The 'n_classes' parameter must be an int from 2 to 255 (the number of labels). "
+                                    f"Got {n_classes!r} instead.")
+    return int(n_classes)
 
 
 def check_features(X, d: int | None = None, names=None) -> np.ndarray:
@@ -293,6 +311,8 @@ class Reports:
     ``values``: ``(n, length)`` int32 (``"laplace"``: noisy indicators) or
     uint8 bits (``"oue"``).  ``half``: ``(n,)`` int8, the public coin of each
     report (0: ``B + W``, 1: ``y B + W``; all 0 for ``"oue"``).
+    ``n_classes``: the number of labels ``K`` the devices encoded (2 unless
+    ``"oue"`` reports of more; the metadata states it only then).
     """
 
     randomizer: str
@@ -302,10 +322,14 @@ class Reports:
     upper: np.ndarray
     values: np.ndarray
     half: np.ndarray
+    n_classes: int = 2
 
     def metadata(self) -> dict:
-        return {"randomizer": self.randomizer, "alpha": self.alpha, "bandwidth": self.bandwidth,
+        meta = {"randomizer": self.randomizer, "alpha": self.alpha, "bandwidth": self.bandwidth,
                 "lower": np.asarray(self.lower).tolist(), "upper": np.asarray(self.upper).tolist()}
+        if int(self.n_classes) != 2:  # binary report files are as they were
+            meta["n_classes"] = int(self.n_classes)
+        return meta
 
     def __len__(self) -> int:
         return int(self.values.shape[0])
@@ -315,8 +339,10 @@ class Reports:
 class _RandomizerBase:
     name = ""
 
-    def __init__(self, alpha, bandwidth, bounds, *, max_cells=DEFAULT_MAX_CELLS, random_state=None):
+    def __init__(self, alpha, bandwidth, bounds, *, max_cells=DEFAULT_MAX_CELLS, random_state=None, n_classes=2):
         self.alpha = check_alpha(alpha)
+        self.n_classes = check_n_classes(n_classes)
+        self._check_classes()
         self.bandwidth = check_bandwidth(bandwidth)
         lower, upper = check_bounds(bounds)
         if isinstance(max_cells, bool) or not isinstance(max_cells, numbers.Integral) or max_cells < 1:
@@ -329,6 +355,9 @@ class _RandomizerBase:
     @property
     def d(self) -> int:
         return self.grid.d
+
+    def _check_classes(self) -> None:  # the reference mechanism refuses K > 2
+        pass
 
     @property
     def report_length(self) -> int:  # pragma: no cover - overridden
@@ -349,7 +378,7 @@ class _RandomizerBase:
     def randomize(self, X, y, half=None, rng=None) -> Reports:
         """Reports of a batch of records (simulation of many devices), in blocks of rows."""
         X = check_features(X, self.d)
-        y = check_labels(y, X.shape[0])
+        y = check_labels(y, X.shape[0], self.n_classes)
         g = self._rng if rng is None else check_random_state(rng)
         coin_rng, noise_rng = spawn(g, 2)
         if half is None:
@@ -365,7 +394,8 @@ class _RandomizerBase:
             stop = min(X.shape[0], start + step)
             values[start:stop] = self._privatize(self.grid.unit(X[start:stop]), y[start:stop], half[start:stop],
                                                  noise_rng)
-        return Reports(self.name, self.alpha, self.bandwidth, self.grid.lower, self.grid.upper, values, half)
+        return Reports(self.name, self.alpha, self.bandwidth, self.grid.lower, self.grid.upper, values, half,
+                       self.n_classes)
 
     def draw_halves(self, n: int, rng) -> np.ndarray:  # overridden by the reference mechanism
         return np.zeros(n, dtype=np.int8)
@@ -386,6 +416,9 @@ class HistogramRandomizer(_RandomizerBase):
         Refuse reports longer than this.
     random_state : None, int, SeedSequence or Generator
         ``None`` (release): ChaCha20 from OS entropy.
+    n_classes : int, default=2
+        Must be 2: the slides' mechanism is binary (a record reports ``B`` or
+        ``y B``); :class:`UnaryRandomizer` encodes ``K`` labels.
 
     Examples
     --------
@@ -399,6 +432,14 @@ class HistogramRandomizer(_RandomizerBase):
 
     name = "laplace"
     dtype = np.int32
+
+    def _check_classes(self) -> None:
+        if self.n_classes != 2:
+            raise InvalidParameterError(
+                f"The 'laplace' randomizer (the slides' mechanism, paper 004) is binary: a record reports B or y B, "
+                f"and the statistic estimates eta - 1/2. Got {self.n_classes} classes: use randomizer='oue', which "
+                "reports the (cell, label) of any of up to 255 labels."
+            )
 
     @property
     def report_length(self) -> int:
@@ -468,10 +509,12 @@ def oue_q_numerator(alpha: float) -> int:
 class UnaryRandomizer(_RandomizerBase):
     """Optimized unary encoding of the record's (fine cell, label): alpha-LDP, lower variance.
 
-    The report has ``2 K^d`` bits, ``K = ceil(1/h)``: bit ``2 c + y`` is the
-    record's own.  Own bit 1 with probability 1/2, every other bit with
+    The report has ``L M^d`` bits for ``L = n_classes`` labels and
+    ``M = ceil(1/h)`` steps a side: bit ``L c + y`` is the record's own (for
+    two labels ``2 c + y``).  Own bit 1 with probability 1/2, every other bit with
     probability ``q = num / 2^40 >= 1/(e^alpha + 1)`` (:func:`oue_q_numerator`).
-    Every record uses the same mechanism (no halves).
+    Every record uses the same mechanism (no halves).  ``n_classes`` (keyword,
+    default 2): the number of labels, codes ``0..n_classes - 1``.
 
     Examples
     --------
@@ -487,7 +530,7 @@ class UnaryRandomizer(_RandomizerBase):
 
     @property
     def report_length(self) -> int:
-        return 2 * self.grid.n_fine
+        return self.n_classes * self.grid.n_fine
 
     @property
     def p(self) -> float:
@@ -502,7 +545,7 @@ class UnaryRandomizer(_RandomizerBase):
         return self.q_numerator / GRID
 
     def categories(self, U: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return 2 * self.grid.fine(U) + y.astype(np.int64)
+        return self.n_classes * self.grid.fine(U) + y.astype(np.int64)
 
     def _privatize(self, U, y, half, rng) -> np.ndarray:
         n, m = U.shape[0], self.report_length
