@@ -338,9 +338,11 @@ def _grid(spec):
     if spec.name == TOY_SPEC.name:
         return {"smoothing": [0.5, 2.0]}
     params = spec.make(**spec.test_params).get_params()
-    for key in ("max_length", "n_rounds", "n_estimators", "C", "n_teachers"):
+    for key in ("max_length", "n_rounds", "n_estimators", "n_teachers"):
         if key in params and isinstance(params[key], int) and params[key] >= 2:
             return {key: [params[key] - 1, params[key]]}
+    if "fit_intercept" in params:
+        return {"fit_intercept": [True, False]}
     return {}
 
 
@@ -368,7 +370,8 @@ def _searchable_on_two_classes(spec, grid) -> bool:
 @pytest.mark.parametrize("multi_spec", _paths_models(), indirect=True)
 def test_private_grid_search_with_three_classes(multi_spec):
     grid = _grid(multi_spec)
-    if not grid or not _searchable_on_two_classes(multi_spec, grid):
+    assert grid, f"no small grid for {multi_spec.name}: add one to _grid"
+    if not _searchable_on_two_classes(multi_spec, grid):
         pytest.skip(f"PrivateGridSearch does not search {multi_spec.name} on two classes either")
     X, y = three_class_data(n=400)
     labels = np.array(LABELS)[y]
@@ -387,7 +390,8 @@ def test_private_grid_search_with_three_classes(multi_spec):
 @pytest.mark.parametrize("multi_spec", _paths_models(), indirect=True)
 def test_private_grid_search_over_a_three_class_pipeline(multi_spec):
     grid = _grid(multi_spec)
-    if not grid or not _searchable_on_two_classes(multi_spec, grid):
+    assert grid, f"no small grid for {multi_spec.name}: add one to _grid"
+    if not _searchable_on_two_classes(multi_spec, grid):
         pytest.skip(f"PrivateGridSearch does not search {multi_spec.name} on two classes either")
     frame, y = raw_three_class(n=400)
     search = _search(_pipeline(multi_spec), {f"model__{k}": v for k, v in grid.items()}, frame, y)
