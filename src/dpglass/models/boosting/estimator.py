@@ -47,7 +47,7 @@ from dpglass.models.boosting.plan import (
 )
 from dpglass.models.boosting.smooth_measure import bregman_projection, smooth_weighting
 from dpglass.models.boosting.weak_learners import (
-    JOINT_TREE_DEPTH, FeatureMatrix, Stump, Tree, dp_joint_tree, dp_one_rule, dp_top_down,
+    JOINT_TREE_DEPTH, FeatureMatrix, Tree, class_codes, dp_joint_tree, dp_one_rule, dp_top_down, stump_from,
 )
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES
 from dpglass.privacy.ledger import PrivacyLedger
@@ -114,10 +114,11 @@ def smooth_boost(
     Parameters
     ----------
     X01 : ndarray of 0/1, shape (n, d), or a :class:`~dpglass.aggregates.PatternTable` (then y01 is ignored)
-    y01 : ndarray of 0/1, shape (n,)
+    y01 : ndarray of class codes 0..K-1 (0/1 for two classes), shape (n,)
     plan : BoostPlan
         The fit's release plan (:func:`~dpglass.models.boosting.plan.boost_plan`,
-        with the committee size resolved): each round's steps, in order.
+        with the committee size resolved): each round's steps, in order,
+        and the number of classes K the hypotheses vote for.
     ledger : PrivacyLedger
         Following ``plan``: every release of every round goes through
         :meth:`~dpglass.privacy.ledger.PrivacyLedger.release` as the round
@@ -137,22 +138,23 @@ def smooth_boost(
     n = table.n_records
     target = density * n  # private: used only inside the projection (Lemma S')
     y01, counts = table.labels, table.counts.astype(np.float64)
-    y_sign = 2 * y01.astype(np.int8) - 1
+    K = plan.n_classes
     F = FeatureMatrix(table)
     del table  # F keeps the packed rows; the int64 counts are not needed any more
 
     learner = {"stump": dp_one_rule, "joint": dp_joint_tree, "top-down": dp_top_down}[plan.learner]
     release = functools.partial(_release, ledger, rng)
-    margin = np.zeros(F.n_samples, dtype=np.int64)  # sigma_t(i) = y_i * sum_j h_j(x_i), in [-t, t]
+    # sigma_t(i) = sum_j (+1 if h_j(x_i) votes y_i else -1), in [-t, t] (two classes: y_i * sum_j h_j(x_i))
+    margin = np.zeros(F.n_samples, dtype=np.int64)
     hypotheses = []
     for t, steps in enumerate(plan.rounds):
         # mu of each entry's records times their number: the weak learners' sums run over entries
         p = None  # the last round's weights are not needed: free them first
         p = smooth_weighting(margin, t, density=density, learning_rate=learning_rate, target=target, counts=counts)
         p *= counts
-        h, pred = learner(F, y01, p, steps=steps, release=release)
+        h, pred = learner(F, y01, p, steps=steps, release=release, n_classes=K)
         hypotheses.append(h)
-        margin += y_sign * pred.astype(np.int64)
+        margin += 2 * (class_codes(pred, K) == y01).astype(np.int64) - 1
     return SmoothBoostRelease(tuple(hypotheses), ledger, plan.round_epsilon, plan.composition)
 
 
@@ -169,9 +171,15 @@ class SmoothBoostClassifier(ClassifierBase):
     or a DP tree (``weak_learner="tree"``): by default one exponential
     mechanism over whole trees of depth 2 with their leaf labels
     (``tree_learner="joint"``), or the paper's DP-TopDown (Algorithm 2,
-    ``tree_learner="top-down"``).  Binary features, binary target.  The model
-    is a majority vote; with stumps it is a table of integer votes per feature
-    (paper's Table 4, see :meth:`to_text`).
+    ``tree_learner="top-down"``).  Binary features; a target of K >= 2
+    classes.  Each hypothesis votes for one class (a stump: the class where
+    its feature is 1 and another where it is 0, or a constant class; a tree:
+    one class per leaf) and the model is the plurality vote of its committee
+    (for two classes, the majority vote: with stumps a table of integer votes
+    per feature, paper's Table 4, see :meth:`to_text`).  K classes are one
+    committee under one budget, with the binary learners' candidates and
+    utilities taken over K classes (docs/privacy.md, "Smooth boosting",
+    "K classes").
 
     Parameters
     ----------
@@ -225,21 +233,22 @@ class SmoothBoostClassifier(ClassifierBase):
         eta (proven, but half the utility of the corrected calibration),
         top-down trees at Lemma 15's split sensitivity (not proven:
         ``paper-claim``; trees need ``tree_learner="top-down"``).
-    classes : list of two labels or None, default=None
-        The public label set ``[negative, positive]``.  None reads it from
-        ``y``; then a ``y`` holding a single class is refused, and whether
-        fit succeeds depends on the data: declare the labels for a release.
+    classes : list of K >= 2 labels or None, default=None
+        The public label set (two classes: ``[negative, positive]``).  None
+        reads it from ``y``; then a ``y`` holding a single class is refused,
+        and whether fit succeeds depends on the data: declare the labels for
+        a release.
     random_state : None, int, SeedSequence or Generator, default=None
         See :mod:`dpglass.privacy.rng`.
 
     Attributes
     ----------
-    estimators_ : tuple of Stump or Tree
+    estimators_ : tuple of Stump, ClassStump or Tree
         The committee, in round order.
     votes_ : ndarray of shape (n_features_in_,)
-        (Stumps only.)  Net votes of each feature: times ``x_j`` was chosen
-        minus times ``not x_j`` was; ``constant_votes_`` likewise for the
-        constants ``+1`` minus ``-1``.
+        (Stumps of two classes only.)  Net votes of each feature: times
+        ``x_j`` was chosen minus times ``not x_j`` was; ``constant_votes_``
+        likewise for the constants ``+1`` minus ``-1``.
     n_features_used_ : int
         Features the model depends on (non-zero net votes for stumps; split
         features for trees).
@@ -270,6 +279,7 @@ class SmoothBoostClassifier(ClassifierBase):
 
     _private = True
     _distributed_fit = True  # fits on dask collections through dpglass.aggregates
+    _max_classes = 255  # K-valued votes: one committee, plurality vote (docs/privacy.md, "K classes")
     _parameter_constraints = {
         "epsilon": EPSILON,
         "delta": DELTA_OR_NONE,
@@ -332,7 +342,7 @@ class SmoothBoostClassifier(ClassifierBase):
         Parameters
         ----------
         X : array-like of 0/1, shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) with two classes
+        y : array-like of shape (n_samples,) with K >= 2 classes (those of ``classes`` when declared)
 
         Returns
         -------
@@ -347,7 +357,8 @@ class SmoothBoostClassifier(ClassifierBase):
         self._warn_about_guarantee(float(self.epsilon), "variant='paper' trees (Lemma 15's split sensitivity)"
                                    if paper_trees else None)
         params = self.get_params(deep=False)
-        plan = boost_plan(params, self.n_features_in_)
+        K = len(self.classes_)  # public: the declared label set (or y's, which fit then depends on)
+        plan = boost_plan(params, self.n_features_in_, n_classes=K)
         # the whole plan is checked against the budget here, before anything is drawn
         ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta, accountant=plan.accountant).follow(plan.steps)
         self.records_estimate_ = None
@@ -355,7 +366,7 @@ class SmoothBoostClassifier(ClassifierBase):
             # n is private: the committee size comes from a noisy count of the records (AUTO_COUNT_SHARE of
             # epsilon); the plan stops after it and is rebuilt from the released count
             self.records_estimate_ = ledger.release(plan.count, X01.shape[0], rng)
-            plan = boost_plan(params, self.n_features_in_, self.records_estimate_)
+            plan = boost_plan(params, self.n_features_in_, self.records_estimate_, K)
             ledger.follow(plan.steps)
         release = smooth_boost(X01, y01, plan=plan, ledger=ledger, learning_rate=float(self.learning_rate),
                                density=float(self.density), rng=rng)
@@ -385,9 +396,11 @@ class SmoothBoostClassifier(ClassifierBase):
             )
 
     def _set_summaries(self):
-        """``votes_``, ``constant_votes_`` (stumps) and ``n_features_used_`` from ``estimators_``."""
+        """``votes_``, ``constant_votes_`` (stumps of two classes) and ``n_features_used_`` from ``estimators_``."""
         d = self.n_features_in_
-        if self.weak_learner == "stump":
+        for stale in ("votes_", "constant_votes_"):  # a refit with other classes must not keep them
+            self.__dict__.pop(stale, None)
+        if self.weak_learner == "stump" and len(self.classes_) == 2:
             votes = np.zeros(d, dtype=np.int64)
             const = 0
             for h in self.estimators_:
@@ -398,6 +411,8 @@ class SmoothBoostClassifier(ClassifierBase):
             self.votes_ = votes
             self.constant_votes_ = int(const)
             self.n_features_used_ = int(np.count_nonzero(votes))
+        elif self.weak_learner == "stump":
+            self.n_features_used_ = len({h.feature for h in self.estimators_ if h.feature >= 0})
         else:
             used = set()
             for h in self.estimators_:
@@ -414,29 +429,49 @@ class SmoothBoostClassifier(ClassifierBase):
             total += h.predict(X01)
         return total
 
+    def _class_votes(self, X01) -> np.ndarray:
+        """``(n, K)`` votes: how many hypotheses vote for each class at each row."""
+        K = len(self.classes_)
+        votes = np.zeros((X01.shape[0], K), dtype=np.float64)
+        rows = np.arange(X01.shape[0])
+        for h in self.estimators_:
+            votes[rows, class_codes(h.predict(X01), K)] += 1.0
+        return votes
+
     def decision_function(self, X):
-        """Normalised vote margin ``(1/tau) sum_t h_t(x)`` in ``[-1, 1]``; > 0 favours ``classes_[1]``."""
+        """Vote margins in ``[-1, 1]``.
+
+        Two classes: ``(1/tau) sum_t h_t(x)``, shape (n,); > 0 favours
+        ``classes_[1]``.  K > 2: shape (n, K), for each class the share of the
+        committee voting for it minus the share voting for another class.
+        """
         X01 = self._check_predict_data(X)
-        return self._vote_sum(X01) / len(self.estimators_)
+        if len(self.classes_) == 2:
+            return self._vote_sum(X01) / len(self.estimators_)
+        return 2.0 * self._class_votes(X01) / len(self.estimators_) - 1.0
 
     def predict_proba(self, X):
-        """Vote fractions ``(1 -/+ margin) / 2``: the share of the committee voting each class.
+        """Vote shares: the share of the committee voting for each class, columns in ``classes_`` order.
 
-        Not calibrated probabilities.  A tie (even committee) predicts
-        ``classes_[0]``.
+        Post-processing of the released committee, not calibrated
+        probabilities (two classes: ``(1 -/+ margin) / 2``).  A tie predicts
+        the first of the tied classes.
         """
-        m = self.decision_function(X)
-        p1 = (1.0 + m) / 2.0
-        return np.column_stack([1.0 - p1, p1])
+        X01 = self._check_predict_data(X)
+        if len(self.classes_) == 2:
+            p1 = (1.0 + self._vote_sum(X01) / len(self.estimators_)) / 2.0
+            return np.column_stack([1.0 - p1, p1])
+        return self._class_votes(X01) / len(self.estimators_)
 
     # --------------------------------------------------------------- printout
     def to_text(self) -> str:
-        """The model as a votes table (paper 002, Table 4), with feature names.
+        """The model as a votes table (paper 002, Table 4), with feature names and the classes' labels.
 
-        Stumps: one row per feature with non-zero net votes; ``votes > 0``
-        means "feature is 1" votes for ``classes_[1]`` that many times (and
-        "feature is 0" against it).  Trees: identical trees are merged and
-        listed with their vote counts.
+        Stumps of two classes: one row per feature with non-zero net votes;
+        ``votes > 0`` means "feature is 1" votes for ``classes_[1]`` that many
+        times (and "feature is 0" against it).  Stumps of K > 2 classes and
+        trees: identical hypotheses are merged and listed with their vote
+        counts, each naming the classes it votes for.
         """
         names = self.feature_names()
         classes = self.classes_
@@ -446,32 +481,41 @@ class SmoothBoostClassifier(ClassifierBase):
             f"({eps:.4g}, {delta:.3g})-DP [{self.composition_} composition]"
         )
         lines = [head]
-        if self.weak_learner == "stump":
-            lines.append("votes  feature")
-            rows = [(int(v), names[j]) for j, v in enumerate(self.votes_) if v != 0]
-            if self.constant_votes_:
-                rows.append((self.constant_votes_, "(constant)"))
-            rows.sort(key=lambda r: (-abs(r[0]), r[1]))
-            width = max([5] + [len(f"{v:d}") for v, _ in rows])
-            lines += [f"{v:>{width}d}  {name}" for v, name in rows]
-            lines.append(
-                f"score = sum over rows of votes * (+1 if feature is 1 else -1) (constant: +1); "
-                f"predict {classes[1]!s} if score > 0, else {classes[0]!s}"
-            )
-            lines.append("votes are net: the rounds on one feature add up, and rounds voting the other way "
-                         "cancel (a feature whose votes cancel is not listed)")
-        else:
-            lines.append("votes  tree")
-            counts = Counter(self.estimators_)
-            for tree, c in sorted(counts.items(), key=lambda kv: -kv[1]):
-                lines.append(f"{c:>5d}  {tree.describe(names, classes)}")
+        if self.weak_learner == "stump" and len(classes) == 2:
+            lines += self._net_votes_table(names, classes)
+            return "\n".join(lines)
+        lines.append("votes  " + ("stump" if self.weak_learner == "stump" else "tree"))
+        counts = Counter(self.estimators_)
+        for h, c in sorted(counts.items(), key=lambda kv: -kv[1]):
+            lines.append(f"{c:>5d}  {h.describe(names, classes)}")
+        if len(classes) == 2:
             lines.append(f"predict {classes[1]!s} if most trees say so, else {classes[0]!s}")
+        else:
+            what = "stump" if self.weak_learner == "stump" else "tree"
+            lines.append(f"each {what} votes for one class; predict the class with the most votes (a tie goes to "
+                         f"the first of {', '.join(map(str, classes))})")
         return "\n".join(lines)
+
+    def _net_votes_table(self, names, classes) -> list:
+        lines = ["votes  feature"]
+        rows = [(int(v), names[j]) for j, v in enumerate(self.votes_) if v != 0]
+        if self.constant_votes_:
+            rows.append((self.constant_votes_, "(constant)"))
+        rows.sort(key=lambda r: (-abs(r[0]), r[1]))
+        width = max([5] + [len(f"{v:d}") for v, _ in rows])
+        lines += [f"{v:>{width}d}  {name}" for v, name in rows]
+        lines.append(
+            f"score = sum over rows of votes * (+1 if feature is 1 else -1) (constant: +1); "
+            f"predict {classes[1]!s} if score > 0, else {classes[0]!s}"
+        )
+        lines.append("votes are net: the rounds on one feature add up, and rounds voting the other way "
+                     "cancel (a feature whose votes cancel is not listed)")
+        return lines
 
     # ------------------------------------------------------------ serialising
     def _state_to_dict(self) -> dict:
         if self.weak_learner == "stump":
-            hyps = [[int(h.feature), int(h.sign)] for h in self.estimators_]
+            hyps = [list(h.released) for h in self.estimators_]  # [feature, sign], or [feature, hi, lo] for K > 2
         else:
             hyps = [
                 {"feature": list(h.feature), "left": list(h.left), "right": list(h.right), "value": list(h.value)}
@@ -487,7 +531,7 @@ class SmoothBoostClassifier(ClassifierBase):
 
     def _state_from_dict(self, data: dict) -> None:
         if self.weak_learner == "stump":
-            self.estimators_ = tuple(Stump(int(f), int(s)) for f, s in data["estimators"])
+            self.estimators_ = tuple(stump_from(h) for h in data["estimators"])
         else:
             self.estimators_ = tuple(
                 Tree(tuple(t["feature"]), tuple(t["left"]), tuple(t["right"]), tuple(t["value"]))

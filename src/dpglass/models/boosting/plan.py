@@ -46,9 +46,9 @@ import numpy as np
 
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models.boosting.weak_learners import (
-    JOINT_TREE_DEPTH, LEAF_SENSITIVITY_FACTOR, PAPER_SPLIT_SENSITIVITY_FACTOR, PAPER_STUMP_SENSITIVITY_FACTOR,
-    SPLIT_SENSITIVITY_FACTOR, STUMP_SENSITIVITY_FACTOR, TREE_ERROR_SENSITIVITY, _stage_epsilon, _stump_of,
-    sample_joint_tree,
+    JOINT_TREE_DEPTH, PAPER_SPLIT_SENSITIVITY_FACTOR, PAPER_STUMP_SENSITIVITY_FACTOR, SPLIT_SENSITIVITY_FACTOR,
+    STUMP_SENSITIVITY_FACTOR, TREE_ERROR_SENSITIVITY, _stage_epsilon, _stump_of, leaf_margin_sensitivity, n_stumps,
+    sample_joint_tree, vote_labels,
 )
 from dpglass.privacy.accounting import DEFAULT_DELTA, choose_accountant
 from dpglass.privacy.ledger import LedgerEntry
@@ -58,7 +58,7 @@ from dpglass.privacy.mechanisms import (
 from dpglass.privacy.plan import Integers, PlannedRelease, Points, Product
 
 __all__ = [
-    "AUTO_COUNT_SHARE", "AUTO_RECORDS_PER_ROUND", "AUTO_ROUNDS", "BoostPlan", "COUNT_RELEASE",
+    "AUTO_COUNT_SHARE", "AUTO_RECORDS_PER_ROUND", "AUTO_ROUNDS", "BoostPlan", "COUNT_RELEASE", "ClassStumps",
     "advanced_composition_epsilon", "auto_rounds", "boost_plan", "counts_records", "labels_field", "learner_of",
     "per_round_epsilon", "release_plan", "resolved_rounds", "round_budget", "round_field", "round_plan",
     "round_steps",
@@ -234,6 +234,8 @@ class BoostPlan:
     its releases in order (each a recorded step, or, under advanced
     composition, the one recorded step and its parts).  ``steps``: the
     recorded ones, in ledger order.  ``accountant``: the ledger's.
+    ``n_classes``: K, the classes the hypotheses vote for (the label set is
+    public: it changes the candidates, never the budget).
     """
 
     learner: str
@@ -245,6 +247,7 @@ class BoostPlan:
     composition: str | None
     rounds: tuple
     steps: tuple
+    n_classes: int = 2
 
 
 def resolved_delta(params: dict) -> float:
@@ -252,9 +255,9 @@ def resolved_delta(params: dict) -> float:
     return DEFAULT_DELTA if params["delta"] is None else float(params["delta"])
 
 
-def boost_plan(params: dict, n_features: int, records_estimate: int | None = None) -> BoostPlan:
-    """The plan of a fit with these parameters on ``n_features`` columns (and, when the committee size comes
-    from a noisy count, the released count: without it the plan stops after the count)."""
+def boost_plan(params: dict, n_features: int, records_estimate: int | None = None, n_classes: int = 2) -> BoostPlan:
+    """The plan of a fit with these parameters on ``n_features`` columns and ``n_classes`` classes (and, when the
+    committee size comes from a noisy count, the released count: without it the plan stops after the count)."""
     learner = learner_of(params["weak_learner"], params["tree_learner"])
     if learner == "joint" and params["tree_nodes"] not in JOINT_TREE_DEPTH:
         raise InvalidParameterError(f"joint trees have 1 or 3 internal nodes, not {params['tree_nodes']!r}")
@@ -263,7 +266,7 @@ def boost_plan(params: dict, n_features: int, records_estimate: int | None = Non
     if counts_records(params["n_rounds"], params["weak_learner"], params["tree_learner"], delta, acct):
         count = _count_step(epsilon)
         if records_estimate is None:
-            return BoostPlan(learner, delta, "basic", count, None, None, None, (), (count,))
+            return BoostPlan(learner, delta, "basic", count, None, None, None, (), (count,), int(n_classes))
         epsilon -= count.entry.epsilon  # the rounds share what the count left
         n_rounds = auto_rounds(records_estimate, epsilon, params["weak_learner"], params["tree_learner"])
     else:
@@ -271,7 +274,7 @@ def boost_plan(params: dict, n_features: int, records_estimate: int | None = Non
     x, composition = round_budget(epsilon, delta, n_rounds, params["weak_learner"], int(params["tree_nodes"]), acct,
                                   params["tree_learner"])
     make = _ROUND_STEPS[learner]
-    rounds = [make(t, int(n_features), x, int(params["tree_nodes"]), params["variant"] == "paper")
+    rounds = [make(t, int(n_features), x, int(params["tree_nodes"]), params["variant"] == "paper", int(n_classes))
               for t in range(n_rounds)]
     if composition == "advanced":
         rounds = _composed(rounds, params["weak_learner"], x, epsilon, delta)
@@ -281,14 +284,14 @@ def boost_plan(params: dict, n_features: int, records_estimate: int | None = Non
         recorded = tuple(s for steps in rounds for s in steps)
     accountant = composition if composition in ("pld", "rdp") else "basic"
     return BoostPlan(learner, delta, accountant, count, n_rounds, x, composition, tuple(rounds),
-                     (() if count is None else (count,)) + recorded)
+                     (() if count is None else (count,)) + recorded, int(n_classes))
 
 
-def release_plan(params: dict, n_features: int, records_estimate: int | None = None) -> list:
-    """SmoothBoostClassifier's recorded releases, in order, from its public parameters (and the released count of
-    records, where the committee size comes from one): the fit spends through them and ``load_model`` replays
-    them (docs/privacy.md, "Smooth boosting")."""
-    return list(boost_plan(params, n_features, records_estimate).steps)
+def release_plan(params: dict, n_features: int, records_estimate: int | None = None, n_classes: int = 2) -> list:
+    """SmoothBoostClassifier's recorded releases, in order, from its public parameters and label set (and the
+    released count of records, where the committee size comes from one): the fit spends through them and
+    ``load_model`` replays them (docs/privacy.md, "Smooth boosting")."""
+    return list(boost_plan(params, n_features, records_estimate, n_classes).steps)
 
 
 def round_field(t: int) -> str:
@@ -321,36 +324,72 @@ def _noisy_count(mech, n, rng) -> int:
     return int(mech.randomise(int(n), rng))
 
 
-def _stump_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool) -> tuple:
-    """DP-1R: one exponential-mechanism choice among the 2d + 2 signed literals and constants."""
+@dataclass(frozen=True)
+class ClassStumps:
+    """The public stumps of K > 2 classes: ``(feature, hi, lo)`` with ``hi != lo`` class codes, or a constant
+    ``(-1, c, c)`` (the ``d K (K - 1) + K`` candidates of DP-1R).  Two classes use :class:`Product`."""
+
+    n_features: int
+    n_classes: int
+
+    def problem(self, values) -> str | None:
+        for v in values:
+            if not self._contains(v):
+                return f"holds {v!r}, not one of the {self}"
+        return None
+
+    def _contains(self, v) -> bool:
+        try:
+            t = tuple(v)
+        except TypeError:
+            return False
+        if len(t) != 3 or not all(isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in t):
+            return False
+        f, hi, lo = (int(c) for c in t)
+        classes = range(self.n_classes)
+        return hi in classes and lo in classes and ((f == -1 and hi == lo) or (0 <= f < self.n_features and hi != lo))
+
+    def __str__(self) -> str:
+        return (f"{n_stumps(self.n_features, self.n_classes)} public stumps (feature, class where it is 1, another "
+                "where it is 0; or -1 and a constant class twice)")
+
+
+def _stump_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool, n_classes: int = 2) -> tuple:
+    """DP-1R: one exponential-mechanism choice among the 2d + 2 signed literals and constants (d K (K - 1) + K
+    stumps of K classes)."""
     sensitivity = PAPER_STUMP_SENSITIVITY_FACTOR if paper else STUMP_SENSITIVITY_FACTOR
     mech = ExponentialMechanism(x, sensitivity)
+    n = n_stumps(d, n_classes)
+    what = (f"{n} literals and constants" if n_classes == 2 else
+            f"{n} stumps of {n_classes} classes (a feature, the class it votes for where it is 1 and another where "
+            "it is 0; or a constant class)")
     entry = LedgerEntry(
         release=f"round {t + 1}: stump", mechanism="exponential", epsilon=x, sensitivity=sensitivity,
         curve=mech.curve,
-        note=(f"DP-1R over {2 * d + 2} literals and constants; utility -mu-weighted error under a "
+        note=(f"DP-1R over {what}; utility -mu-weighted error under a "
               f"kappa-dense measure, sensitivity {sensitivity:g}"
               + (" (paper 002's calibration, Thm 7)" if paper else " (proven, n private)")))
-    domain = Product((tuple(range(-1, d)), (-1, 1)), "public stumps (feature or -1 for a constant, sign)")
-    return (PlannedRelease(entry, functools.partial(_stump_noise, mech, d), domain, (round_field(t),)),)
+    domain = (Product((tuple(range(-1, d)), (-1, 1)), "public stumps (feature or -1 for a constant, sign)")
+              if n_classes == 2 else ClassStumps(d, n_classes))
+    return (PlannedRelease(entry, functools.partial(_stump_noise, mech, d, n_classes), domain, (round_field(t),)),)
 
 
-def _stump_noise(mech, d: int, utilities, rng) -> list:
-    stump = _stump_of(int(mech.select(utilities, rng)), d)
-    return [(stump.feature, stump.sign)]
+def _stump_noise(mech, d: int, n_classes: int, utilities, rng) -> list:
+    return [_stump_of(int(mech.select(utilities, rng)), d, n_classes).released]
 
 
-def _joint_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool) -> tuple:
+def _joint_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool, n_classes: int = 2) -> tuple:
     """A whole complete tree, its split features and leaf labels, by one exponential mechanism (a chain)."""
     depth = JOINT_TREE_DEPTH[tree_nodes]
+    labelling = "every leaf labelling" if n_classes == 2 else f"every labelling of its leaves by {n_classes} classes"
     entry = LedgerEntry(
         release=f"round {t + 1}: tree (splits and leaf labels)", mechanism="exponential", epsilon=x,
         sensitivity=TREE_ERROR_SENSITIVITY, curve=ExponentialMechanism(x, TREE_ERROR_SENSITIVITY).curve,
         note=(f"one exponential mechanism over every complete depth-{depth} tree on the schema's features with "
-              "every leaf labelling; utility -mu-weighted error (sensitivity 1, n private), sampled exactly as a "
+              f"{labelling}; utility -mu-weighted error (sensitivity 1, n private), sampled exactly as a "
               f"chain of {depth + 1} exponential mechanisms at one rate"))
     internal = 2**depth - 1
-    domain = Product((tuple(range(d)),) * internal + ((-1, 1),) * (internal + 1),
+    domain = Product((tuple(range(d)),) * internal + (vote_labels(n_classes),) * (internal + 1),
                      f"public depth-{depth} trees (split features, then leaf labels)")
     stage = ExponentialMechanism(_stage_epsilon(x, depth), TREE_ERROR_SENSITIVITY)
     return (PlannedRelease(entry, functools.partial(_joint_noise, stage, depth), domain, (round_field(t),)),)
@@ -362,31 +401,36 @@ def _joint_noise(stage, depth: int, utilities, rng) -> list:
     return [(*features, *labels)]
 
 
-def _top_down_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool) -> tuple:
+def _top_down_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool, n_classes: int = 2) -> tuple:
     """DP-TopDown: ``tree_nodes`` (leaf position, feature) choices at ``x / (2 tree_nodes)`` each, then the leaf
-    labels at ``x / 2`` (the signs of the leaf margins plus Laplace noise)."""
+    labels at ``x / 2`` (from the leaf margins plus Laplace noise: their signs for two classes)."""
     eps_split = x / (2.0 * tree_nodes)
     sensitivity = PAPER_SPLIT_SENSITIVITY_FACTOR if paper else SPLIT_SENSITIVITY_FACTOR
     select = ExponentialMechanism(eps_split, sensitivity)
     features = tuple(range(d))
+    bound = "sum_l w_l 4q_l(1-q_l)" if n_classes == 2 else "sum_l 2 w_l (1 - sum_k q_lk^2)"
     steps = []
     for s in range(tree_nodes):
         entry = LedgerEntry(
             release=f"round {t + 1}: tree split (leaf, feature)", mechanism="exponential", epsilon=eps_split,
             sensitivity=sensitivity, guarantee="paper-claim" if paper else "proven", curve=select.curve,
             note=(f"DP-TopDown split {s + 1}/{tree_nodes} among {(s + 1) * d} (leaf, feature) pairs; "
-                  "utility: improvement of the Gini bound sum_l w_l 4q_l(1-q_l)"))
+                  f"utility: improvement of the Gini bound {bound}"))
         domain = Product((tuple(range(s + 1)), features), f"public (leaf position, feature) pairs of split {s + 1}")
         steps.append(PlannedRelease(entry, functools.partial(_split_noise, select, d), domain, (split_field(t, s),)))
     n_leaves = tree_nodes + 1
-    laplace = LaplaceMechanism(x / 2.0, LEAF_SENSITIVITY_FACTOR)
+    width = n_classes - 1  # margins per leaf
+    laplace = LaplaceMechanism(x / 2.0, leaf_margin_sensitivity(n_classes))
+    how = (f"sign of each of the {n_leaves} leaf margins a_l - b_l plus Laplace noise on a public "
+           "grid; the vector of margins has l1 sensitivity 2" if n_classes == 2 else
+           f"each of the {n_leaves} leaves gets the class k of the largest of its {width} margins a_lk - a_l0 plus "
+           "Laplace noise on a public grid (class 0 when none is positive); the vector of margins has l1 "
+           f"sensitivity {leaf_margin_sensitivity(n_classes):g}")
     entry = LedgerEntry(
         release=f"round {t + 1}: tree leaf labels", mechanism="laplace", epsilon=x / 2.0,
-        sensitivity=LEAF_SENSITIVITY_FACTOR, scale=laplace.scale_for(n_leaves),
-        note=(f"sign of each of the {n_leaves} leaf margins a_l - b_l plus Laplace noise on a public "
-              "grid; the vector of margins has l1 sensitivity 2"))
-    steps.append(PlannedRelease(entry, functools.partial(_label_noise, laplace, n_leaves), Points((-1, 1)),
-                                (labels_field(t),)))
+        sensitivity=leaf_margin_sensitivity(n_classes), scale=laplace.scale_for(n_leaves * width), note=how)
+    steps.append(PlannedRelease(entry, functools.partial(_label_noise, laplace, n_leaves, n_classes),
+                                Points(vote_labels(n_classes)), (labels_field(t),)))
     return tuple(steps)
 
 
@@ -395,23 +439,33 @@ def _split_noise(select, d: int, utilities, rng) -> list:
     return [(index // d, index % d)]
 
 
-def _label_noise(laplace, n_leaves: int, margins, rng) -> list:
-    """One Laplace draw per leaf margin (the vector has l1 sensitivity 2); the released labels are their signs."""
-    if len(margins) != n_leaves:  # a fit that asks for other releases than its plan's
-        raise RuntimeError(f"The plan labels {n_leaves} leaves; got {len(margins)} margins.")
-    noisy = np.atleast_1d(np.asarray(laplace.randomise(margins, rng), dtype=np.float64))
-    return [1 if v > 0 else -1 for v in noisy]
+def _label_noise(laplace, n_leaves: int, n_classes: int, margins, rng) -> list:
+    """One Laplace draw per leaf margin (the vector has l1 sensitivity 2 (K - 1)); each leaf's label is the class
+    of its largest noisy margin, class 0 when none is positive (two classes: the sign of its one margin)."""
+    width = n_classes - 1
+    if len(margins) != n_leaves * width:  # a fit that asks for other releases than its plan's
+        raise RuntimeError(f"The plan labels {n_leaves} leaves of {n_classes} classes; got {len(margins)} margins.")
+    noisy = np.atleast_1d(np.asarray(laplace.randomise(margins, rng), dtype=np.float64)).reshape(n_leaves, width)
+    labels = vote_labels(n_classes)
+    out = []
+    for row in noisy:
+        best, top = 0, 0.0
+        for k, v in enumerate(row, start=1):
+            if v > top:
+                best, top = k, v
+        out.append(labels[best])
+    return out
 
 
 _ROUND_STEPS = {"stump": _stump_steps, "joint": _joint_steps, "top-down": _top_down_steps}
 
 
 def round_steps(learner: str, n_features: int, epsilon: float, tree_nodes: int = 3, paper: bool = False,
-                t: int = 0) -> tuple:
+                t: int = 0, n_classes: int = 2) -> tuple:
     """The steps of round ``t + 1`` of ``learner`` ("stump", "joint", "top-down") at round epsilon ``epsilon``,
     before the rounds' composition is noted: a weak learner run outside a fit (tests, research code) releases
     through them with ``release=lambda step, exact: step.noise(exact, rng)``."""
-    return _ROUND_STEPS[learner](t, int(n_features), float(epsilon), int(tree_nodes), paper)
+    return _ROUND_STEPS[learner](t, int(n_features), float(epsilon), int(tree_nodes), paper, int(n_classes))
 
 
 def _noted(rounds: list, composition: str, x: float) -> list:

@@ -3,12 +3,14 @@
 In order:
 
 * structure: as many hypotheses as the plan's rounds, each a stump
-  ``[feature, sign]`` or a tree (four int arrays, rooted at node 0, labels
-  ±1 at the leaves and 0 at the splits, ``tree_nodes`` internal nodes; a
+  ``[feature, sign]`` (two classes) or ``[feature, hi, lo]`` (K > 2 classes)
+  or a tree (four int arrays, rooted at node 0, labels at the leaves, ±1 for
+  two classes and class codes for more, 0 at the splits, ``tree_nodes``
+  internal nodes; a
   joint tree in the complete layout of its depth, a top-down tree in
   DP-TopDown's: split s makes nodes 2s + 1 and 2s + 2);
 * the release plan (:func:`dpglass.models.boosting.plan.boost_plan`),
-  rebuilt from the file's parameters, ``n_features_in`` and, where the
+  rebuilt from the file's parameters, ``n_features_in``, its classes and, where the
   committee size comes from a noisy count, ``records_estimate``, is replayed
   (:func:`~dpglass.privacy.plan.check_against_plan`): the ledger is the plan,
   entry for entry, and every released value lies in its step's public
@@ -17,7 +19,8 @@ In order:
   position, feature) pair, the leaf labels ±1; under advanced composition
   through the one step's parts);
 * derived values: the resolved delta, ``round_epsilon``, ``composition`` and
-  the ledger's accountant are the plan's.
+  the ledger's accountant are the plan's; the classes are the declared
+  ``params.classes`` (in order) when there are some.
 
 A file written by a model selection holds no ledger of its own: only the
 domains are checked.  The verifier has no copy of the budget arithmetic.
@@ -40,21 +43,35 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
     learner = "stump" if p["weak_learner"] == "stump" else p["tree_learner"]
     if learner == "joint":
         _check_joint_tree_params(p)
+    K = _check_classes(data, ctx)  # the label set: the candidates' labels
     try:
-        plan = boost_plan(p, ctx.d, estimate)
+        plan = boost_plan(p, ctx.d, estimate, K)
     except (InvalidParameterError, TypeError, ValueError) as exc:
         _fail("params", f"give no release plan ({exc})", "the parameters of a fit that ran")
     hyps = _need(data, "estimators", "estimators", list, f"the {plan.n_rounds} hypotheses")
     if len(hyps) != plan.n_rounds:
         _fail("estimators", f"has {len(hyps)} hypotheses", f"{plan.n_rounds}, the plan's rounds (params.n_rounds)")
     for i, h in enumerate(hyps):
-        _check_hypothesis(h, f"estimators[{i}]", learner, ctx.d, int(p["tree_nodes"]))
+        _check_hypothesis(h, f"estimators[{i}]", learner, ctx.d, int(p["tree_nodes"]), K)
     _check_derived(data, ctx, plan, delta)
     view = _released(data, plan)
     if ctx.ledger is not None:  # its own fit (a selection's file is checked by its selection)
         check_against_plan(ctx.entries, plan.steps, view, _fail)
     else:
         check_domains(plan.steps, view, _fail)  # a selection's file: its values in their domains
+
+
+def _check_classes(data: dict, ctx: _Context) -> int:
+    """K, the number of the file's classes (2 to the model's ``_max_classes``), which are the declared
+    ``params.classes``, in their order, when there are some: the labels the hypotheses vote with."""
+    classes = data["classes"]
+    most = getattr(ctx.cls, "_max_classes", 2)
+    if not 2 <= len(classes) <= most:
+        _fail("classes", f"has {len(classes)} labels", f"2 to {most} class labels")
+    declared = ctx.params.get("classes")
+    if declared is not None and list(declared) != list(classes):
+        _fail("classes", f"is {classes!r}", f"params.classes = {list(declared)!r}, the declared labels in order")
+    return len(classes)
 
 
 def _check_records_estimate(data: dict, counted: bool) -> int | None:
@@ -120,22 +137,38 @@ def _top_down_releases(t: dict, field: str) -> tuple[list, list]:
     return splits, [t["value"][k] for k in leaves]
 
 
-def _check_hypothesis(h, field: str, learner: str, d: int, tree_nodes: int) -> None:
+def _check_hypothesis(h, field: str, learner: str, d: int, tree_nodes: int, n_classes: int = 2) -> None:
     if learner == "stump":
-        _check_stump(h, field, d)
+        _check_stump(h, field, d, n_classes)
         return
-    _check_tree(h, field, d, tree_nodes)
+    _check_tree(h, field, d, tree_nodes, n_classes)
     if learner == "joint":
         _check_joint_tree_shape(h, field)
 
 
-def _check_stump(h, field: str, d: int) -> None:
+def _check_stump(h, field: str, d: int, n_classes: int = 2) -> None:
+    if n_classes > 2:
+        _check_class_stump(h, field, d, n_classes)
+        return
     if not (isinstance(h, list) and len(h) == 2 and all(_is_int(v) for v in h)):
         _fail(field, f"is {h!r}", "a stump [feature, sign] of two ints")
     if not -1 <= h[0] < d:
         _fail(field, f"has feature {h[0]}", f"a feature index in [-1, {d}) (-1: constant)")
     if h[1] not in (-1, 1):
         _fail(field, f"has sign {h[1]}", "+1 or -1")
+
+
+def _check_class_stump(h, field: str, d: int, n_classes: int) -> None:
+    """A stump of K > 2 classes: [feature, class where it is 1, another class where it is 0], or [-1, c, c]."""
+    if not (isinstance(h, list) and len(h) == 3 and all(_is_int(v) for v in h)):
+        _fail(field, f"is {h!r}", f"a stump [feature, class if 1, class if 0] of three ints ({n_classes} classes)")
+    if not -1 <= h[0] < d:
+        _fail(field, f"has feature {h[0]}", f"a feature index in [-1, {d}) (-1: constant)")
+    for v in h[1:]:
+        if not 0 <= v < n_classes:
+            _fail(field, f"votes for class {v}", f"a class code in [0, {n_classes})")
+    if (h[0] < 0) != (h[1] == h[2]):
+        _fail(field, f"is {h!r}", "two different classes for a feature, the same class twice for a constant")
 
 
 def _check_joint_tree_params(p: dict) -> None:
@@ -161,7 +194,7 @@ def _check_joint_tree_shape(t: dict, field: str) -> None:
         _fail(f"{field}.feature", f"is {t['feature']}", f"split features at the first {internal} nodes")
 
 
-def _check_tree(t, field: str, d: int, n_internal: int) -> None:
+def _check_tree(t, field: str, d: int, n_internal: int, n_classes: int = 2) -> None:
     keys = ("feature", "left", "right", "value")
     if not isinstance(t, dict):
         _fail(field, f"is {t!r}", "a tree {feature, left, right, value}")
@@ -171,12 +204,14 @@ def _check_tree(t, field: str, d: int, n_internal: int) -> None:
         _fail(field, "has arrays " + ", ".join(f"{k}[{len(a)}]" for k, a in zip(keys, arrays)),
               "four non-empty lists of ints of equal length")
     feature, left, right, value = arrays
+    labels = (-1, 1) if n_classes == 2 else range(n_classes)
+    what = "value +1 or -1" if n_classes == 2 else f"a class code in [0, {n_classes})"
     for k in range(m):
         if not -1 <= feature[k] < d:
             _fail(f"{field}.feature[{k}]", f"is {feature[k]}", f"a feature index in [-1, {d}) (-1: leaf)")
-        if feature[k] < 0 and (value[k] not in (-1, 1) or left[k] != -1 or right[k] != -1):
+        if feature[k] < 0 and (value[k] not in labels or left[k] != -1 or right[k] != -1):
             _fail(f"{field}[{k}]", f"is a leaf with value {value[k]}, children {left[k]}, {right[k]}",
-                  "value +1 or -1 and children -1")
+                  f"{what} and children -1")
         if feature[k] >= 0 and not (0 <= left[k] < m and 0 <= right[k] < m):
             _fail(f"{field}[{k}]", f"has children {left[k]}, {right[k]}", f"node indices in [0, {m})")
         if feature[k] >= 0 and value[k] != 0:  # the learners write 0: any other integer would carry data
