@@ -338,6 +338,17 @@ def test_a_label_outside_the_declared_classes_is_refused_with_the_values():
         DPRuleListClassifier(classes=LABELS[:2] + ["Emperor"]).fit(X, np.array(LABELS)[y])
 
 
+def test_black_box_audit_of_a_three_class_list_on_a_tiny_pair():
+    """dpglass.audit on D and D minus one record (3 classes, 12 records): no privacy loss above the claim."""
+    from dpglass.audit import audit_learner
+
+    X = np.array([[1, 0]] * 4 + [[0, 1]] * 4 + [[1, 1]] * 2 + [[0, 0]] * 2, dtype=np.uint8)
+    y = np.array([1] * 4 + [2] * 4 + [0, 2] + [0, 1])
+    est = DPRuleListClassifier(epsilon=2.0, max_length=1, max_card=1, classes=[0, 1, 2])
+    res = audit_learner(est, X, y, n_runs=200, rng=0)
+    assert res.verdict == "PASS" and res.claim[0] == 2.0, res.summary()
+
+
 @pytest.mark.xfail(strict=True, reason="aggregates/dask_backend.reduce_partition encodes a label as y == classes[1] "
                    "(two classes): a third class is counted as the first; remove this mark when it encodes K classes")
 def test_through_dask_equals_in_memory_on_three_classes(dask_client, tmp_path):
