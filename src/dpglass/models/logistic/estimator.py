@@ -23,7 +23,7 @@ from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import EPSILON, CLASSES, RANDOM_STATE, ClassifierBase
 from dpglass.models.logistic.plan import (  # noqa: F401  (re-exported: the family's plan and constants)
     AUTO_ALPHA, CLASS_COUNT_SHARE, DEFAULT_ALPHA, DEFAULT_TOL, MECHANISM, OFFSET_LIMIT, class_count_step, class_offset,
-    class_offsets, coefficient_calibration, coefficient_step, default_data_norm, release_plan, resolved_alpha,
+    class_rows, class_score_offsets, coefficient_calibration, coefficient_step, default_data_norm, release_plan, resolved_alpha,
 )
 from dpglass.models.logistic.softmax import SoftmaxRows
 from dpglass.models.logistic.solver import RowBlocks, SolverNotCertifiedError, minimise
@@ -296,15 +296,14 @@ class DPLogisticRegression(LogisticScores, ClassifierBase):
         k, d = len(self.classes_), table.n_features  # the declared (public) label set and schema
         plan = release_plan(self.get_params(deep=False), d, k)
         ledger = PrivacyLedger(epsilon=float(self.epsilon)).follow(plan)
-        offsets, self.class_counts_ = [0.0] * (k - 1), None
+        offset, self.class_counts_ = (0.0 if k == 2 else np.zeros(k)), None
         if self.fit_intercept:  # one table of K counts: a record is in one cell
             counts = [int(table.counts[table.labels == j].sum()) for j in range(k)]
             self.class_counts_ = ledger.release(plan[0], counts, rng)
-            offsets = class_offsets(self.class_counts_)
+            offset = class_offset(self.class_counts_) if k == 2 else np.array(class_score_offsets(self.class_counts_))
         step = plan[-1]
         _, c, cal = coefficient_step(epsilon=step.entry.epsilon, alpha=self._alpha(), fit_intercept=self.fit_intercept,
                                      data_norm=self.data_norm, tol=self.tol, n_features=d, n_classes=k)
-        offset = offsets[0] if k == 2 else offsets
         theta = ledger.release(step, grid_minimiser(table, self.fit_intercept, c, cal, self._alpha(), self.tol,
                                                     offset, k), rng)
         self._warn_about_guarantee(float(self.epsilon))
@@ -312,11 +311,12 @@ class DPLogisticRegression(LogisticScores, ClassifierBase):
             self.coef_ = theta[:d].copy()
             self.intercept_grid_ = float(theta[d]) if self.fit_intercept else 0.0
             self.intercept_ = self.intercept_grid_ + offset
-        else:  # class 0 is the reference: its row and intercept are 0 (public), the K - 1 released rows follow
-            rows = theta.reshape(k - 1, -1)
-            self.coef_ = np.vstack([np.zeros(d), rows[:, :d]])
-            self.intercept_grid_ = np.append(0.0, rows[:, d] if self.fit_intercept else np.zeros(k - 1))
-            self.intercept_ = self.intercept_grid_ + np.append(0.0, offsets)
+        else:  # the K - 1 released free rows, and the K class rows they give (post-processing)
+            free = theta.reshape(k - 1, -1)
+            self.coef_grid_ = free[:, :d].copy()
+            self.intercept_grid_ = free[:, d].copy() if self.fit_intercept else np.zeros(k - 1)
+            self.coef_ = class_rows(self.coef_grid_)
+            self.intercept_ = class_rows(self.intercept_grid_) + offset
         self.grid_step_ = step.domain.step
         self.privacy_ledger_ = ledger
         self.privacy_ledger_.replayable = is_replayable(rng)
@@ -326,10 +326,6 @@ class DPLogisticRegression(LogisticScores, ClassifierBase):
     def _features_used(self) -> int:
         used = self.coef_ if np.ndim(self.coef_) == 1 else np.any(self.coef_ != 0, axis=0)
         return int(np.count_nonzero(used))
-
-    def _reference_note(self) -> str:
-        return (f"{self.classes_[0]!s} is the reference class: its coefficients and intercept are 0, the others' are "
-                f"log-odds against it")
 
     def _alpha(self) -> float:
         return resolved_alpha(self.alpha, self.epsilon)
@@ -342,18 +338,22 @@ class DPLogisticRegression(LogisticScores, ClassifierBase):
         lines = [f"DPLogisticRegression (output perturbation, discrete Laplace): {eps:.4g}-DP"]
         if np.ndim(self.coef_) == 2:
             lines[0] += f", multinomial over {len(self.classes_)} classes"
-            return "\n".join(lines + self._coefficient_table(names, order) + [self._reference_note()])
+            note = ("(a feature's coefficients sum to 0 over the classes; the intercepts hold the log-odds of the noisy "
+                    "class counts against the most frequent class)")
+            return "\n".join(lines + self._coefficient_table(names, order) + [note])
         return "\n".join(lines + self._coefficient_table(names, order))
 
     # ------------------------------------------------------------ serialising
     def _state_to_dict(self) -> dict:
         # floats that are multiples of a power of two: JSON (repr) round trips them exactly
         # the intercept is the released grid coordinate plus the offset of the released class counts
-        # K classes: coef a row per class (classes order, the reference's 0), intercept(_grid) one per class
+        # K classes: the released free rows (coef_grid, intercept_grid) and the class rows they give (coef,
+        # intercept: a row per class in classes order)
         if np.ndim(self.coef_) == 2:
             return {
                 "coef": [[float(v) for v in row] for row in self.coef_],
                 "intercept": [float(v) for v in self.intercept_],
+                "coef_grid": [[float(v) for v in row] for row in self.coef_grid_],
                 "intercept_grid": [float(v) for v in self.intercept_grid_],
                 "class_counts": self.class_counts_,
                 "grid_step": float(self.grid_step_),
@@ -370,6 +370,7 @@ class DPLogisticRegression(LogisticScores, ClassifierBase):
         self.coef_ = np.array(data["coef"], dtype=np.float64)
         if self.coef_.ndim == 2:
             self.intercept_ = np.array(data["intercept"], dtype=np.float64)
+            self.coef_grid_ = np.array(data["coef_grid"], dtype=np.float64)
             self.intercept_grid_ = np.array(data["intercept_grid"], dtype=np.float64)
         else:
             self.intercept_ = float(data["intercept"])

@@ -1,11 +1,13 @@
 """DP logistic regression's release plan: its public constants, the coefficients' calibration and the two
 releases (the class counts, then the coefficients on their grid), from public parameters only.
 
-K classes (issue 31): the model is multinomial (softmax) logistic regression with the first class as the
-reference (its coefficients are 0; ``K - 1`` free rows, each of ``p`` coefficients): for K = 2 that is exactly
-the binary model.  A record's loss is ``LIPSCHITZ[K] ||x||``-Lipschitz in the free coefficients (1 for two
-classes, sqrt(2) for more: :func:`record_lipschitz`), so the calibration is the binary one with that factor on
-the row bound and ``(K - 1) p`` coefficients; the class counts are one table of K counts.
+K classes (issue 31): the model is multinomial (softmax) logistic regression whose K class scores are
+``G F x + b``: ``F`` the ``K - 1`` free rows of ``p`` coefficients (the released values), ``G`` the public
+K x (K - 1) centred basis of :func:`centred_basis` (orthonormal columns orthogonal to (1, ..., 1), scaled by
+1/sqrt(2)) and ``b`` the offsets of the K noisy class counts.  For K = 2, ``G = (-1/2, 1/2)`` and the model is
+exactly the binary one (``F`` is its coefficient vector).  A record's loss is ``||x||``-Lipschitz in ``F`` for
+every K (:func:`record_lipschitz`), so the calibration is the binary one with ``(K - 1) p`` coefficients; the
+class counts are one table of K counts.
 
 Low in the family: the estimator (:mod:`dpglass.models.logistic.estimator`) spends through it and its file check
 (:mod:`dpglass.models.logistic.verify`) replays it, neither importing the other.
@@ -51,16 +53,53 @@ def resolved_alpha(alpha, epsilon) -> float:
 
 
 def record_lipschitz(n_classes: int) -> float:
-    """``L_K``: a record's loss moves the free coefficients' gradient by at most ``L_K ||x||`` (Frobenius norm).
+    """``L_K``: a record moves the free rows' gradient by at most ``L_K ||x||`` (Frobenius norm).
 
-    The gradient of ``-log softmax(z)_y`` in the free rows ``1..K-1`` is ``(p - e_y)[1:] x^T``, and
-    ``sup ||(p - e_y)[1:]||_2`` over the open simplex is 1 for K = 2 and sqrt(2) for K >= 3 (docs/privacy.md,
-    "K classes").  Returned as a double at least that value (``math.sqrt`` is correctly rounded; one step up).
+    The gradient of ``-log softmax(G F x + b)_y`` in ``F`` is ``G^T (p - e_y) x^T``; ``p - e_y`` sums to 0,
+    where ``G^T`` is ``1/sqrt(2)`` times an isometry, and ``||p - e_y||_2 < sqrt(2)`` on the open simplex, so
+    ``L_K = 1`` for every K (sup, not attained; docs/privacy.md, "K classes").  For K >= 3 the float basis's
+    rounding (each entry within 2 ulps: a norm ``<= (1 + 2 sqrt(K - 1) 2**-53) / sqrt(2)``) is covered by
+    ``1 + 2**-40`` (K <= 255).  For K = 2 the basis is exact (+-1/2) and the model is the binary one: 1.
     """
     k = int(n_classes)
-    if k < 2:
-        raise InvalidParameterError(f"A classifier needs at least two classes; got {k}.")
-    return 1.0 if k == 2 else math.nextafter(math.sqrt(2.0), math.inf)
+    if not 2 <= k <= 255:
+        raise InvalidParameterError(f"A model learns 2 to 255 classes; got {k}.")
+    return 1.0 if k == 2 else 1.0 + 2.0**-40
+
+
+def centred_basis(n_classes: int) -> np.ndarray:
+    """``G``, K x (K - 1): column m is ``(-1, ..., -1, m + 1, 0, ..., 0) / sqrt(2 (m + 1)(m + 2))`` (m + 1
+    entries -1): the Helmert contrasts scaled by 1/sqrt(2).  Deterministic (``math.sqrt`` and one division, both
+    correctly rounded).  For K = 2, ``[[-0.5], [0.5]]``.
+
+    Examples
+    --------
+    >>> centred_basis(2).tolist()
+    [[-0.5], [0.5]]
+    >>> bool(np.allclose(centred_basis(4).T @ centred_basis(4), np.eye(3) / 2)), float(centred_basis(4).sum())
+    (True, 0.0)
+    """
+    k = int(n_classes)
+    G = np.zeros((k, k - 1))
+    for m in range(k - 1):
+        s = math.sqrt(2.0 * (m + 1) * (m + 2))
+        G[: m + 1, m] = -1.0 / s
+        G[m + 1, m] = (m + 1) / s
+    return G
+
+
+def class_rows(free) -> np.ndarray:
+    """``G F``: the K class rows of the K - 1 free rows ``F`` (the class coefficients or intercepts, derived from
+    the released values).  Computed with elementwise float operations in a fixed order, so the verifier
+    recomputes the same bits on any machine (no BLAS reduction)."""
+    F = np.asarray(free, dtype=np.float64)
+    flat = F.ndim == 1
+    F = F[:, None] if flat else F
+    G = centred_basis(F.shape[0] + 1)
+    W = np.zeros((G.shape[0], F.shape[1]))
+    for m in range(F.shape[0]):
+        W += G[:, m:m + 1] * F[m:m + 1, :]
+    return W[:, 0] if flat else W
 
 
 def coefficient_calibration(*, epsilon, alpha, data_norm, tol, n_coef,
@@ -70,7 +109,8 @@ def coefficient_calibration(*, epsilon, alpha, data_norm, tol, n_coef,
     ``c`` is the row-norm bound (``data_norm``, default ``sqrt(n_coef)``, ``n_coef`` = ``p``, the length of a
     row with its intercept 1); the solver minimises with regulariser weight ``alpha c^2`` to a certified
     gradient norm ``c tol``.  With K classes the release has ``(K - 1) p`` coefficients and a record moves the
-    gradient by at most ``L_K c`` (:func:`record_lipschitz`): ``Delta_2 = (L_K c + 2 c tol) / (alpha c^2)``.
+    gradient by at most ``L_K c`` (:func:`record_lipschitz`, 1 up to the float basis's rounding):
+    ``Delta_2 = (L_K c + 2 c tol) / (alpha c^2)``.
     """
     c = default_data_norm(n_coef) if data_norm is None else float(data_norm)
     k = int(n_classes)
@@ -86,8 +126,11 @@ def coefficient_step(*, epsilon, alpha, fit_intercept, data_norm, tol, n_feature
     Discrete Laplace noise in grid units on the certified minimiser's grid
     indices (:func:`~dpglass.privacy.objective_perturbation.release_on_grid`);
     the released values are multiples of the grid step.  With K >= 3 classes
-    the indices are the ``K - 1`` free rows (classes 1..K-1 against class 0),
-    flattened row by row, each row its ``d`` coefficients then its intercept.
+    the indices are the ``K - 1`` free rows ``F`` (the class scores are
+    ``G F x``, :func:`centred_basis`), flattened row by row, each row its
+    ``d`` coefficients then its intercept coordinate: the file's
+    ``coef_grid`` and ``intercept_grid`` (its ``coef`` and ``intercept``, the
+    class rows, are derived: :func:`class_rows`).
     """
     p = int(n_features) + int(bool(fit_intercept))
     if p == 0:
@@ -98,12 +141,13 @@ def coefficient_step(*, epsilon, alpha, fit_intercept, data_norm, tol, n_feature
     if k == 2:
         what = ("certified minimiser of sum loss(y (f.x + offset)) + (alpha/2)||f||^2 (no n; offset public); l1 "
                 "sensitivity S1 = floor(sqrt(p) Delta2/gamma + p) with Delta2 = (1 + 2 tol)/alpha")
-        sizes = f"p={p}"
+        sizes, fields = f"p={p}", ("coef", "intercept_grid")
     else:
-        what = ("certified minimiser of sum -log softmax(F x + offset)_y + (alpha/2)||F||^2 over the K-1 free rows "
-                "F (class 0 the reference, its row 0; no n; offset public); l1 sensitivity S1 = floor(sqrt(P) "
-                "Delta2/gamma + P), P = (K-1) p, with Delta2 = (sqrt(2) + 2 tol)/alpha")
-        sizes = f"K={k}, p={p}, P={cal.n_coef}"
+        what = ("certified minimiser of sum -log softmax(G F x + offsets)_y + (alpha/2)||F||^2 over the K-1 free rows "
+                "F (G the centred basis: Helmert contrasts / sqrt(2); no n; offsets public); l1 sensitivity S1 = "
+                "floor(sqrt(P) Delta2/gamma + P), P = (K-1) p, with Delta2 = (L + 2 tol)/alpha, L = 1 + 2**-40 "
+                "(||G'(p - e_y)|| < 1)")
+        sizes, fields = f"K={k}, p={p}, P={cal.n_coef}", ("coef_grid", "intercept_grid")
     entry = LedgerEntry(
         release="logistic regression coefficients and intercept",
         mechanism=MECHANISM,
@@ -119,7 +163,7 @@ def coefficient_step(*, epsilon, alpha, fit_intercept, data_norm, tol, n_feature
         ),
     )
     step = PlannedRelease(entry, lambda idx, rng: release_on_grid(idx, cal, rng), GridMultiples(cal.grid_step),
-                          ("coef", "intercept_grid"))
+                          fields)
     return step, c, cal
 
 
@@ -132,7 +176,7 @@ def class_count_step(epsilon: float, n_classes: int = 2) -> PlannedRelease:
                 "log((c1 + 1/2)/(c0 + 1/2)), clipped, is post-processing; basic composition with the coefficients")
     else:
         note = (f"one record changes one of the {int(n_classes)} counts by 1 (add/remove): geometric mechanism; the "
-                "offsets log((ck + 1/2)/(c0 + 1/2)), k >= 1, clipped, are post-processing; basic composition with "
+                "offsets log((ck + 1/2)/(cmax + 1/2)), clipped at -8, are post-processing; basic composition with "
                 "the coefficients")
     entry = LedgerEntry(release="class counts (the intercept's offset)", **count_fields(mech), note=note)
     return PlannedRelease(entry, lambda v, rng: [int(x) for x in mech.randomise(np.asarray(v), rng)], Integers(),
@@ -162,22 +206,19 @@ def class_offset(class_counts) -> float:
     (0.0, -1.102, 8.0)
     """
     c0, c1 = (max(int(c), 0) + 0.5 for c in class_counts)
-    return _clipped_log_ratio(c1, c0)
+    return float(min(max(math.log(c1 / c0), -OFFSET_LIMIT), OFFSET_LIMIT))
 
 
-def class_offsets(class_counts) -> list[float]:
-    """The K - 1 offsets ``log((ck + 1/2) / (c0 + 1/2))``, k = 1..K-1, of K released class counts (negatives
-    read as 0), each clipped to +-OFFSET_LIMIT: the log-odds of each class against the reference class 0.
-    For two counts, ``[class_offset(counts)]``.
+def class_score_offsets(class_counts) -> list[float]:
+    """K >= 3 classes: the offsets of the K class scores, ``log((ck + 1/2) / (cmax + 1/2))`` (negatives read as 0,
+    ``cmax`` the largest), each clipped below at -OFFSET_LIMIT: the log-odds of each class against the most
+    frequent one.  For two counts the difference ``b1 - b0`` is :func:`class_offset` (in exact arithmetic).
 
     Examples
     --------
-    >>> [round(b, 4) for b in class_offsets([99, 299, -3])]
-    [1.102, -5.2933]
+    >>> [round(b, 4) for b in class_score_offsets([99, 299, -3])]
+    [-1.102, 0.0, -6.3953]
     """
     cs = [max(int(c), 0) + 0.5 for c in class_counts]
-    return [_clipped_log_ratio(ck, cs[0]) for ck in cs[1:]]
-
-
-def _clipped_log_ratio(ck: float, c0: float) -> float:
-    return float(min(max(math.log(ck / c0), -OFFSET_LIMIT), OFFSET_LIMIT))
+    top = max(cs)
+    return [float(max(math.log(ck / top), -OFFSET_LIMIT)) for ck in cs]

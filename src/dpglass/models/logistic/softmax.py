@@ -1,21 +1,22 @@
 """The softmax (multinomial) objective of :func:`~dpglass.models.logistic.solver.minimise`, K >= 3 classes.
 
-With the first class as the reference (its coefficients are 0) the free
-parameters are the ``K - 1`` rows ``F_k`` (k = 1..K-1) of ``p`` coefficients,
-flattened row by row into ``beta`` of length ``(K - 1) p``, and
+The free parameters are the ``K - 1`` rows ``F_m`` of ``p`` coefficients,
+flattened row by row into ``beta`` of length ``(K - 1) p``; the K class scores
+of a row ``a`` are ``z = G F a + b`` (``G`` the public centred basis,
+:func:`~dpglass.models.logistic.plan.centred_basis`; ``b`` the public offsets),
+and
 
-``F(beta) = sum_e w_e [log(1 + sum_k exp(z_ek)) - z_e,y_e] + (mu/2)||beta||^2``,
-``z_ek = F_k . a_e + b_k`` (``z_e0 = 0``, and the bracket's second term is 0 when ``y_e = 0``),
+``F(beta) = sum_e w_e [log sum_k exp(z_ek) - z_e,y_e] + (mu/2)||beta||^2``
 
-over the distinct rows ``a_e`` with integer weights ``w_e``; ``b`` are the
-public offsets.  For K = 2 this is the binary objective of
-:mod:`~dpglass.models.logistic.solver`, whose :class:`RowBlocks` is its
-specialisation (the scalar sigmoid): the fit uses that one for two classes.
-:class:`SoftmaxRows` gives :func:`minimise` what :class:`RowBlocks` gives it:
-the Newton pass, the margins' direction, the value and a *certified* bound on
-the gradient norm (:meth:`SoftmaxRows.certified_bound`, argued in
-docs/privacy.md, "DP logistic regression", "K classes").  Nothing here is
-released.
+over the distinct rows ``a_e`` with integer weights ``w_e``.  For K = 2,
+``G = (-1/2, 1/2)`` and this is the binary objective of
+:mod:`~dpglass.models.logistic.solver` with offset ``b_1 - b_0``; its
+:class:`~dpglass.models.logistic.solver.RowBlocks` is that case specialised
+(the scalar sigmoid), and the fit uses it for two classes.
+:class:`SoftmaxRows` gives :func:`minimise` what ``RowBlocks`` gives it: the
+Newton pass, the scores' direction, the value and a *certified* bound on the
+gradient norm (:meth:`SoftmaxRows.certified_bound`; docs/privacy.md, "DP
+logistic regression", "K classes").  Nothing here is released.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from typing import Callable
 
 import numpy as np
 
+from dpglass.models.logistic.plan import centred_basis
 from dpglass.models.logistic.solver import BLOCK_ROWS, _FAN, _U, _gamma, _tree_sum, scaled_rows
 
-__all__ = ["EXP_ULPS", "SoftmaxRows", "softmax_logits"]
+__all__ = ["EXP_ULPS", "SoftmaxRows", "softmax_scores"]
 
 #: Assumed relative error of ``numpy.exp`` in units of roundoff (the binary solver assumes 8 for ``expit``).
 EXP_ULPS = 8.0
@@ -35,14 +37,13 @@ EXP_ULPS = 8.0
 _TINY = 1e-300
 
 
-def softmax_logits(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(P, p0, lse)`` of logits ``[0, Z]`` (row-wise): the probabilities of classes 1..K-1, of class 0, and
-    ``log(1 + sum exp Z)``; stable (the largest logit, 0 included, is subtracted first)."""
-    top = Z.max(axis=1, initial=0.0)
+def softmax_scores(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(P, lse)``: the row-wise softmax of the scores and ``log sum exp``; stable (the largest score is
+    subtracted first)."""
+    top = Z.max(axis=1)
     E = np.exp(Z - top[:, None])
-    e0 = np.exp(-top)
-    S = e0 + E.sum(axis=1)
-    return E / S[:, None], e0 / S, top + np.log(S)
+    S = E.sum(axis=1)
+    return E / S[:, None], top + np.log(S)
 
 
 @dataclass(frozen=True)
@@ -82,57 +83,57 @@ class SoftmaxRows:
     def n_params(self) -> int:
         return (self.k - 1) * self.p
 
+    @property
+    def basis(self) -> np.ndarray:
+        return centred_basis(self.k)
+
     def blocks(self):
-        """``(s, e, A, Y)`` per block: the rows and the labels' indicators of classes 1..K-1."""
+        """``(s, e, A, Y)`` per block: the rows and the labels' one-hot indicators."""
         size = max(_FAN, (BLOCK_ROWS // (self.k - 1)) // _FAN * _FAN)  # a few float blocks of (K - 1) p columns
         for s in range(0, self.m, size):
             e = min(s + size, self.m)
-            yield s, e, self.rows(s, e), self._indicators(s, e)
-
-    def _indicators(self, s, e) -> np.ndarray:
-        y = self.labels[s:e]
-        Y = np.zeros((e - s, self.k - 1))
-        at = np.flatnonzero(y > 0)
-        Y[at, y[at] - 1] = 1.0
-        return Y
+            Y = np.zeros((e - s, self.k))
+            Y[np.arange(e - s), self.labels[s:e]] = 1.0
+            yield s, e, self.rows(s, e), Y
 
     def _offsets(self, offset) -> np.ndarray:
-        return np.broadcast_to(np.asarray(offset, dtype=np.float64), (self.k - 1,))
+        return np.broadcast_to(np.asarray(offset, dtype=np.float64), (self.k,))
 
     # ------------------------------------------------------------ what minimise asks
     def newton_pass(self, beta, mu, offset):
-        """At ``beta``: ``(logits Z, probabilities P of classes 1..K-1, gradient, Hessian, F)``."""
-        q, p, b = self.k - 1, self.p, self._offsets(offset)
+        """At ``beta``: ``(scores Z, probabilities P, gradient, Hessian, F)``, the last two in ``beta``'s order."""
+        q, p, b, G = self.k - 1, self.p, self._offsets(offset), self.basis
         V = beta.reshape(q, p)
-        Z, P = np.empty((self.m, q)), np.empty((self.m, q))
-        G, H, loss = np.zeros((q, p)), np.zeros((q * p, q * p)), 0.0
+        Z, P = np.empty((self.m, self.k)), np.empty((self.m, self.k))
+        g, H, loss = np.zeros((q, p)), np.zeros((q * p, q * p)), 0.0
         for s, e, A, Y in self.blocks():
-            z = A @ V.T + b
-            Pb, _, lse = softmax_logits(z)
+            z = (A @ V.T) @ G.T + b
+            Pb, lse = softmax_scores(z)
             Z[s:e], P[s:e] = z, Pb
             w = self.w[s:e]
-            G += ((Pb - Y) * w[:, None]).T @ A
-            for k in range(q):  # diag(P) (x) x x^T, then minus (P (x) x)(P (x) x)^T, weighted
-                H[k * p:(k + 1) * p, k * p:(k + 1) * p] += A.T @ (A * (w * Pb[:, k])[:, None])
-            B = ((np.sqrt(w)[:, None] * Pb)[:, :, None] * A[:, None, :]).reshape(e - s, q * p)
+            g += (((Pb - Y) * w[:, None]) @ G).T @ A
+            # sum_i w_i (G' diag(p_i) G - (G' p_i)(G' p_i)') (x) a_i a_i'
+            for k in range(self.k):
+                H += np.kron(np.outer(G[k], G[k]), A.T @ (A * (w * Pb[:, k])[:, None]))
+            B = ((np.sqrt(w)[:, None] * (Pb @ G))[:, :, None] * A[:, None, :]).reshape(e - s, q * p)
             H -= B.T @ B
             loss += float(w @ (lse - (z * Y).sum(axis=1)))
         H[np.diag_indices_from(H)] += mu
-        return Z, P, (mu * V + G).reshape(-1), H, loss + 0.5 * mu * float(beta @ beta)
+        return Z, P, (mu * V + g).reshape(-1), H, loss + 0.5 * mu * float(beta @ beta)
 
     def direction(self, step) -> np.ndarray:
-        """How the logits move along the step: ``a_e . step_k`` for every row and free class."""
-        S = step.reshape(self.k - 1, self.p)
-        out = np.empty((self.m, self.k - 1))
+        """How the class scores move along the step: ``G step a_e`` for every row."""
+        S, G = step.reshape(self.k - 1, self.p), self.basis
+        out = np.empty((self.m, self.k))
         for s, e, A, _ in self.blocks():
-            out[s:e] = A @ S.T
+            out[s:e] = (A @ S.T) @ G.T
         return out
 
     def value(self, margins, beta, mu) -> float:
         total = 0.0
         for s, e, _, Y in self.blocks():
             z = margins[s:e]
-            _, _, lse = softmax_logits(z)
+            _, lse = softmax_scores(z)
             total += float(self.w[s:e] @ (lse - (z * Y).sum(axis=1)))
         return total + 0.5 * mu * float(beta @ beta)
 
@@ -140,36 +141,38 @@ class SoftmaxRows:
         """A rigorous upper bound on ``||grad F(beta)||`` from its own float evaluation (docs/privacy.md,
         "DP logistic regression", "K classes: the certificate").
 
-        ``margins`` and ``P`` are the logits and probabilities of :meth:`newton_pass` at ``beta``.  Per row:
-        the logits' error ``|z^ - z| <= gamma_{p+1} (|a|.|F_k| + |b_k|)``; the float softmax is within a
-        relative ``r`` of the exact softmax of the float logits (exp within :data:`EXP_ULPS` ulps, the
-        subtraction of the largest logit, a sum of K positive terms, a division), and the exact softmax of the
-        float logits within a factor ``e^(+-delta)``, ``delta = 2 max_k |z^_k - z_k|``, of the exact one (log p_k
-        is z_k minus a 1-Lipschitz log-sum-exp); the gradient's sum is the binary solver's tree of 64-row
-        groups, each term ``fl(fl(w fl(p - y)) a)`` within ``gamma_3``.  Inflated by 1% at the end.
+        ``margins`` and ``P`` are the scores and probabilities of :meth:`newton_pass` at ``beta``.  Per row:
+        the scores' error ``|z^ - z| <= gamma_{p+K+1} (|G| |F| |a| + |b|)``; the float softmax is within a
+        relative ``r`` of the exact softmax of the float scores (exp within :data:`EXP_ULPS` ulps, the
+        subtraction of the largest score, a sum of K positive terms, a division), and that within a factor
+        ``e^(+-delta)``, ``delta = 2 max_k |z^_k - z_k|``, of the exact one (``log p_k`` is ``z_k`` minus a
+        1-Lipschitz log-sum-exp); the gradient ``mu beta + sum_e w_e G'(p_e - e_y) a_e`` is summed in the binary
+        solver's tree of 64-row groups, each term ``fl(fl(fl(w fl(p - y)) G) a)`` within ``gamma_{K+3}``.
+        Inflated by 1% at the end.
         """
-        q, p, b = self.k - 1, self.p, self._offsets(offset)
+        q, p, b, G = self.k - 1, self.p, self._offsets(offset), self.basis
         beta = np.asarray(beta, dtype=np.float64)
         V = beta.reshape(q, p)
-        absV, absb = np.abs(V), np.abs(b)
+        absV, absb, absG = np.abs(V), np.abs(b), np.abs(G)
         parts, levels, mag, err_p_sum = [], 0, np.zeros(q * p), np.zeros(q * p)
         for s, e, A, Y in self.blocks():
             absA = np.abs(A)
-            err_z = _gamma(p + 1) * (absA @ absV.T + absb)  # |z^ - z| per row and free class
-            delta = 2.0 * err_z.max(axis=1, initial=0.0)
+            err_z = _gamma(p + self.k + 1) * ((absA @ absV.T) @ absG.T + absb)  # |z^ - z| per row and class
+            delta = 2.0 * err_z.max(axis=1)
             z = margins[s:e]
-            spread = z.max(axis=1, initial=0.0) - z.min(axis=1, initial=0.0)  # max_k |z^_k - max(0, z^)|
+            spread = z.max(axis=1) - z.min(axis=1)  # max_k |z^_k - max z^|
             r = np.expm1((2.0 * _U * spread + (2.0 * EXP_ULPS + self.k + 2.0) * _U) * (1.0 + 1e-6))
             Pb = P[s:e]
             err_p = (Pb + _TINY) / (1.0 - r)[:, None] * (r + np.expm1(delta))[:, None] + _TINY  # |p^ - p|
-            R = (Pb - Y) * self.w[s:e, None]
-            v_block, lev = _tree_sum((R[:, :, None] * A[:, None, :]).reshape(e - s, q * p))
+            w = self.w[s:e, None]
+            R = (Pb - Y) * w
+            v_block, lev = _tree_sum(((R @ G)[:, :, None] * A[:, None, :]).reshape(e - s, q * p))
             parts.append(v_block)
             levels = max(levels, lev)
-            mag += (np.abs(R)[:, :, None] * absA[:, None, :]).reshape(e - s, q * p).sum(axis=0)
-            err_p_sum += ((err_p * self.w[s:e, None])[:, :, None] * absA[:, None, :]).reshape(e - s, q * p).sum(axis=0)
+            mag += ((np.abs(R) @ absG)[:, :, None] * absA[:, None, :]).reshape(e - s, q * p).sum(axis=0)
+            err_p_sum += (((err_p * w) @ absG)[:, :, None] * absA[:, None, :]).reshape(e - s, q * p).sum(axis=0)
         v, top = _tree_sum(np.array(parts).reshape(-1, q * p))
         g = mu * beta + v
-        err_v = (_gamma((levels + top) * (_FAN - 1)) + _gamma(3)) * mag + err_p_sum
+        err_v = (_gamma((levels + top) * (_FAN - 1)) + _gamma(self.k + 3)) * mag + err_p_sum
         err = err_v + 2.0 * _U * (mu * np.abs(beta) + np.abs(g))  # the product mu*beta and the addition
         return 1.01 * (float(np.linalg.norm(g)) + float(np.linalg.norm(err)))

@@ -1,9 +1,9 @@
 """DPLogisticRegression's model-file checks: shapes, the release plan replayed, the intercept recomputed.
 
 Two classes: ``coef`` holds d numbers and ``intercept``/``intercept_grid`` are numbers (the binary model).
-K >= 3 classes (multinomial): ``coef`` holds K rows of d numbers and ``intercept``/``intercept_grid`` K numbers,
-in ``classes`` order; the first class is the reference, whose row and intercepts are exactly 0 (public
-constants, not releases), and ``class_counts`` holds K counts.
+K >= 3 classes (multinomial): the released free rows ``coef_grid`` (K - 1 rows of d numbers) and
+``intercept_grid`` (K - 1 numbers), ``class_counts`` (K counts), and the class rows they give, ``coef`` (K rows,
+in ``classes`` order) and ``intercept`` (K numbers), recomputed here bit for bit (``plan.class_rows``).
 """
 
 from __future__ import annotations
@@ -101,41 +101,42 @@ def _check_logistic_offset(data: dict, ctx: _Context) -> None:
 
 
 def _check_class_state(data: dict, ctx: _Context, k: int) -> None:
-    """K >= 3 classes: K rows of d coefficients and K intercepts, the reference's exactly 0; the intercepts are
-    the grid coordinates plus the offsets of the K released counts (recomputed)."""
-    from dpglass.models.logistic.plan import class_offsets
+    """K >= 3 classes: the released free rows and intercept coordinates (K - 1), the K class counts, and the class
+    rows and intercepts they give (derived: recomputed exactly from the releases)."""
+    from dpglass.models.logistic.plan import class_rows, class_score_offsets
 
-    coef = data.get("coef")
-    if not (isinstance(coef, list) and len(coef) == k):
-        _fail("coef", "is missing" if coef is None else f"is {_short(coef)}",
-              f"{k} rows (one per class) of {ctx.d} coefficients")
-    for i, row in enumerate(coef):
-        if not (isinstance(row, list) and len(row) == ctx.d and all(_is_num(v) for v in row)):
-            _fail(f"coef[{i}]", f"is {_short(row)}", f"{ctx.d} finite numbers (n_features_in)")
-    vectors = {}
-    for key in ("intercept", "intercept_grid"):
-        value = data.get(key)
-        if not (isinstance(value, list) and len(value) == k and all(_is_num(v) for v in value)):
-            _fail(key, "is missing" if value is None else f"is {_short(value)}", f"{k} finite numbers (one per class)")
-        vectors[key] = value
-    for field, value in (("coef[0]", coef[0]), ("intercept[0]", vectors["intercept"][0]),
-                         ("intercept_grid[0]", vectors["intercept_grid"][0])):
-        if np.any(np.asarray(value) != 0.0):
-            _fail(field, f"is {_short(value)}", f"0: {data['classes'][0]!r} is the reference class")
+    shapes = {"coef_grid": (k - 1, ctx.d), "coef": (k, ctx.d), "intercept_grid": (k - 1,), "intercept": (k,)}
+    values = {key: _numbers(data, key, shape) for key, shape in shapes.items()}
     counts = data.get("class_counts", "missing")
     if not ctx.params.get("fit_intercept", True):
         if counts is not None:
-            _fail("class_counts", f"is {counts!r}", "null with fit_intercept=false")
-        for key, value in vectors.items():
-            if any(v != 0.0 for v in value):
-                _fail(key, f"is {_short(value)}", "0 for every class with no class counts (fit_intercept=false)")
-        return
-    if not (isinstance(counts, list) and len(counts) == k and all(_is_count(c) for c in counts)):
-        _fail("class_counts", f"is {_short(counts)}", f"the {k} released noisy class counts (integers)")
-    want = [0.0] + [g + b for g, b in zip(vectors["intercept_grid"][1:], class_offsets(counts))]
-    if vectors["intercept"] != want:
-        _fail("intercept", f"is {_short(vectors['intercept'])}",
-              f"intercept_grid + the offsets of class_counts = {want!r}")
+            _fail("class_counts", f"is {_short(counts)}", "null with fit_intercept=false")
+        if np.any(values["intercept_grid"] != 0.0):
+            _fail("intercept_grid", f"is {_short(data['intercept_grid'])}", "0 for every row with fit_intercept=false")
+        offsets = np.zeros(k)
+    else:
+        if not (isinstance(counts, list) and len(counts) == k and all(_is_count(c) for c in counts)):
+            _fail("class_counts", f"is {_short(counts)}", f"the {k} released noisy class counts (integers)")
+        offsets = np.array(class_score_offsets(counts))
+    derived = {"coef": class_rows(values["coef_grid"]),
+               "intercept": class_rows(values["intercept_grid"]) + offsets}
+    for key, want in derived.items():
+        if not np.array_equal(values[key], want):
+            _fail(key, f"is {_short(data[key])}", f"the class rows of the released {key}_grid"
+                  + (" plus the offsets of class_counts" if key == "intercept" else "") + f" = {_short(want.tolist())}")
+
+
+def _numbers(data: dict, key: str, shape: tuple) -> np.ndarray:
+    """``data[key]`` as an array of ``shape`` (lists of finite numbers), or refused naming the field."""
+    value = data.get(key)
+    rows = value if len(shape) == 2 else [value]
+    want = f"{shape[0]} rows of {shape[1]} finite numbers" if len(shape) == 2 else f"{shape[0]} finite numbers"
+    if not (isinstance(value, list) and len(value) == shape[0]):
+        _fail(key, "is missing" if value is None else f"is {_short(value)}", want)
+    for i, row in enumerate(rows):
+        if not (isinstance(row, list) and len(row) == shape[-1] and all(_is_num(v) for v in row)):
+            _fail(f"{key}[{i}]" if len(shape) == 2 else key, f"is {_short(row)}", want)
+    return np.array(value, dtype=np.float64).reshape(shape)
 
 
 def _short(value) -> str:
