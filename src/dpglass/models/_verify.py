@@ -66,7 +66,7 @@ KNOWN_MECHANISMS = {
 _TOP_KEYS = (
     ("model", str, "the model's class name"),
     ("params", dict, "the model's parameters"),
-    ("classes", list, "the two class labels"),
+    ("classes", list, "the class labels"),
     ("n_features_in", numbers.Integral, "the number of features (an int)"),
     ("feature_names", list, "the feature names"),
 )
@@ -118,9 +118,10 @@ def _check_top_level(data, cls) -> tuple[int, list]:
     d = int(data["n_features_in"])
     if d < 1:
         _fail("n_features_in", f"is {d}", "an int >= 1")
-    classes = data["classes"]
-    if len(classes) != 2 or len({json.dumps(c) for c in classes}) != 2:
-        _fail("classes", f"is {classes!r}", "two distinct class labels")
+    classes, most = data["classes"], getattr(cls, "_max_classes", 2)
+    if not 2 <= len(classes) <= most or len({json.dumps(c) for c in classes}) != len(classes):
+        _fail("classes", f"is {classes!r}", "two distinct class labels" if most == 2
+              else f"2 to {most} distinct class labels")
     if not all(isinstance(c, (str, numbers.Real)) for c in classes):
         _fail("classes", f"is {classes!r}", "labels that are strings or numbers")
     names = data["feature_names"]
