@@ -251,8 +251,8 @@ def test_three_class_fit_predicts_k_columns_in_the_declared_order(cls, params):
     majority = max(np.mean(y == c) for c in LABELS)
     assert model.score(X, y) > majority + 0.1
     text = str(model)
-    assert all(label in text.splitlines()[2 + (cls is DPBaggingClassifier)] for label in LABELS)  # column heads
-    assert "predict the class whose score is largest" in text
+    assert all(label in text.splitlines()[3 + (cls is DPBaggingClassifier)] for label in LABELS)  # column heads
+    assert "predict the class with the largest score" in text  # DP logistic regression's table (LogisticScores)
 
 
 def test_saa_three_class_fit_records_its_plan_and_labels_q_records():

@@ -43,8 +43,6 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import softmax
-
 from dpglass._validation import Interval, check_binary_X
 from dpglass.aggregates import is_distributed
 from dpglass.models._base import CLASSES, EPSILON, RANDOM_STATE, ClassifierBase
@@ -239,44 +237,16 @@ class _TeacherStudent(LogisticScores, ClassifierBase):
         self.privacy_ledger_.replayable = is_replayable(rng)
         self.n_features_used_ = _features_used(self.coef_)
 
-    def decision_function(self, X):
-        """The log-odds (two classes), or the ``K`` class scores ``X @ coef_.T + intercept_`` (``K >= 3``)."""
-        if np.ndim(getattr(self, "coef_", None)) != 2:  # two classes, or not fitted (the base says so)
-            return super().decision_function(X)
-        return self._check_predict_data(X) @ self.coef_.T + self.intercept_
-
-    def predict_proba(self, X):
-        """The student's probabilities, columns in ``classes_`` order (softmax of the scores for ``K >= 3``)."""
-        if np.ndim(getattr(self, "coef_", None)) != 2:
-            return super().predict_proba(X)
-        return softmax(self.decision_function(X), axis=1)
-
     def _headline(self) -> list[str]:  # pragma: no cover - both subclasses override it
         raise NotImplementedError
 
     def to_text(self, top: int | None = None) -> str:
         """The student's coefficient table (largest magnitude first), with feature names."""
         names = self.feature_names()
-        size = np.abs(self.coef_) if np.ndim(self.coef_) == 1 else np.abs(self.coef_).max(axis=0)
-        order = np.argsort(-size, kind="stable")[: top if top is not None else None]
         eps, delta = self.privacy_ledger_.total()
         lines = self._headline()
         lines.append(f"privacy: epsilon={eps:.4g}, delta={delta:.3g} ({self.privacy_ledger_.guarantee})")
-        table = self._coefficient_table if np.ndim(self.coef_) == 1 else self._class_coefficient_table
-        return "\n".join(lines + table(names, order))
-
-    def _class_coefficient_table(self, names, order) -> list[str]:
-        """``K >= 3``: one column of coefficients per class (in ``classes_`` order), the intercepts, how to read."""
-        labels = [str(c) for c in self.classes_]
-        cells = [[f"{v:+.3f}" for v in col] for col in np.column_stack([self.coef_, self.intercept_])]
-        widths = [max(len(labels[k]), *(len(c) for c in cells[k])) for k in range(len(labels))]
-        row = lambda j, name: "  ".join(f"{cells[k][j]:>{widths[k]}}" for k in range(len(labels))) + f"  {name}"  # noqa: E731
-        lines = ["  ".join(f"{lab:>{w}}" for lab, w in zip(labels, widths)) + "  feature"]
-        lines += [row(j, names[j]) for j in order]
-        lines.append(row(len(names), "(intercept)"))
-        lines.append("predict the class whose score is largest: the sum of its coefficients of the features that are "
-                     "1, plus its intercept")
-        return lines
+        return "\n".join(lines + self._coefficient_table(names, self._feature_order(top)))  # K columns for K >= 3
 
     def _state_to_dict(self) -> dict:
         if np.ndim(self.coef_) == 1:
