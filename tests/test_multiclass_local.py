@@ -8,8 +8,6 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import os
-import sys
 from decimal import Decimal, getcontext
 from fractions import Fraction
 
@@ -34,9 +32,6 @@ from dpglass.local.plug_in import _cube_labels
 from dpglass.local.randomizers import Grid, oue_q_numerator
 from dpglass.models import load_model
 from dpglass.privacy.samplers import GRID
-
-sys.path.insert(0, os.path.dirname(__file__))
-from test_multiclass_teachers import k_label_files  # noqa: E402,F401  (the shared file check, while it takes 2 labels)
 
 LABELS = ["Gentoo", "Adelie", "Chinstrap"]  # declared in this (unsorted) order
 BOUNDS = ([-2.0, -2.0], [4.0, 4.0])

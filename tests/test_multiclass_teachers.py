@@ -6,11 +6,9 @@ every count (two move): the privacy map is checked by brute force on every histo
 sides of the limit; then the fits, the ledger, the printout, the files and their verification.
 """
 
-import inspect
 import itertools
 import json
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -34,29 +32,6 @@ from dpglass.privacy.plan import Integers, Points
 from ledger_edits import entries, load_dict, recompose
 
 LABELS = ["Gentoo", "Adelie", "Chinstrap"]  # declared in this (unsorted) order
-
-
-@pytest.fixture(autouse=True)
-def k_label_files(monkeypatch):
-    """While the shared file check (models/_verify._check_top_level) takes two labels only, let it check the other
-    top-level fields of a K-label file (the labels themselves: distinct strings or numbers); the family's own
-    checks run unchanged.  A no-op once the shared check takes K labels."""
-    from dpglass.models import _verify
-
-    original = _verify._check_top_level
-    if "two distinct class labels" not in inspect.getsource(original):
-        return
-
-    def top_level(data, cls):
-        classes = data.get("classes") if isinstance(data, dict) else None
-        if isinstance(classes, list) and len(classes) > 2:
-            if len({json.dumps(c) for c in classes}) != len(classes) or not all(
-                    isinstance(c, (str, numbers.Real)) and not isinstance(c, bool) for c in classes):
-                _verify._fail("classes", f"is {classes!r}", "distinct class labels")
-            return original({**data, "classes": classes[:2]}, cls)
-        return original(data, cls)
-
-    monkeypatch.setattr(_verify, "_check_top_level", top_level)
 
 
 def three_class(n=3000, d=6, seed=0, n_public=600):

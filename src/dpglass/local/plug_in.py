@@ -42,6 +42,10 @@ class _GridClassifierMixin:
     (cubes,) for two labels, the label frequencies (cubes, K) for more; :func:`_cube_labels` is the rule.
     """
 
+    #: The most labels a fit learns (the file check reads it too); the slides' "laplace" mechanism: 2 (see
+    #: ``LDPHistogramClassifier._max_labels``; its file check refuses a "laplace" file of more labels).
+    _max_classes = MAX_LABELS
+
     def _check_X(self, X, *, reset: bool) -> np.ndarray:
         """``X`` as a finite float array, its columns in the fitted order (``reset``: at fit, remember them)."""
         if not reset:
@@ -90,7 +94,7 @@ class _GridClassifierMixin:
 
     def _max_labels(self) -> tuple[int, str]:
         """The most labels this model learns, and its name for the error when y has more."""
-        return MAX_LABELS, type(self).__name__
+        return self._max_classes, type(self).__name__
 
     def _nearest_cubes(self, X) -> np.ndarray:
         X = self._check_X(X, reset=False)
