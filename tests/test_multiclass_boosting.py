@@ -18,7 +18,6 @@ import warnings
 import numpy as np
 import pytest
 
-import dpglass.models._verify as shared_verify
 from dpglass.exceptions import DataValidationError, ModelFileError
 from dpglass.models import SmoothBoostClassifier, load_model
 from dpglass.models.boosting.plan import ClassStumps, boost_plan, round_steps
@@ -69,31 +68,6 @@ def fitted():
         warnings.simplefilter("ignore")  # variant="paper" trees: a paper-claim warning
         return {name: SmoothBoostClassifier(epsilon=2.0, classes=LABELS, random_state=1, **kw).fit(X, y)
                 for name, kw in FITS.items()}
-
-
-@pytest.fixture
-def k_class_files(monkeypatch):
-    """Until the shared file check (models/_verify._check_top_level) takes K labels, let it see two of them after
-    checking the K here as it will (distinct strings or numbers, at most the model's _max_classes); the family's own
-    check (boosting/verify.py) reads all K.  A no-op once the shared check accepts three labels."""
-    original = shared_verify._check_top_level
-    probe = {"model": "SmoothBoostClassifier", "params": {}, "classes": [0, 1, 2], "n_features_in": 1,
-             "feature_names": ["x0"]}
-    try:
-        original(probe, SmoothBoostClassifier)
-        return
-    except ModelFileError:
-        pass
-
-    def top_level(data, cls):
-        classes = data.get("classes") if isinstance(data, dict) else None
-        if not (isinstance(classes, list) and len(classes) > 2):
-            return original(data, cls)
-        if len(classes) > getattr(cls, "_max_classes", 2) or len({json.dumps(c) for c in classes}) != len(classes):
-            shared_verify._fail("classes", f"is {classes!r}", "distinct class labels")
-        return original(dict(data, classes=classes[:2]), cls)
-
-    monkeypatch.setattr(shared_verify, "_check_top_level", top_level)
 
 
 # ------------------------------------------------------------ binary is the K = 2 case
@@ -430,6 +404,30 @@ def test_k_classes_fit_a_pattern_table_as_the_records():
     assert a.to_dict() == b.to_dict()
 
 
+#: The shared Dask reduction (aggregates/dask_backend.reduce_partition) codes the labels as y == classes[1], two
+#: classes only: K-class records lose their classes on the way (classes 0 and 2 of three both become code 0).
+DASK_TWO_CODES = pytest.mark.xfail(raises=AssertionError, strict=True,
+                                   reason="aggregates/dask_backend.reduce_partition codes y as y == classes[1]; "
+                                          "remove this mark when it codes y by its index in classes")
+
+
+@DASK_TWO_CODES
+@pytest.mark.parametrize("kw", [STUMP, JOINT], ids=["stumps", "trees"])
+def test_k_classes_through_dask_are_the_in_memory_model(dask_client, tmp_path, kw):
+    """A Dask fit reduces to the same pattern table (with its label set), so the same seed gives the same file."""
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y = three_classes(900)
+    features = [f"f{j}" for j in range(X.shape[1])]
+    frame = pd.DataFrame(X, columns=features).assign(y=y)
+    for i, part in enumerate(np.array_split(np.arange(len(frame)), 3)):
+        frame.iloc[part].to_parquet(tmp_path / f"part{i}.parquet")
+    lazy = dd.read_parquet(str(tmp_path / "*.parquet"))
+    make = lambda: SmoothBoostClassifier(epsilon=1.0, classes=LABELS, random_state=4, **kw)  # noqa: E731
+    through_dask, in_memory = make().fit(lazy[features], lazy["y"]), make().fit(frame[features], frame["y"])
+    assert through_dask.to_dict() == in_memory.to_dict() and list(through_dask.classes_) == LABELS
+
+
 def test_refit_with_two_classes_after_three_drops_the_k_class_state():
     X, y = three_classes(600)
     m = SmoothBoostClassifier(epsilon=1.0, n_rounds=3, random_state=0)
@@ -450,7 +448,7 @@ def test_a_label_outside_the_declared_classes_is_refused_with_the_values():
 
 # ------------------------------------------------------------------ files: save, load, tamper
 @pytest.mark.parametrize("name", FITS)
-def test_a_three_class_file_loads_verifies_and_predicts_the_same(fitted, name, tmp_path, k_class_files):
+def test_a_three_class_file_loads_verifies_and_predicts_the_same(fitted, name, tmp_path):
     m = fitted[name]
     m.save(tmp_path / "m.json")
     again = load_model(tmp_path / "m.json")
@@ -459,7 +457,7 @@ def test_a_three_class_file_loads_verifies_and_predicts_the_same(fitted, name, t
     np.testing.assert_array_equal(again.predict_proba(X), m.predict_proba(X))
 
 
-def test_dpglass_inspect_verifies_a_three_class_file(fitted, tmp_path, capsys, k_class_files):
+def test_dpglass_inspect_verifies_a_three_class_file(fitted, tmp_path, capsys):
     from dpglass.cli import main
 
     fitted["joint-count"].save(tmp_path / "m.json")
@@ -507,7 +505,7 @@ TAMPERS = {
 
 
 @pytest.mark.parametrize("name", list(TAMPERS))
-def test_the_verifier_refuses_a_tampered_three_class_file(fitted, name, k_class_files):
+def test_the_verifier_refuses_a_tampered_three_class_file(fitted, name):
     fit, edit, field = TAMPERS[name]
     data = json.loads(json.dumps(fitted[fit].to_dict()))
     SmoothBoostClassifier.from_dict(copy.deepcopy(data))  # the untouched file loads
