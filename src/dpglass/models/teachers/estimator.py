@@ -13,14 +13,16 @@ parts; they are never released.
   on disjoint parts; the label of a public record is the noisy majority
   ``2 (v + Z) > T`` of the teachers' vote count ``v`` for the second class,
   ``Z`` discrete Laplace of scale ``noise_scale`` (a count of sensitivity 1:
-  one record is in one teacher's part).  It labels as many public records as
+  one record is in one teacher's part); with ``K >= 3`` classes the argmax
+  of the ``K`` noisy vote counts (two of which one record can move, so a
+  label costs two counts).  It labels as many public records as
   the composition of those counts allows within ``(epsilon, delta)``
   (tight composition: privacy loss distributions or Rényi DP), a number that
   depends on public quantities only.  Proven (docs/privacy.md).
 * :class:`DPBaggingClassifier`: differentially private bagging (Jordon, Yoon
   and van der Schaar, NeurIPS 2019).  ``n_partitions`` independent partitions
   of the private records into ``n_teachers`` parts each, one teacher per
-  part; the label of a public record is the report-noisy-max of the two
+  part; the label of a public record is the report-noisy-max of the ``K``
   normalised vote counts (votes / ``n_partitions``) with Laplace noise of
   scale ``noise_scale`` (the paper's ``1/lambda``); public records are
   labelled in turn until the paper's *data-dependent* moments accountant
@@ -281,7 +283,10 @@ class SubsampleAggregateClassifier(_TeacherStudent):
     teachers voting for the second class, the label is ``2 (v + Z) > T``,
     ``Z`` exact discrete Laplace noise of scale ``noise_scale``.  One record
     changes one teacher, so ``v`` has sensitivity 1 and each label is
-    ``1/noise_scale``-DP; ``Q`` labels compose by the ``accountant`` to at
+    ``1/noise_scale``-DP.  With ``K >= 3`` classes (multinomial teachers and
+    student) the label is the argmax of the ``K`` noisy vote counts; one
+    record moves one teacher's vote, changing two counts by one, so each
+    label is ``2/noise_scale``-DP (two counts).  ``Q`` labels compose by the ``accountant`` to at
     most ``(epsilon, delta)``, and ``Q`` is the largest such number (public).
     The student, an L2 logistic regression fitted on the ``Q`` labelled
     public records, is released.  Proven (docs/privacy.md, "Subsample and
@@ -304,7 +309,8 @@ class SubsampleAggregateClassifier(_TeacherStudent):
     accountant : {"auto", "basic", "pld", "rdp"}, default="auto"
     n_public : int, default=1000
         Public points drawn uniformly from ``{0,1}^d`` when ``fit`` gets no ``X_public``.
-    classes : list of two labels or None, default=None
+    classes : list of K >= 2 labels or None, default=None
+        The public label set, in order (``predict_proba``'s columns).
     random_state : None, int, SeedSequence or Generator, default=None
 
     Attributes
@@ -416,7 +422,7 @@ class DPBaggingClassifier(_TeacherStudent):
     ``n_partitions`` times, the private records are split uniformly at
     random among ``n_teachers`` teachers (L2 logistic regressions), so every
     record trains ``n_partitions`` teachers.  Public records (``X_public``, in
-    a random order) are labelled in turn by report-noisy-max over the two
+    a random order) are labelled in turn by report-noisy-max over the ``K``
     normalised vote counts (votes / ``n_partitions``, each in ``[0, T]``)
     with Laplace noise of scale ``noise_scale`` (the paper's ``1/lambda``;
     sampled exactly, on integer raw votes), while the paper's data-dependent
@@ -445,7 +451,8 @@ class DPBaggingClassifier(_TeacherStudent):
     alpha : float, default=1.0
     max_queries : int or None, default=None
     n_public : int, default=1000
-    classes : list of two labels or None, default=None
+    classes : list of K >= 2 labels or None, default=None
+        The public label set, in order (``predict_proba``'s columns).
     random_state : None, int, SeedSequence or Generator, default=None
 
     Attributes
