@@ -200,6 +200,34 @@ def test_joint_tree_chain_is_the_exponential_mechanism_over_every_k_class_tree(d
         np.testing.assert_allclose([chain[t] for t in trees], ideal, rtol=1e-9, atol=1e-6)
 
 
+def test_joint_trees_take_32_classes_at_depth_2_and_compute_large_floored_stages_by_child(monkeypatch):
+    """K**4 labellings at most 2**20 (public: K and the depth); the floored stages of a large tree class are
+    computed one child feature at a time, the same values as all at once."""
+    import dpglass.models.boosting.joint_trees as joint
+    from dpglass.exceptions import InvalidParameterError
+
+    params = SmoothBoostClassifier(weak_learner="tree", n_rounds=1).get_params()
+    assert boost_plan(params, 3, n_classes=32).n_rounds == 1
+    with pytest.raises(InvalidParameterError, match="33 classes: 33\\*\\*4 labellings"):
+        boost_plan(params, 3, n_classes=33)
+    assert boost_plan(dict(params, tree_nodes=1), 3, n_classes=255).n_rounds == 1
+    rng = np.random.default_rng(2)
+    X = (rng.random((30, 4)) < 0.5).astype(np.uint8)
+    y = rng.integers(0, 3, 30).astype(np.uint8)
+    mu = rng.random(30)
+    whole = _TreeUtilities(FeatureMatrix(X), y, mu, 2, 1.0, n_classes=3)
+    U = [whole.UB0[j, k, a] + whole.UB1[j, l, b] for j, k, l in itertools.product(range(4), repeat=3)
+         for a in range(9) for b in range(9)]
+    rate = joint.TREE_FLOOR / (whole.top - np.min(U)) * 1.5  # the floor binds for the worst trees
+    whole = _TreeUtilities(FeatureMatrix(X), y, mu, 2, rate, n_classes=3)
+    assert not whole.unfloored
+    root, pairs = whole.root(), [whole.pairs(j) for j in range(4)]
+    monkeypatch.setattr(joint, "EXPLICIT_MAX_FLOATS", 0)
+    np.testing.assert_allclose(whole.root(), root, rtol=1e-12)
+    for j in range(4):
+        np.testing.assert_allclose(whole.pairs(j), pairs[j], rtol=1e-12)
+
+
 def test_joint_and_top_down_trees_vote_for_k_classes():
     X, y = three_classes(800)
     codes = np.array([LABELS.index(v) for v in y], dtype=np.uint8)

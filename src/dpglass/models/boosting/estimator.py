@@ -6,7 +6,8 @@ Carmosino and Sorrell 2020): start from the uniform measure of density
 learner on it, add the hypothesis to the committee, reweight every record by
 ``kappa * exp(-lambda * margin)`` and Bregman-project back onto the measures of
 density at least ``kappa`` (:func:`bregman_projection`).  The model is the
-majority vote of the committee.
+plurality vote of the committee: each hypothesis votes for one of the K >= 2
+classes (for two classes, the majority vote of +1/-1 hypotheses).
 
 Weak learners (``dpglass.models.boosting.weak_learners``): DP 1-Rules (Algorithm 3,
 exponential mechanism over all literals and the two constants) and trees:

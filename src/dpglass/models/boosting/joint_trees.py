@@ -21,8 +21,8 @@ from dpglass.models.boosting.hypotheses import FeatureMatrix, Tree, vote_labels
 from dpglass.privacy.mechanisms import ExponentialMechanism
 from dpglass.privacy.mechanisms._common import GRID_SLACK
 
-__all__ = ["JOINT_TREE_DEPTH", "TREE_ERROR_SENSITIVITY", "TREE_FLOOR", "dp_joint_tree", "joint_tree_rate",
-           "leaf_labellings", "sample_joint_tree"]
+__all__ = ["JOINT_MAX_LABELLINGS", "JOINT_TREE_DEPTH", "TREE_ERROR_SENSITIVITY", "TREE_FLOOR", "dp_joint_tree",
+           "joint_tree_rate", "leaf_labellings", "sample_joint_tree"]
 
 #: Sensitivity of the mu-weighted error of any labelled tree (Lemma S', f = [h(x) != y]): 1, as for a 1-Rule.
 TREE_ERROR_SENSITIVITY = 1.0
@@ -31,6 +31,13 @@ TREE_ERROR_SENSITIVITY = 1.0
 TREE_FLOOR = 2.0**20
 #: ``tree_nodes`` -> depth of the complete trees the joint learner selects among.
 JOINT_TREE_DEPTH = {1: 1, 3: 2}
+#: The most labellings of a tree's leaves (K**2 at depth 1, K**4 at depth 2) the joint learner takes: its last
+#: stage draws among them, and its utilities hold d**2 K**2 numbers (depth 2: K <= 32).  Public: K and the depth.
+JOINT_MAX_LABELLINGS = 2**20
+#: Floored stage utilities (the floor binds only when rate * n > 2**20) are computed at once up to this many
+#: numbers per root, else one child feature at a time (the same values up to float rounding; d <= 1024 for two
+#: classes is computed at once, as before).
+EXPLICIT_MAX_FLOATS = 2**24
 
 
 def leaf_labellings(n_classes: int = 2) -> tuple:
@@ -149,6 +156,14 @@ class _TreeUtilities:
         """Floored centred utilities of every tree under root j: shape (d, K**2, d, K**2) = [k, left, l, right]."""
         return self._floored(self.UB0[j][:, :, None, None] + self.UB1[j][None, None, :, :])
 
+    def _by_child(self, j: int, k: int) -> np.ndarray:
+        """Floored centred utilities of the trees under root j whose left child is k: (K**2, d, K**2) = [left, l,
+        right]."""
+        return self._floored(self.UB0[j, k][:, None, None] + self.UB1[j][None, :, :])
+
+    def _at_once(self) -> bool:
+        return self.d * self.d * self.UB0.shape[2] ** 2 <= EXPLICIT_MAX_FLOATS
+
     def root(self) -> np.ndarray:
         """Stage 1: the root feature j (d candidates)."""
         r = self.rate
@@ -156,14 +171,19 @@ class _TreeUtilities:
             return _lse(r * self._floored(self.UB), axis=1) / r
         if self.unfloored:
             return _lse(r * self.cL, axis=1) / r + _lse(r * self.cR, axis=1) / r + self.shift
-        return np.array([_lse(r * self._explicit(j)) / r for j in range(self.d)])
+        if self._at_once():
+            return np.array([_lse(r * self._explicit(j)) / r for j in range(self.d)])
+        return np.array([_lse(np.array([_lse(r * self._by_child(j, k)) for k in range(self.d)])) / r
+                         for j in range(self.d)])
 
     def pairs(self, j: int) -> np.ndarray:
         """Stage 2 (depth 2): the children's features (k, l) under root j, flattened (d * d candidates)."""
         r = self.rate
         if self.unfloored:
             return (self.cL[j][:, None] + self.cR[j][None, :] + self.shift[j]).ravel()
-        return (_lse(r * self._explicit(j), axis=(1, 3)) / r).ravel()
+        if self._at_once():
+            return (_lse(r * self._explicit(j), axis=(1, 3)) / r).ravel()
+        return (np.array([_lse(r * self._by_child(j, k), axis=(0, 2)) for k in range(self.d)]) / r).ravel()
 
     def labels(self, j: int, k: int = 0, l: int = 0) -> np.ndarray:
         """Last stage: the leaf labels (K**2 labellings at depth 1, K**4 at depth 2: left index * K**2 + right)."""

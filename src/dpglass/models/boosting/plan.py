@@ -46,7 +46,7 @@ import numpy as np
 
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models.boosting.weak_learners import (
-    JOINT_TREE_DEPTH, PAPER_SPLIT_SENSITIVITY_FACTOR, PAPER_STUMP_SENSITIVITY_FACTOR, SPLIT_SENSITIVITY_FACTOR,
+    JOINT_MAX_LABELLINGS, JOINT_TREE_DEPTH, PAPER_SPLIT_SENSITIVITY_FACTOR, PAPER_STUMP_SENSITIVITY_FACTOR, SPLIT_SENSITIVITY_FACTOR,
     STUMP_SENSITIVITY_FACTOR, TREE_ERROR_SENSITIVITY, _stage_epsilon, _stump_of, leaf_margin_sensitivity, n_stumps,
     sample_joint_tree, vote_labels,
 )
@@ -261,6 +261,8 @@ def boost_plan(params: dict, n_features: int, records_estimate: int | None = Non
     learner = learner_of(params["weak_learner"], params["tree_learner"])
     if learner == "joint" and params["tree_nodes"] not in JOINT_TREE_DEPTH:
         raise InvalidParameterError(f"joint trees have 1 or 3 internal nodes, not {params['tree_nodes']!r}")
+    if learner == "joint":
+        _check_labellings(JOINT_TREE_DEPTH[params["tree_nodes"]], int(n_classes))
     delta, acct, epsilon = resolved_delta(params), params["accountant"], float(params["epsilon"])
     count = None
     if counts_records(params["n_rounds"], params["weak_learner"], params["tree_learner"], delta, acct):
@@ -285,6 +287,18 @@ def boost_plan(params: dict, n_features: int, records_estimate: int | None = Non
     accountant = composition if composition in ("pld", "rdp") else "basic"
     return BoostPlan(learner, delta, accountant, count, n_rounds, x, composition, tuple(rounds),
                      (() if count is None else (count,)) + recorded, int(n_classes))
+
+
+def _check_labellings(depth: int, n_classes: int) -> None:
+    """The joint learner draws among the K**(2**depth) labellings of a tree's leaves: at most JOINT_MAX_LABELLINGS
+    (public: the depth and the label set)."""
+    leaves = 2**depth
+    if n_classes**leaves > JOINT_MAX_LABELLINGS:
+        raise InvalidParameterError(
+            f"SmoothBoostClassifier's joint trees of depth {depth} label each of their {leaves} leaves with one of "
+            f"{n_classes} classes: {n_classes}**{leaves} labellings, more than the {JOINT_MAX_LABELLINGS} they draw "
+            "among (at most 32 classes at depth 2). Use tree_nodes=1, tree_learner='top-down' or "
+            "weak_learner='stump'.")
 
 
 def release_plan(params: dict, n_features: int, records_estimate: int | None = None, n_classes: int = 2) -> list:

@@ -30,7 +30,7 @@ from dpglass.models.boosting.hypotheses import (  # noqa: F401  (re-exported: th
     ClassStump, FeatureMatrix, Stump, Tree, _stump_of, class_codes, n_stumps, stump_candidates, stump_from, vote_labels,
 )
 from dpglass.models.boosting.joint_trees import (  # noqa: F401  (re-exported)
-    _LABELLINGS, JOINT_TREE_DEPTH, TREE_ERROR_SENSITIVITY, TREE_FLOOR, _joint_tree, _stage_epsilon, _TreeUtilities,
+    _LABELLINGS, JOINT_MAX_LABELLINGS, JOINT_TREE_DEPTH, TREE_ERROR_SENSITIVITY, TREE_FLOOR, _joint_tree, _stage_epsilon, _TreeUtilities,
     dp_joint_tree, joint_tree_rate, leaf_labellings, sample_joint_tree,
 )
 
