@@ -434,12 +434,7 @@ def test_k_classes_fit_a_pattern_table_as_the_records():
 
 #: The shared Dask reduction (aggregates/dask_backend.reduce_partition) codes the labels as y == classes[1], two
 #: classes only: K-class records lose their classes on the way (classes 0 and 2 of three both become code 0).
-DASK_TWO_CODES = pytest.mark.xfail(raises=AssertionError, strict=True,
-                                   reason="aggregates/dask_backend.reduce_partition codes y as y == classes[1]; "
-                                          "remove this mark when it codes y by its index in classes")
 
-
-@DASK_TWO_CODES
 @pytest.mark.parametrize("kw", [STUMP, JOINT], ids=["stumps", "trees"])
 def test_k_classes_through_dask_are_the_in_memory_model(dask_client, tmp_path, kw):
     """A Dask fit reduces to the same pattern table (with its label set), so the same seed gives the same file."""

@@ -131,7 +131,10 @@ def reduce_partition(X_part, y_part, index: int, n_parts: int, columns: list, cl
         bad = bad.item() if hasattr(bad, "item") else bad
         raise DataValidationError(f"{where}: y has the label {bad!r}, outside classes="
                                   f"{[c.item() if hasattr(c, 'item') else c for c in classes]!r}.")
-    return reduce_block(X, (y == classes[1]), len(columns))
+    codes = np.zeros(len(y), dtype=np.uint8)  # each label's index in classes (for two: 1 is classes[1])
+    for k, label in enumerate(classes):
+        codes[y == label] = k
+    return reduce_block(X, codes, len(columns))
 
 
 _LABEL = "__dpglass_label__"

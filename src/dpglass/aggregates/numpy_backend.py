@@ -23,7 +23,7 @@ def reduce_block(X, y01, n_features: int):
 
 
 def pattern_table(X, y01) -> PatternTable:
-    """The :class:`~dpglass.aggregates.PatternTable` of 0/1 ``X`` (n, d) and 0/1 ``y01`` (n,)."""
+    """The :class:`~dpglass.aggregates.PatternTable` of 0/1 ``X`` (n, d) and class codes ``y01`` (n,): 0/1, or 0..K-1."""
     X = np.asarray(X)
     keys, counts = reduce_block(X, y01, X.shape[1])
     return table_from_keys(keys, counts, X.shape[1])

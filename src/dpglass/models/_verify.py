@@ -34,6 +34,7 @@ import numbers
 
 import numpy as np
 
+from dpglass._validation import MAX_CLASSES
 from dpglass.exceptions import InvalidParameterError, ModelFileError
 from dpglass.models._file_checks import (
     ADVICE, _Context, _close, _fail,
@@ -119,6 +120,8 @@ def _check_top_level(data, cls) -> tuple[int, list]:
     if d < 1:
         _fail("n_features_in", f"is {d}", "an int >= 1")
     classes, most = data["classes"], getattr(cls, "_max_classes", 2)
+    if not isinstance(most, int):  # DPPipeline's follows its model's: its model's file check counts them
+        most = MAX_CLASSES
     if not 2 <= len(classes) <= most or len({json.dumps(c) for c in classes}) != len(classes):
         _fail("classes", f"is {classes!r}", "two distinct class labels" if most == 2
               else f"2 to {most} distinct class labels")
