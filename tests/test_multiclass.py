@@ -36,7 +36,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 from multiclass_toy import TOY_SPEC  # noqa: E402
 
 #: Registry names that must learn K classes (``_max_classes > 2``); the lead adds each family as it lands.
-EXPECTED_MULTICLASS: frozenset = frozenset()
+EXPECTED_MULTICLASS: frozenset = frozenset({"greedy-rule-list", "dp-rule-list", "smooth-boost-stumps", "smooth-boost-trees",
+                                            "dp-logistic-regression", "dp-gbdt"})
 
 MULTI = [s for s in list_estimators() if s.cls._max_classes > 2]
 BINARY_ONLY = [s for s in list_estimators() if s.cls._max_classes <= 2]
@@ -44,10 +45,6 @@ PRIVATE_MULTI = [s for s in MULTI if s.private]
 LABELS = ["Gentoo", "Adelie", "Chinstrap"]  # declared in this (unsorted) order: predict_proba's column order
 SEEDS = range(10)
 #: Toy save/load: the shared file check (models/_verify._check_top_level) accepts two labels only, so far.
-TOY_FILES = pytest.mark.xfail(raises=ModelFileError, strict=True,
-                              reason="models/_verify accepts two class labels only; remove this mark when it takes K")
-
-
 def three_class_data(n=240, d=5, seed=3):
     """0/1 features, labels 0, 1, 2: x0 says 'class 1', x1 says 'class 2' (each right 85% of the time)."""
     rng = np.random.default_rng(seed)
@@ -205,7 +202,7 @@ def test_cli_output_on_three_classes_is_not_a_deterministic_function_of_the_data
 
 
 @pytest.mark.parametrize("multi_spec", [pytest.param(s.name, id=s.name) for s in PRIVATE_MULTI]
-                         + [pytest.param(TOY_SPEC.name, id="toy", marks=TOY_FILES)], indirect=True)
+                         + [pytest.param(TOY_SPEC.name, id="toy")], indirect=True)
 def test_cli_fit_save_predict_three_classes(multi_spec, tmp_path, capsys):
     X, y = three_class_data()
     labels = np.array(["A", "B", "C"])[y]
@@ -296,7 +293,7 @@ def test_pipeline_on_a_three_class_table(multi_spec):
 
 
 @pytest.mark.parametrize("multi_spec", [pytest.param(s.name, id=s.name) for s in PRIVATE_MULTI]
-                         + [pytest.param(TOY_SPEC.name, id="toy", marks=TOY_FILES)], indirect=True)
+                         + [pytest.param(TOY_SPEC.name, id="toy")], indirect=True)
 def test_pipeline_file_with_three_classes_round_trips_and_verifies(multi_spec, tmp_path):
     frame, y = raw_three_class()
     model = _pipeline(multi_spec, seed=1).fit(frame, y)
@@ -318,19 +315,6 @@ def test_pipeline_artifact_on_three_classes(multi_spec):
     keep = np.arange(len(y)) != drop
     side = lambda F, b: [model_artifact(_pipeline(multi_spec, seed=s).fit(F, b)) for s in SEEDS]
     assert deterministic_leaks(side(frame, y), side(frame[keep].reset_index(drop=True), y[keep])) == []
-
-
-def _search_learns_k_classes() -> bool:
-    from dpglass.models import PrivateGridSearch
-    from multiclass_toy import ToyNaiveBayes
-
-    return PrivateGridSearch(estimator=ToyNaiveBayes(), param_grid={"smoothing": [1.0]}, epsilon=1.0)._max_classes > 2
-
-
-#: PrivateGridSearch refuses K classes while its own ``_max_classes`` is 2 (models/selection/, being rewritten).
-SEARCH_K = pytest.mark.xfail(condition=not _search_learns_k_classes(), raises=DataValidationError, strict=True,
-                             reason="PrivateGridSearch._max_classes is 2: it refuses y of K classes whatever its "
-                                    "estimator learns (models/selection/)")
 
 
 def _grid(spec):
@@ -366,7 +350,6 @@ def _searchable_on_two_classes(spec, grid) -> bool:
     return True
 
 
-@SEARCH_K
 @pytest.mark.parametrize("multi_spec", _paths_models(), indirect=True)
 def test_private_grid_search_with_three_classes(multi_spec):
     grid = _grid(multi_spec)
@@ -386,7 +369,6 @@ def test_private_grid_search_with_three_classes(multi_spec):
     assert eps <= 3.0 * (1 + 1e-9)
 
 
-@SEARCH_K
 @pytest.mark.parametrize("multi_spec", _paths_models(), indirect=True)
 def test_private_grid_search_over_a_three_class_pipeline(multi_spec):
     grid = _grid(multi_spec)

@@ -237,6 +237,11 @@ class PrivateGridSearch(ClassifierBase):
         self.random_state = random_state
 
     @property
+    def _max_classes(self) -> int:
+        """The search learns the classes its estimator learns (scikit-learn's ``multi_class`` tag follows)."""
+        return getattr(self.estimator, "_max_classes", 2)
+
+    @property
     def classes(self):
         """The label set the estimator declares (its ``classes``), read by ``_check_fit_data``: public, so data
         of one class fits; None: the labels are read from y."""
