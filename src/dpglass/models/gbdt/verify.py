@@ -24,6 +24,7 @@ Hooked into :data:`dpglass.models._verify.MODEL_CHECKS`.  In order:
 
 from __future__ import annotations
 
+import json
 import math
 
 from dpglass.models._file_checks import _fail as fail
@@ -47,6 +48,10 @@ def check_gbdt(data: dict, ctx) -> None:
         fail("edges", f"has {len(edges)} entries (bounds {len(bounds)})", f"{d}, one per feature")
     _check_edges(p, d, bounds, edges)
     K = len(data["classes"])
+    declared = p.get("classes")
+    if declared is not None and [json.dumps(c) for c in declared] != [json.dumps(c) for c in data["classes"]]:
+        fail("classes", f"is {data['classes']!r}", f"params.classes = {declared!r} (fit keeps the declared labels "
+             "and their order)")
     T = resolved_sizes(p)[0]
     if len(trees) != T * (K - 1):
         fail("trees", f"has {len(trees)} trees",
