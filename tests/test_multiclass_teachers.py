@@ -410,12 +410,6 @@ def test_an_undeclared_label_set_of_another_size_is_refused(files):
 
 
 # ------------------------------------------------------------------ Dask
-DASK_CODES = pytest.mark.xfail(strict=True, reason="aggregates/dask_backend.reduce_partition codes a partition's labels "
-                               "as y == classes[1] (two classes): a third class becomes the first; remove this mark "
-                               "when it codes K labels")
-
-
-@DASK_CODES
 @pytest.mark.parametrize("cls,params", [(SubsampleAggregateClassifier, SAA), (DPBaggingClassifier, BAG)])
 def test_three_class_fit_through_dask_is_the_in_memory_one(dask_client, tmp_path, cls, params):
     import dask.dataframe as dd
