@@ -156,7 +156,7 @@ _register(
         private=True,
         guarantee="(epsilon, delta)-DP proven (noisy vote counts, tight composition); pure epsilon-DP with delta=0",
         description="Subsample-and-aggregate: teachers on disjoint parts label public records (fit's X_public) "
-                    "with a noisy majority; a logistic student is released.",
+                    "with a noisy plurality vote; a logistic student is released.",
         test_params={"n_teachers": 5, "noise_scale": 2.0, "n_public": 60, "epsilon": 1.0},
     )
 )
