@@ -18,7 +18,6 @@ import pytest
 from dpglass.cli import main
 from dpglass.exceptions import DataValidationError, ModelFileError
 from dpglass.models import DPRuleListClassifier, GreedyRuleListClassifier, load_model
-from dpglass.models import _verify
 from dpglass.models.rule_list.candidates import CountCache, SufficientStats, build_candidates
 from dpglass.models.rule_list.impurity import split_errors, split_gini
 from dpglass.models.rule_list.rules import Rule, majority
@@ -349,8 +348,6 @@ def test_black_box_audit_of_a_three_class_list_on_a_tiny_pair():
     assert res.verdict == "PASS" and res.claim[0] == 2.0, res.summary()
 
 
-@pytest.mark.xfail(strict=True, reason="aggregates/dask_backend.reduce_partition encodes a label as y == classes[1] "
-                   "(two classes): a third class is counted as the first; remove this mark when it encodes K classes")
 def test_through_dask_equals_in_memory_on_three_classes(dask_client, tmp_path):
     dd = pytest.importorskip("dask.dataframe")
     X, y = three_class(1200)
@@ -366,30 +363,6 @@ def test_through_dask_equals_in_memory_on_three_classes(dask_client, tmp_path):
 
 
 # ------------------------------------------------------------------ the file: save, load, inspect, edits
-@pytest.fixture
-def k_class_files(monkeypatch):
-    """Until models/_verify's top-level check takes K labels (it refuses all but two so far), it sees the first
-    two of a K-label file and this shim checks the count against the model's _max_classes; the rule lists'
-    own check (rule_list/verify.py) runs unchanged.  Inert once the shared check accepts three labels."""
-    original = _verify._check_top_level
-    try:
-        original({"model": "DPRuleListClassifier", "params": {}, "classes": ["a", "b", "c"], "n_features_in": 1,
-                  "feature_names": ["x0"]}, DPRuleListClassifier)
-        return
-    except ModelFileError as exc:
-        if "'classes'" not in str(exc):
-            return
-
-    def top_level(data, cls):
-        classes = data.get("classes")
-        if isinstance(classes, list) and 2 < len(classes) <= cls._max_classes \
-                and len({json.dumps(c) for c in classes}) == len(classes):
-            return original({**data, "classes": classes[:2]}, cls)
-        return original(data, cls)
-
-    monkeypatch.setattr(_verify, "_check_top_level", top_level)
-
-
 def _file(tmp_path, mechanism="errors-pf", declared=True, **kw):
     X, y = three_class(1500)
     model = DPRuleListClassifier(epsilon=1.0, mechanism=mechanism, classes=LABELS if declared else None,
@@ -400,7 +373,7 @@ def _file(tmp_path, mechanism="errors-pf", declared=True, **kw):
 
 
 @pytest.mark.parametrize("mechanism", ["errors-pf", "certified-pf", "local-pf"])
-def test_three_class_file_loads_verifies_and_inspects(k_class_files, tmp_path, capsys, mechanism):
+def test_three_class_file_loads_verifies_and_inspects(tmp_path, capsys, mechanism):
     model, path, data, X = _file(tmp_path, mechanism)
     loaded = load_model(path)
     assert json.dumps(loaded.to_dict()) == json.dumps(model.to_dict()) and str(loaded) == str(model)
@@ -435,7 +408,7 @@ EDITS = {
 
 @pytest.mark.parametrize("mechanism", ["errors-pf", "certified-pf"])
 @pytest.mark.parametrize("edit", list(EDITS))
-def test_edits_of_a_three_class_file_are_refused_naming_the_field(k_class_files, tmp_path, mechanism, edit):
+def test_edits_of_a_three_class_file_are_refused_naming_the_field(tmp_path, mechanism, edit):
     _, path, data, _ = _file(tmp_path, mechanism)
     change, field = EDITS[edit]
     change(data)
@@ -448,7 +421,7 @@ def test_edits_of_a_three_class_file_are_refused_naming_the_field(k_class_files,
         load_model(path)
 
 
-def test_a_three_class_gini_file_with_an_edited_remaining_count_is_refused(k_class_files, tmp_path):
+def test_a_three_class_gini_file_with_an_edited_remaining_count_is_refused(tmp_path):
     _, path, data, _ = _file(tmp_path, "certified-pf")
     data["remaining_counts"][0] += 0.5
     path.write_text(json.dumps(data))
@@ -456,7 +429,7 @@ def test_a_three_class_gini_file_with_an_edited_remaining_count_is_refused(k_cla
         load_model(path)
 
 
-def test_an_undeclared_three_class_file_loads(k_class_files, tmp_path):
+def test_an_undeclared_three_class_file_loads(tmp_path):
     model, path, _, X = _file(tmp_path, declared=False)
     assert list(model.classes_) == sorted(LABELS)
     assert np.array_equal(load_model(path).predict(X), model.predict(X))
