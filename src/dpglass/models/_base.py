@@ -36,7 +36,7 @@ DELTA_OR_NONE = [Interval(numbers.Real, 0, 1, closed="left"), None]
 RANDOM_STATE = ["random_state"]
 #: The public label set: two labels, or None to read it from y (then a y
 #: holding one class is refused, which depends on the data: declare it).
-CLASSES = [InstanceOf((list, tuple), "a list of the two class labels"), None]
+CLASSES = [InstanceOf((list, tuple), "a list of the class labels (two or more, in the order of predict_proba's columns)"), None]
 
 
 class ClassifierBase(ClassifierMixin, BaseEstimator):
