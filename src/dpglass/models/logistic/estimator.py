@@ -7,6 +7,10 @@ accuracy, rounds the solution to a public power-of-two grid and adds exact
 discrete Laplace noise in grid units (:mod:`dpglass.privacy.objective_perturbation`).
 Rows (with the constant 1 for the intercept) are scaled by a public bound
 ``data_norm`` and rows above it are shrunk (a per-record map, no privacy cost).
+With K >= 3 declared classes the loss is the softmax cross-entropy of the
+class scores ``G F x + offsets`` over K - 1 free rows ``F`` (``G`` the centred
+basis of :mod:`~dpglass.models.logistic.plan`; :mod:`~dpglass.models.logistic.softmax`),
+of which two classes are the binary case.
 The argument is in ``docs/privacy.md`` (section "DP logistic regression").
 """
 
@@ -107,6 +111,9 @@ def dp_logistic_regression(
             raise InvalidParameterError(f"X01 has {X01.shape[0]} rows but y01 has {y01.shape[0]} labels.")
         X01 = pattern_table(X01, y01.astype(np.uint8))
     table = X01
+    if table.labels.size and int(table.labels.max()) > 1:
+        raise InvalidParameterError("dp_logistic_regression takes 0/1 labels (two classes); for K classes fit "
+                                    "DPLogisticRegression with classes=[...].")
     step, c, cal = coefficient_step(epsilon=epsilon, alpha=alpha, fit_intercept=fit_intercept, data_norm=data_norm,
                                     tol=tol, n_features=table.n_features)
     ledger = PrivacyLedger(epsilon=float(epsilon), delta=0.0).follow([step])
@@ -197,6 +204,14 @@ class DPLogisticRegression(LogisticScores, ClassifierBase):
     Pure epsilon-DP for add/remove neighbours at every ``n`` (including 0);
     the released coefficients are exact multiples of ``grid_step_``.
 
+    With K >= 3 classes it is multinomial (softmax) logistic regression: the
+    class scores are ``G F x + b``, ``F`` the K - 1 released free rows
+    (``coef_grid_``, ``intercept_grid_``), ``G`` a public centred basis (a
+    feature's class coefficients ``coef_ = G F`` sum to 0) and ``b`` the
+    log-odds of the K noisy class counts against the largest; a record moves
+    the minimiser by the same bound as for two classes (docs/privacy.md, "K
+    classes").  Two classes are exactly the binary model.
+
     Parameters
     ----------
     epsilon : float, default=1.0
@@ -208,7 +223,7 @@ class DPLogisticRegression(LogisticScores, ClassifierBase):
         less noise and more shrinkage towards the class balance.  ``"auto"``:
         ``30 / epsilon`` (:data:`AUTO_ALPHA`, chosen on simulated data).
     fit_intercept : bool, default=True
-        Release the two class counts with noise (10% of epsilon,
+        Release the class counts with noise (10% of epsilon,
         :data:`CLASS_COUNT_SHARE`) and add their log-odds to every margin, and
         append a constant feature 1 (regularised like the others): a model
         with little signal shrinks towards the majority class, not towards a
@@ -220,18 +235,26 @@ class DPLogisticRegression(LogisticScores, ClassifierBase):
     tol : float, default=1e-4
         Certified bound on the solver's gradient norm (scaled coordinates); the
         sensitivity is ``(1 + 2 tol)/alpha``.
-    classes : list of two labels or None, default=None
-        The public label set ``[negative, positive]``.  None reads it from
-        ``y``; then a ``y`` holding a single class is refused, and whether
-        fit succeeds depends on the data: declare the labels for a release.
+    classes : list of labels or None, default=None
+        The public label set: ``[negative, positive]``, or K labels (up to
+        255) in the order of ``predict_proba``'s columns.  None reads it from
+        ``y`` (sorted); then the label set, and whether fit succeeds (a ``y``
+        of one class is refused), depend on the data: declare the labels for
+        a release.
     random_state : None, int, SeedSequence or Generator, default=None
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features_in_,)
-    intercept_ : float
-        The offset plus the released intercept coordinate.
-    class_counts_ : list of two ints or None
+    coef_ : ndarray of shape (n_features_in_,), or (K, n_features_in_) for K >= 3 classes
+        Two classes: the log-odds coefficients of ``classes_[1]``.  K classes:
+        a row of class coefficients per class, in ``classes_`` order (``G``
+        times ``coef_grid_``).
+    intercept_ : float, or ndarray of shape (K,)
+        The offset plus the released intercept coordinate (K classes: the
+        class rows of ``intercept_grid_`` plus the offsets).
+    coef_grid_, intercept_grid_ : the released free rows and intercept coordinates (``intercept_grid_`` only, a
+        number, for two classes; shapes (K - 1, n_features_in_) and (K - 1,) for K classes)
+    class_counts_ : list of K ints or None
         The released noisy class counts (``fit_intercept=True``).
     grid_step_ : float
         The public grid (a power of two) the coefficients lie on.

@@ -8,7 +8,9 @@ over the distinct rows ``a_e`` of the data with integer weights ``w_e``
 a block of :data:`BLOCK_ROWS` at a time from a :class:`RowBlocks` (a dense
 array, or the bit-packed :class:`~dpglass.aggregates.PatternTable` unpacked
 block by block), so the solver holds a few vectors of length m and one float
-block, never a float copy of the table.  Nothing here is released; the
+block, never a float copy of the table.  K >= 3 classes: the same loop on
+the softmax objective of :class:`~dpglass.models.logistic.softmax.SoftmaxRows`,
+whose two-class case this objective is.  Nothing here is released; the
 privacy argument needs only the certificate (docs/privacy.md, "DP logistic
 regression").
 """

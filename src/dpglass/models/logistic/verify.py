@@ -50,7 +50,7 @@ def _check_declared_classes(data: dict, ctx: _Context) -> None:
     if declared is None:
         return
     want = [str(v) for v in np.asarray(declared).tolist()]
-    if not isinstance(declared, list) or [str(v) for v in np.asarray(data["classes"]).tolist()] != want:
+    if [str(v) for v in np.asarray(data["classes"]).tolist()] != want:
         _fail("classes", f"is {data['classes']!r}", f"params.classes = {declared!r}, in that order")
 
 
