@@ -1,0 +1,249 @@
+"""A differentially private generalised additive model on 0/1 features: one shape per feature, learned by
+private cyclic boosting (dp-gam).
+
+:class:`DPGAMClassifier` learns ``F_k(x) = b_k + sum_j s_j[x_j, k]`` for the classes but the first
+(``classes_[0]`` is the reference, score 0; two classes: the log-odds of ``classes_[1]``), as DP-EBM does
+(Nori, Caruana et al. 2021, "Accuracy, Interpretability, and Differential Privacy via Explainable Boosting"):
+``b`` from one noisy class-count table, then ``n_cycles`` passes over the features, each visit of feature ``j``
+releasing the noisy sums over ``x_j = 0`` and ``x_j = 1`` of the records' gradients and Hessians of the
+softmax loss (exact discrete Gaussian noise on a public grid) and adding a damped Newton step to ``s_j``.
+Feature groups (public: e.g. the raw column each 0/1 column encodes) say how the shapes are read: the printout
+and :meth:`DPGAMClassifier.explain` are per group.  The privacy argument is in docs/privacy.md, "DP-GAM (dp-gam)".
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from dpglass._validation import InstanceOf, Interval
+from dpglass.exceptions import InvalidParameterError
+from dpglass.models._base import CLASSES, DELTA_OR_NONE, EPSILON, RANDOM_STATE, ClassifierBase
+from dpglass.models.gam.fit import class_probabilities, fit_gam
+from dpglass.models.gam.plan import ACCOUNTANTS, COUNT_SHARE, gam_plan
+from dpglass.models.gam.readout import explain_frame, resolve_groups, shape_lines
+from dpglass.privacy.ledger import PrivacyLedger
+from dpglass.privacy.rng import check_random_state, is_replayable
+
+__all__ = ["DPGAMClassifier"]
+
+
+class DPGAMClassifier(ClassifierBase):
+    """Differentially private additive model (a shape per 0/1 feature), K >= 2 classes, (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget (> 0).
+    delta : float or None, default=None
+        ``None``: the library's public default (1e-8).  Must be > 0 (Gaussian noise).
+    feature_groups : list of str or None, default=None
+        One public group name per feature (e.g. the raw column a 0/1 column encodes, as
+        :class:`~dpglass.models.DPPipeline` passes them); None: each feature is its own group.  Groups change
+        how the model is read (printout, :meth:`explain`), not what it learns.
+    n_cycles : int, default=2
+        Passes over the features (each visit of a feature is two releases).
+    learning_rate : float, default=1.0
+        Shrinkage of each Newton step, in (0, 1].
+    hessian_floor : float or "auto", default="auto"
+        ``lambda`` in a step ``-G / (max(H, 0) + lambda)`` (> 0): bins of few records are shrunk towards 0
+        instead of following their noise.  ``"auto"``: four standard deviations of a gradient sum's noise (a
+        public function of the parameters).
+    max_step : float, default=2.0
+        Each step is clipped to +-this before shrinkage.
+    hessian_share : float, default=0.3
+        Share of each visit's zCDP for the Hessian sums (the rest: the gradient sums).
+    count_share : float, default=0.05
+        Share of the plan's zCDP for the class counts.
+    accountant : {"auto", "rdp", "pld"}, default="auto"
+        How the releases compose (Gaussian curves): each visit's budget is the largest whose plan composes to
+        ``(epsilon, delta)``; ``"auto"``: RDP, or PLD when it allows more and its curves are small.
+    classes : list of K >= 2 labels or None, default=None
+        The public label set in order (``classes_[0]`` is the reference class).  None: the sorted labels of y.
+    random_state : None, int, SeedSequence or Generator, default=None
+
+    Attributes
+    ----------
+    intercept_ : ndarray of shape (K - 1,)
+        The initial scores of ``classes_[1:]`` (log-odds of the noisy class counts against ``classes_[0]``).
+    shapes_ : ndarray of shape (n_features_in_, 2, K - 1)
+        ``shapes_[j, b, k]``: feature j's contribution at ``x_j = b`` to the score of ``classes_[k + 1]``.
+    class_counts_ : list of K ints
+        The released noisy class counts.
+    visit_sums_ : list of (ndarray, ndarray)
+        Per visit (cycle by cycle, feature by feature) the released per-bin gradient and Hessian sums, (2, K - 1)
+        each: what the shapes are computed from.
+    feature_groups_ : list of str
+        Each feature's group.
+    visit_epsilon_ : float
+        Each visit is ``visit_epsilon_**2 / 2``-zCDP (the zCDP of a pure ``visit_epsilon_``-DP release).
+    hessian_floor_ : float
+    privacy_ledger_ : PrivacyLedger
+    classes_, n_features_in_, feature_names_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = (rng.random((5000, 4)) < 0.5).astype(int)
+    >>> y = X[:, 0] | X[:, 1]
+    >>> clf = DPGAMClassifier(epsilon=1.0, random_state=0).fit(X, y)
+    >>> float(clf.score(X, y)) > 0.7
+    True
+    >>> clf.privacy_ledger_.total()[0] <= 1.0
+    True
+    """
+
+    _private = True
+    _distributed_fit = True  # learns from the pattern table: in memory or reduced on a Dask cluster
+    _max_classes = 255  # the softmax loss learns any K the label code allows
+    _parameter_constraints = {
+        "epsilon": EPSILON,
+        "delta": DELTA_OR_NONE,
+        "feature_groups": [InstanceOf((list, tuple), "a list of group names, one per feature"), None],
+        "n_cycles": [Interval(numbers.Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(numbers.Real, 0, 1, closed="right")],
+        "hessian_floor": [Interval(numbers.Real, 0, None, closed="neither"), ["auto"]],
+        "max_step": [Interval(numbers.Real, 0, None, closed="neither")],
+        "hessian_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "count_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "accountant": [list(ACCOUNTANTS)],
+        "classes": CLASSES,
+        "random_state": RANDOM_STATE,
+    }
+
+    def __init__(self, *, epsilon=1.0, delta=None, feature_groups=None, n_cycles=2, learning_rate=1.0,
+                 hessian_floor="auto", max_step=2.0, hessian_share=0.3, count_share=COUNT_SHARE, accountant="auto",
+                 classes=None, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.feature_groups = feature_groups
+        self.n_cycles = n_cycles
+        self.learning_rate = learning_rate
+        self.hessian_floor = hessian_floor
+        self.max_step = max_step
+        self.hessian_share = hessian_share
+        self.count_share = count_share
+        self.accountant = accountant
+        self.classes = classes
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit the shapes; every release is recorded in ``privacy_ledger_``.
+
+        ``X`` and ``y`` may be a dask DataFrame and Series (``pip install "dpglass[dask]"``): they are reduced
+        to their pattern table on the cluster, and the model is the in-memory one for the same ``random_state``.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        rng = check_random_state(self.random_state)
+        if self.delta is not None and self.delta <= 0:
+            raise InvalidParameterError(
+                "DPGAMClassifier releases Gaussian noise and needs delta > 0; got delta=0. Leave delta=None (the "
+                "public default 1e-8) or give a small positive delta.")
+        table = self._fit_table(X, y)  # in memory or through Dask: the same table
+        d, K = table.n_features, len(self.classes_)
+        self.feature_groups_ = resolve_groups(self.feature_groups, self.feature_names())
+        delta = self._resolve_delta(self.delta)
+        self._warn_about_guarantee(float(self.epsilon))
+        plan = gam_plan(self.get_params(deep=False), d, K)  # public parameters only
+        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta, accountant=plan.accountant).follow(plan.steps)
+        result = fit_gam(table, plan, ledger, rng)
+        self.class_counts_ = [int(c) for c in result.class_counts]
+        self.visit_sums_ = result.visits
+        self.intercept_, self.shapes_ = result.intercept, result.shapes
+        self.visit_epsilon_, self.hessian_floor_, self.delta_ = plan.x, plan.hessian_floor, delta
+        self.privacy_ledger_ = ledger
+        self.privacy_ledger_.replayable = is_replayable(rng)
+        return self
+
+    @property
+    def accountant_(self) -> str:
+        """The accountant used (the ledger's)."""
+        return self.privacy_ledger_.accountant
+
+    # ------------------------------------------------------------ prediction
+    def _scores(self, X) -> np.ndarray:
+        """``(n, K - 1)``: the intercepts plus each feature's contribution at its value, feature by feature."""
+        X01 = self._check_predict_data(X)
+        F = np.tile(np.asarray(self.intercept_, dtype=np.float64), (X01.shape[0], 1))
+        for j in range(X01.shape[1]):
+            F += self.shapes_[j][X01[:, j]]
+        return F
+
+    def decision_function(self, X):
+        """Two classes: the log-odds of ``classes_[1]``.  K classes: ``(n, K)`` scores in ``classes_`` order
+        (column 0, the reference class's, is 0).  Each is the sum of :meth:`explain`'s contributions."""
+        F = self._scores(X)
+        if F.shape[1] == 1:
+            return F[:, 0]
+        return np.concatenate([np.zeros((F.shape[0], 1)), F], axis=1)
+
+    def predict_proba(self, X):
+        """The softmax of the scores (two classes: the logistic function of the log-odds), ``classes_`` order."""
+        return class_probabilities(self._scores(X))
+
+    # -------------------------------------------------------------- reading
+    def explain(self):
+        """The shapes as a tidy DataFrame: columns ``group, feature, bin, class, contribution``, one row per
+        feature, bin (0 or 1) and scored class (``classes_[1:]``; the reference class's score is 0), plus the
+        intercept rows (group and feature ``"(intercept)"``, bin missing).  A record's score for a class is its
+        intercept plus the contributions at its features' values."""
+        check_is_fitted(self)
+        return explain_frame(self.intercept_, self.shapes_, self.feature_names(), self.feature_groups_,
+                             [str(c) for c in self.classes_])
+
+    def to_text(self) -> str:
+        """The shape functions, group by group, with feature names and class labels."""
+        check_is_fitted(self)
+        eps, delta = self.privacy_ledger_.total()
+        labels = [str(c) for c in self.classes_]
+        d, n_groups = len(self.feature_groups_), len(set(self.feature_groups_))
+        head = (f"DPGAMClassifier: additive model, one shape per feature ({d} features in {n_groups} groups), "
+                f"{self.n_cycles} cycle{'' if self.n_cycles == 1 else 's'} of private Newton boosting, "
+                f"({eps:.4g}, {delta:.3g})-DP [{self.privacy_ledger_.accountant}]")
+        if len(labels) == 2:
+            how = (f"score = intercept + each feature's contribution at its value (0 or 1); predict {labels[1]} if "
+                   f"score > 0, else {labels[0]}")
+        else:
+            how = (f"score({labels[0]}) = 0 (the reference class); score(c) = intercept(c) + each feature's "
+                   "contribution at its value (0 or 1), for each other class c; predict the class of highest score "
+                   "(probabilities: the softmax of the scores)")
+        lines = shape_lines(self.intercept_, self.shapes_, self.feature_names(), self.feature_groups_, labels)
+        return "\n".join([head, how, *lines])
+
+    # ----------------------------------------------------------- serialising
+    def _state_to_dict(self) -> dict:
+        rows = lambda a: [[float(v) for v in row] for row in np.asarray(a)]  # noqa: E731
+        return {
+            "class_counts": [int(c) for c in self.class_counts_],
+            "visits": [{"gradient_sums": rows(G), "hessian_sums": rows(H)} for G, H in self.visit_sums_],
+            "intercept": [float(v) for v in self.intercept_],
+            "shapes": [rows(s) for s in self.shapes_],
+            "visit_epsilon": float(self.visit_epsilon_),
+            "hessian_floor": float(self.hessian_floor_),
+            "delta": float(self.delta_),
+        }
+
+    @classmethod
+    def _params_from_dict(cls, params: dict) -> dict:
+        for key in ("feature_groups", "classes"):
+            if params.get(key) is not None:
+                params = dict(params, **{key: list(params[key])})
+        return params
+
+    def _state_from_dict(self, data: dict) -> None:
+        self.class_counts_ = [int(c) for c in data["class_counts"]]
+        self.visit_sums_ = [(np.array(v["gradient_sums"], dtype=np.float64),
+                             np.array(v["hessian_sums"], dtype=np.float64)) for v in data["visits"]]
+        self.intercept_ = np.array(data["intercept"], dtype=np.float64)
+        self.shapes_ = np.array(data["shapes"], dtype=np.float64).reshape(self.n_features_in_, 2, -1)
+        self.visit_epsilon_ = float(data["visit_epsilon"])
+        self.hessian_floor_ = float(data["hessian_floor"])
+        self.delta_ = float(data["delta"])
+        self.feature_groups_ = resolve_groups(self.feature_groups, self.feature_names())

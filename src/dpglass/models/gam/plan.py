@@ -1,0 +1,334 @@
+"""DP-GAM's release plan, from public inputs only: the class-count table, then per cycle and feature the noisy
+per-bin gradient and Hessian sums, each with its privacy map and public domain.
+
+A fit of :class:`~dpglass.models.gam.estimator.DPGAMClassifier` on ``d`` 0/1 features and ``K`` classes
+(``C = K - 1`` scores: the softmax with ``classes_[0]`` as reference, the logistic loss for two classes)
+releases, in order:
+
+* ``class counts``: the K counts, exact discrete Gaussian noise (a record is in one cell: l2 sensitivity 1);
+* for each cycle ``t = 1..n_cycles`` and feature ``j = 0..d-1`` (a *visit*): the sums over the records with
+  ``x_j = 0`` and with ``x_j = 1`` of their C gradient terms, then of their C Hessian terms, each a
+  ``(2, C)`` table rounded to a public grid with discrete Gaussian noise in grid units.
+
+A record lies in one bin of each visit, so one record moves one row of a table: by its own term vector, whose
+l2 norm is at most :func:`term_bounds` (proved there), after the per-record quantisation and projection of
+:func:`term_caps`.  Rounding the exact sums to the grid adds at most ``sqrt(C)`` grid units to that distance
+(:func:`sum_grid`).  Every step's ledger entry carries its discrete Gaussian curve; the accountant (``"rdp"``,
+``"pld"``, or ``"auto"``: whichever lets each visit spend more) calibrates the visits' common budget ``x`` (each
+visit is ``x**2 / 2``-zCDP, the counts ``count_share`` of the plan's total) so that the whole plan composes to
+``(epsilon, delta)`` (docs/privacy.md, "DP-GAM (dp-gam)").  No release selects a branch: the plan is a function
+of the parameters, ``d`` and ``K`` only.  The fit spends only through it
+(:meth:`~dpglass.privacy.ledger.PrivacyLedger.release`) and the file check replays it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from dpglass.privacy.accounting import DEFAULT_DELTA, calibrate, compose
+from dpglass.privacy.ledger import LedgerEntry
+from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, count_fields
+from dpglass.privacy.plan import GridMultiples, Integers, PlannedRelease
+
+__all__ = ["ACCOUNTANTS", "COUNT_SHARE", "GamPlan", "HESSIAN_FLOOR_SCALES", "Public", "QUANTUM", "SumGrid",
+           "TOL", "gam_plan", "release_plan", "sum_grid", "term_bounds", "term_caps"]
+
+#: Per-record terms are rounded to multiples of this unit before they are summed: every sum is an exact integer
+#: in these units (int64), whatever the order of summation.
+QUANTUM = 2.0**-20
+#: The grid of a sum release is about 2**-GRID_BITS of the l2 sensitivity divided by sqrt(C).
+GRID_BITS = 5
+#: Relative tolerance of the calibration of ``x`` (always on the safe side).
+TOL = 1e-2
+#: The accountants dp-gam takes (Gaussian noise needs a delta to trade: no basic composition).
+ACCOUNTANTS = ("auto", "rdp", "pld")
+#: "auto" runs PLD compositions only when every curve's sigma in grid units is at most this (public): the PLD of a
+#: discrete Gaussian is built on about 23 sigma points, and gains only a few percent of epsilon over RDP.
+PLD_SIGMA_LIMIT = 4096.0
+#: Share of the plan's zCDP for the class-count table (``count_share`` default).
+COUNT_SHARE = 0.05
+#: ``hessian_floor="auto"``: this many standard deviations of a visit's gradient-sum noise.
+HESSIAN_FLOOR_SCALES = 4.0
+#: The initial scores' clip (log-odds, a public constant).
+OFFSET_LIMIT = 8.0
+
+
+def term_bounds(n_classes: int) -> tuple[Fraction, Fraction]:
+    """``(B_g**2, B_h**2)``: squared l2 bounds of one record's C gradient and C Hessian terms.
+
+    With scores ``F_0 = 0, F_1..F_C`` and ``p = softmax(F)``, a record of class ``y`` has
+    ``g_k = p_k - 1[y = k]`` and ``h_k = p_k (1 - p_k)``, ``k = 1..C``.
+
+    * Gradient: ``y = 0`` gives ``sum_k p_k**2 <= (sum_k p_k)**2 <= 1``; ``y = j >= 1`` gives
+      ``(1 - p_j)**2 + sum_{k != j} p_k**2 <= (1 - p_j)**2 + (1 - p_j - p_0)**2 <= 2``, and at most ``C``
+      terms of magnitude <= 1: ``B_g**2 = min(C, 2)``, approached (``p_y -> 0``, another class ``-> 1``).
+    * Hessian: ``C = 1``: ``p(1 - p) <= 1/4``, reached at 1/2.  ``C = 2``: ``phi(t) = t**2 (1 - t)**2`` rises
+      on [0, 1/2]; with ``a + b <= 1`` either both are <= 1/2 (sum <= 2/16) or ``a > 1/2`` and
+      ``phi(b) <= phi(1 - a) = phi(a) <= 1/16``: ``1/8``, reached at (1/2, 1/2).  ``C >= 3``:
+      ``phi(t) = t * t (1 - t)**2 <= t * 4/27`` (``t (1 - t)**2`` peaks at 1/3), so the sum is at most
+      ``4/27 sum_k p_k <= 4/27``, reached at three classes of 1/3.
+    """
+    C = int(n_classes) - 1
+    if C < 1:
+        raise ValueError(f"n_classes must be at least 2; got {n_classes!r}.")
+    h = Fraction(1, 16) if C == 1 else Fraction(1, 8) if C == 2 else Fraction(4, 27)
+    return Fraction(min(C, 2)), h
+
+
+def term_caps(n_classes: int) -> tuple[int, int]:
+    """``(gradient cap, Hessian cap)``: ``floor(B * 2**20)``, the bounds of :func:`term_bounds` in
+    :data:`QUANTUM` units (exact: ``isqrt(floor(B**2 * 2**40))``).  A record's quantised terms are projected
+    to l2 norm at most the cap (``fit.project_l2``), so the bound holds for what is summed."""
+    return tuple(math.isqrt(math.floor(b * 2**40)) for b in term_bounds(n_classes))
+
+
+@dataclass(frozen=True)
+class SumGrid:
+    """The grid of a ``(2, C)`` sum release: ``grid = 2**(E - 20 - GRID_BITS)`` (``E`` the largest integer with
+    ``C 4**E <= cap**2``), ``shift = log2(grid / QUANTUM)``, and ``units``: the l2 sensitivity of the rounded
+    sums in grid units, the least integer >= ``cap / 2**shift + sqrt(C)``."""
+
+    cap: int
+    moved: int
+    grid: float
+    shift: int
+    units: int
+
+    @property
+    def sensitivity(self) -> float:
+        """The l2 sensitivity of the exact sums, in term units (``cap * QUANTUM``)."""
+        return self.cap * QUANTUM
+
+
+def sum_grid(cap: int, n_moved: int) -> SumGrid:
+    """The grid and the sensitivity in grid units of sums whose one record moves ``n_moved`` coordinates by at
+    most ``cap`` (l2, :data:`QUANTUM` units).
+
+    The exact sums ``a`` and ``a'`` of neighbours differ by the record's vector, ``||a - a'|| <= cap``; in grid
+    units ``rint(a / D) - rint(a' / D) = (a - a') / D + (e' - e)`` with rounding errors in [-1/2, 1/2] on the
+    moved coordinates only, so the l2 distance is at most ``cap / D + sqrt(n_moved)``.  All integers: exact.
+    """
+    cap, C = int(cap), int(n_moved)
+    E = 0
+    while C * 4 ** (E + 1) <= cap * cap:
+        E += 1
+    shift = E - GRID_BITS
+    if shift < 0:  # pragma: no cover - caps are ~2**18 and C <= 254
+        raise ValueError("the term cap is too small for the grid")
+    D = 2**shift
+    k = -(-cap // D)  # ceil(cap / D)
+    while (k * D - cap) ** 2 < C * D * D:  # k >= cap/D + sqrt(C), in integers
+        k += 1
+    return SumGrid(cap, C, 2.0 ** (E - 20 - GRID_BITS), shift, k)
+
+
+def resolved_sizes(params: dict) -> tuple[int, float]:
+    """``(n_cycles, learning_rate)`` (public functions of the parameters)."""
+    return int(params["n_cycles"]), float(params["learning_rate"])
+
+
+@dataclass(frozen=True)
+class Public:
+    """The resolved public inputs of a plan (hashable: the calibration is cached on them)."""
+
+    epsilon: float
+    delta: float
+    accountant: str
+    n_cycles: int
+    learning_rate: float
+    hessian_share: float
+    count_share: float
+    hessian_floor: float | None
+    max_step: float
+    n_features: int
+    n_classes: int
+
+    @classmethod
+    def of(cls, params: dict, n_features: int, n_classes: int) -> "Public":
+        """From a model's parameters (``get_params``, or a file's): None delta and "auto" resolved."""
+        T, lr = resolved_sizes(params)
+        delta = DEFAULT_DELTA if params["delta"] is None else float(params["delta"])
+        floor = params["hessian_floor"]
+        return cls(float(params["epsilon"]), delta, params["accountant"], T, lr, float(params["hessian_share"]),
+                   float(params["count_share"]), None if floor == "auto" else float(floor),
+                   float(params["max_step"]), int(n_features), int(n_classes))
+
+    @property
+    def n_visits(self) -> int:
+        return self.n_cycles * self.n_features
+
+    def grids(self) -> tuple[SumGrid, SumGrid]:
+        """The gradient sums' and the Hessian sums' grids."""
+        g_cap, h_cap = term_caps(self.n_classes)
+        return sum_grid(g_cap, self.n_classes - 1), sum_grid(h_cap, self.n_classes - 1)
+
+    def rhos(self, x: float) -> tuple[float, float, float]:
+        """``(counts, one gradient release, one Hessian release)`` zCDP when each visit spends ``x**2 / 2``."""
+        visit = x * x / 2.0
+        total = self.n_visits * visit
+        counts = total * self.count_share / (1.0 - self.count_share) if self.n_visits else x * x / 2.0
+        return counts, visit * (1.0 - self.hessian_share), visit * self.hessian_share
+
+
+@dataclass(frozen=True)
+class GamPlan:
+    """A fit's plan: ``x`` (each visit is ``x**2/2``-zCDP), the accountant, the resolved delta and Hessian floor,
+    the steps (``counts``; ``visits``: one ``(feature, gradient step, Hessian step)`` per cycle and feature, in
+    order) and ``steps``, all of them in ledger order."""
+
+    x: float
+    accountant: str
+    delta: float
+    hessian_floor: float
+    public: Public
+    counts: PlannedRelease
+    visits: tuple
+    steps: tuple
+
+
+def _entry_delta(pub: Public) -> float:
+    """The delta each release states its pair at (the basic view only: the accountants read the curves): half
+    of delta over the plan's releases."""
+    return pub.delta / (2.0 * (1 + 2 * pub.n_visits))
+
+
+def _sigma(units: int, rho: float) -> float:
+    return units / math.sqrt(2.0 * rho)
+
+
+def _count_step(pub: Public, rho: float) -> PlannedRelease:
+    mech = DiscreteGaussianMechanism(_sigma(1, rho), _entry_delta(pub), 1)
+    note = (f"the {pub.n_classes} class counts: one record changes one count by 1 (add/remove), l2 sensitivity 1; "
+            "the initial scores log((c_k + 1/2)/(c_0 + 1/2)), clipped, are post-processing")
+    entry = LedgerEntry(release="class counts (the initial scores)", **count_fields(mech), note=note)
+    return PlannedRelease(entry, lambda v, rng: [int(c) for c in mech.randomise(np.asarray(v, dtype=np.int64),
+                                                                                 rng)], Integers(), ("class_counts",))
+
+
+def _sum_step(pub: Public, grid: SumGrid, rho: float, release: str, note: str, field: str) -> PlannedRelease:
+    """A ``(2, C)`` table of exact sums in QUANTUM units, rounded to ``grid`` and released with discrete Gaussian
+    noise in grid units (multiples of the grid)."""
+    mech = DiscreteGaussianMechanism(_sigma(grid.units, rho), _entry_delta(pub), grid.units)
+    scale = 2.0 ** -grid.shift
+
+    def noise(unit_sums, rng):
+        # clipping to +-2**52 is public and 1-Lipschitz per coordinate; the product by a power of two and rint are
+        # exact on such integers
+        units = np.rint(np.clip(np.asarray(unit_sums, dtype=np.float64), -2.0**52, 2.0**52) * scale)
+        return np.asarray(mech.randomise(units.astype(np.int64), rng), dtype=np.float64) * grid.grid
+
+    entry = LedgerEntry(release=release, mechanism="discrete gaussian (grid)", epsilon=mech.epsilon,
+                        delta=mech.delta, sensitivity=grid.sensitivity, scale=mech.sigma * grid.grid,
+                        guarantee="proven", note=note, curve=mech.curve)
+    return PlannedRelease(entry, noise, GridMultiples(grid.grid), (field,))
+
+
+def _notes(pub: Public, grids) -> tuple[str, str]:
+    C = pub.n_classes - 1
+    g_b, h_b = term_bounds(pub.n_classes)
+    what = "p - y" if C == 1 else f"p_k - 1[y = k] of the {C} classes but the first"
+    hwhat = "p(1 - p)" if C == 1 else f"p_k(1 - p_k) of the {C} classes but the first"
+    tail = ("; a record is in one bin (x_j = 0 or 1) and moves one row of the (2, C) table; rounded to the grid: "
+            "+sqrt(C) units; zCDP composed by the plan's accountant")
+    return (f"per-bin sums of the gradients {what}, l2 <= sqrt({g_b}) per record{tail}; {grids[0].units} grid units",
+            f"per-bin sums of the Hessians {hwhat}, l2 <= sqrt({h_b}) per record{tail}; {grids[1].units} grid units")
+
+
+def visit_fields(i: int) -> tuple[str, str]:
+    """The file fields of visit ``i``'s released sums (the verifier's view: one key per visit)."""
+    return f"visits[{i}].gradient_sums", f"visits[{i}].hessian_sums"
+
+
+def _steps(pub: Public, x: float) -> tuple[PlannedRelease, tuple, tuple]:
+    rho_c, rho_g, rho_h = pub.rhos(x)
+    grids = pub.grids()
+    g_note, h_note = _notes(pub, grids)
+    counts = _count_step(pub, rho_c)
+    visits, steps = [], [counts]
+    for t in range(1, pub.n_cycles + 1):
+        for j in range(pub.n_features):
+            gf, hf = visit_fields(len(visits))
+            g = _sum_step(pub, grids[0], rho_g, f"cycle {t}, feature {j}: gradient sums", g_note, gf)
+            h = _sum_step(pub, grids[1], rho_h, f"cycle {t}, feature {j}: Hessian sums", h_note, hf)
+            visits.append((j, g, h))
+            steps += [g, h]
+    return counts, tuple(visits), tuple(steps)
+
+
+def _entries(pub: Public, x: float) -> list:
+    """The plan's ledger entries when each visit spends ``x`` (one entry object per kind: cheap to compose)."""
+    rho_c, rho_g, rho_h = pub.rhos(x)
+    grids = pub.grids()
+    count = _count_step(pub, rho_c).entry
+    g = _sum_step(pub, grids[0], rho_g, "", "", "").entry
+    h = _sum_step(pub, grids[1], rho_h, "", "", "").entry
+    return [count] + [g, h] * pub.n_visits
+
+
+def _max_sigma(pub: Public, x: float) -> float:
+    rho_c, rho_g, rho_h = pub.rhos(x)
+    grids = pub.grids()
+    return max(_sigma(1, rho_c), _sigma(grids[0].units, rho_g), _sigma(grids[1].units, rho_h))
+
+
+@functools.lru_cache(maxsize=256)
+def budget(pub: Public) -> tuple[float, str]:
+    """``(x, accountant used)``: the largest visit budget whose plan composes to ``(epsilon, delta)``.
+
+    ``"rdp"`` and ``"pld"`` calibrate the plan's own entries (:func:`~dpglass.privacy.accounting.calibrate`,
+    relative :data:`TOL`); ``"auto"`` calibrates under RDP, then under PLD when its curves are small enough
+    (:data:`PLD_SIGMA_LIMIT`, a public rule) and PLD lets ``x`` be larger (ties: RDP).
+    """
+    if pub.accountant not in ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {ACCOUNTANTS}; got {pub.accountant!r}.")
+    if not pub.delta > 0:
+        raise ValueError("dp-gam releases Gaussian noise: it needs delta > 0.")
+
+    def plan(x):
+        return _entries(pub, x)
+
+    if pub.accountant != "auto":
+        return calibrate(plan, pub.epsilon, pub.delta, pub.accountant, tol=TOL), pub.accountant
+    x = calibrate(plan, pub.epsilon, pub.delta, "rdp", tol=TOL)
+
+    def fits(v):
+        return compose(plan(v), "pld", pub.delta)[0] <= pub.epsilon
+
+    lo = x * (1 + TOL)
+    if _max_sigma(pub, x) > PLD_SIGMA_LIMIT or not fits(lo):
+        return x, "rdp"
+    hi = 1.25 * lo  # PLD lets x grow: bracket it from above the RDP result, then bisect
+    while fits(hi):
+        lo, hi = hi, 1.25 * hi
+    while hi / lo > 1 + TOL:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo, "pld"
+
+
+def resolved_floor(pub: Public, x: float) -> float:
+    """The Hessian floor ``lambda`` of the Newton steps: ``hessian_floor``, or with "auto"
+    :data:`HESSIAN_FLOOR_SCALES` standard deviations of a gradient sum's noise (term units): public."""
+    if pub.hessian_floor is not None:
+        return pub.hessian_floor
+    grid = pub.grids()[0]
+    return HESSIAN_FLOOR_SCALES * _sigma(grid.units, pub.rhos(x)[1]) * grid.grid
+
+
+def gam_plan(params: dict, n_features: int, n_classes: int) -> GamPlan:
+    """The plan of a fit with these parameters on ``n_features`` 0/1 features and ``n_classes`` classes (raises
+    ValueError for parameters it cannot plan: delta = 0, an unknown accountant)."""
+    pub = Public.of(params, n_features, n_classes)
+    x, accountant = budget(pub)
+    counts, visits, steps = _steps(pub, x)
+    return GamPlan(x, accountant, pub.delta, resolved_floor(pub, x), pub, counts, visits, steps)
+
+
+def release_plan(params: dict, n_features: int, n_classes: int = 2) -> list:
+    """DPGAMClassifier's recorded releases, in order, from its public parameters (docs/privacy.md, DP-GAM)."""
+    return list(gam_plan(params, n_features, n_classes).steps)

@@ -1,0 +1,101 @@
+"""Verification of a saved :class:`~dpglass.models.gam.estimator.DPGAMClassifier` file.
+
+Hooked into :data:`dpglass.models._verify.MODEL_CHECKS`.  In order:
+
+* the declared label set is the file's ``classes`` (in order); ``feature_groups`` names one group per feature;
+* the release plan (:func:`dpglass.models.gam.plan.gam_plan`), rebuilt from the file's parameters,
+  ``n_features_in`` and its K classes, is replayed (:func:`~dpglass.privacy.plan.check_against_plan`): the ledger
+  is the plan, entry for entry, and every released value lies in its step's public domain (``class_counts``:
+  K integers; each visit's ``gradient_sums`` and ``hessian_sums``: two rows of K - 1 multiples of the step's grid);
+* derived values: ``delta``, ``visit_epsilon``, ``hessian_floor`` and the accountant are the plan's, and the
+  ``intercept`` and ``shapes`` are recomputed from the released values (:func:`dpglass.models.gam.fit.replay`)
+  and must be equal, bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from dpglass.exceptions import InvalidParameterError
+from dpglass.models._file_checks import _fail as fail
+from dpglass.models._file_checks import _is_count as is_count
+from dpglass.models._file_checks import _is_num as is_num
+from dpglass.models.gam.fit import replay
+from dpglass.models.gam.plan import gam_plan
+from dpglass.models.gam.readout import resolve_groups
+from dpglass.privacy.plan import check_against_plan, check_domains
+
+__all__ = ["check_gam"]
+
+
+def check_gam(data: dict, ctx) -> None:
+    """Model-specific checks of a DPGAMClassifier file."""
+    p, d, K = ctx.params, ctx.d, len(data["classes"])
+    declared = p.get("classes")
+    if declared is not None and [json.dumps(c) for c in declared] != [json.dumps(c) for c in data["classes"]]:
+        fail("classes", f"is {data['classes']!r}", f"params.classes = {declared!r} (fit keeps the declared labels "
+             "and their order)")
+    try:
+        resolve_groups(p.get("feature_groups"), list(range(d)))
+    except InvalidParameterError as exc:
+        fail("params.feature_groups", f"is not one group name per feature ({exc})", f"{d} names or null")
+    try:
+        plan = gam_plan(p, d, K)
+    except (InvalidParameterError, TypeError, ValueError, KeyError) as exc:
+        fail("params", f"give no release plan ({exc})", "parameters DPGAMClassifier accepts")
+    counts, visits = _released(data, plan, K)
+    view = {"class_counts": counts, **{f"visits[{i}]": v for i, v in enumerate(data["visits"])}}
+    if ctx.ledger is not None:  # its own fit (a selection's file is checked by its selection)
+        check_against_plan(ctx.entries, plan.steps, view, fail)
+        if ctx.ledger.accountant != plan.accountant:
+            fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{plan.accountant!r}, the plan's")
+    else:
+        check_domains(plan.steps, view, fail)
+    for key, want in (("delta", plan.delta), ("visit_epsilon", plan.x), ("hessian_floor", plan.hessian_floor)):
+        got = data.get(key)
+        if not (is_num(got) and math.isclose(got, want, rel_tol=1e-9, abs_tol=0.0)):
+            fail(key, f"is {got!r}", f"{want!r}, the plan's for these parameters ({plan.accountant} composition)")
+    intercept, shapes = replay(counts, visits, plan)
+    for key, want in (("intercept", intercept), ("shapes", shapes)):
+        got = data.get(key)
+        try:
+            same = np.array_equal(np.array(got, dtype=np.float64), want)
+        except (TypeError, ValueError):
+            same = False
+        if not same:
+            fail(key, f"is {_short(got)}", f"what the released class_counts and visits give: {_short(want.tolist())}")
+
+
+def _released(data: dict, plan, K: int) -> tuple[list, list]:
+    """The class counts and each visit's ``(G, H)``, checked for shape: K integers; one visit per step of the
+    plan, each ``{"gradient_sums", "hessian_sums"}`` of two rows of K - 1 finite numbers."""
+    counts = data.get("class_counts")
+    if not (isinstance(counts, list) and len(counts) == K and all(is_count(c) for c in counts)):
+        fail("class_counts", f"is {_short(counts)}", f"the {K} released noisy class counts (integers)")
+    visits = data.get("visits")
+    if not (isinstance(visits, list) and len(visits) == len(plan.visits)):
+        n = len(visits) if isinstance(visits, list) else visits
+        fail("visits", f"has {n!r} entries" if isinstance(visits, list) else f"is {_short(visits)}",
+             f"{len(plan.visits)}: params.n_cycles = {plan.public.n_cycles} passes over the {plan.public.n_features} "
+             "features")
+    out = []
+    for i, v in enumerate(visits):
+        if not (isinstance(v, dict) and set(v) == {"gradient_sums", "hessian_sums"}):
+            fail(f"visits[{i}]", f"is {_short(v)}", "{gradient_sums, hessian_sums}")
+        pair = []
+        for key in ("gradient_sums", "hessian_sums"):
+            rows = v[key]
+            if not (isinstance(rows, list) and len(rows) == 2 and all(
+                    isinstance(r, list) and len(r) == K - 1 and all(is_num(x) for x in r) for r in rows)):
+                fail(f"visits[{i}].{key}", f"is {_short(rows)}", f"two rows (x = 0, x = 1) of {K - 1} finite numbers")
+            pair.append(np.array(rows, dtype=np.float64))
+        out.append(tuple(pair))
+    return counts, out
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
