@@ -1,12 +1,12 @@
-"""DP-GBDT with K classes (issue 31): the softmax loss with ``classes_[0]`` as reference, K - 1 trees a round.
+"""DP-GBDT with K classes (issue 31): the softmax loss, K trees a round (two classes: one, the binary model).
 
-* the privacy maps on both sides of the limit, by brute force on small K: one record's K - 1 gradient terms
-  have l1 norm <= min(K - 1, 2) and its Hessian terms <= (K - 1) c (1 - c), c = min(1/2, 1/(K - 1)), attained
+* the privacy maps on both sides of the limit, by brute force on small K: one record's K gradient terms
+  have l1 norm <= 2 and its Hessian terms <= 1 - 1/K (two classes: 1 and 1/4), attained
   (a smaller bound is violated); the quantised, projected terms of the fit never exceed the caps; on every
   neighbouring pair of a small domain the round's split utilities and leaf sums move by at most the plan's
   sensitivity, which is reached; the round's product of exponential mechanisms is within its epsilon (and
   bounded range) on every pair, and a per-tree calibration would not be; DPBoost's joint gain bound;
-* the plan: one step per level, gradient sums and Hessian sums for the round's K - 1 trees, within budget;
+* the plan: one step per level, gradient sums and Hessian sums for the round's K trees, within budget;
   two classes give the binary plan;
 * fits: probabilities in ``classes_`` order, the printout per class, the ledger is the plan, Dask is the
   in-memory model, zero records with declared classes, accuracy above the majority class;
@@ -29,13 +29,15 @@ from dpglass.models import DPGradientBoostingClassifier, load_model
 from dpglass.models.gbdt.budget import gbdt_plan
 from dpglass.models.gbdt.fit import Binned, _grow, _leaf_sums, class_probabilities, newton_terms
 from dpglass.models.gbdt.fit import _abs_gradient_utility, _dpboost_gain
-from dpglass.models.gbdt.releases import QUANTUM, class_term_caps, dpboost_gain_sensitivity, dpboost_l1
+from dpglass.models.gbdt.releases import (
+    QUANTUM, class_term_caps, dpboost_gain_sensitivity, dpboost_l1, scored_classes,
+)
 from dpglass.privacy.accounting import compose
 from dpglass.privacy.mechanisms import ExponentialMechanism
 from dpglass.privacy.mechanisms._common import GRID_SLACK
 from ledger_edits import cheaper, entries, recompose
 
-LABELS = ["Gentoo", "Adelie", "Chinstrap"]  # declared, unsorted: Gentoo is the reference class
+LABELS = ["Gentoo", "Adelie", "Chinstrap"]  # declared, unsorted: predict_proba's column order
 
 
 def three_classes(n=1500, seed=0, K=3):
@@ -70,14 +72,16 @@ def _simplex(K, steps=24):
 
 @pytest.mark.parametrize("K", [2, 3, 4, 5, 6])
 def test_one_records_terms_have_the_claimed_l1_bounds_and_no_smaller(K):
-    """On every point of the simplex grid and every label: |g_k| <= 1, h_k in [0, 1/4], l1(g) <= min(K-1, 2),
-    l1(h) <= (K-1)c(1-c); both bounds are attained (so no smaller bound holds), and the caps are them in units."""
-    C = K - 1
-    P = _simplex(K, 24 if K <= 5 else 20)  # c = 1/C on the grid
+    """On every point of the simplex grid and every label, the terms of the C scored classes (all K; two classes:
+    class 1): |g_k| <= 1, h_k in [0, 1/4], l1(g) <= min(C, 2), l1(h) <= C c (1 - c), c = min(1/2, 1/C); both
+    bounds are attained (so no smaller bound holds), and the caps are them in units."""
+    k = scored_classes(K)
+    C = k.size
+    P = _simplex(K, 20 if K == 5 else 24)  # c = 1/C on the grid
     worst_g = worst_h = 0.0
     for y in range(K):
-        g = P[:, 1:] - (np.arange(1, K) == y)
-        h = P[:, 1:] * (1 - P[:, 1:])
+        g = P[:, k] - (k == y)
+        h = P[:, k] * (1 - P[:, k])
         assert np.abs(g).max() <= 1 and h.min() >= 0 and h.max() <= 0.25
         worst_g = max(worst_g, np.abs(g).sum(axis=1).max())
         worst_h = max(worst_h, h.sum(axis=1).max())
@@ -88,8 +92,8 @@ def test_one_records_terms_have_the_claimed_l1_bounds_and_no_smaller(K):
     assert g_cap == min(C, 2) * 2**20
     assert h_cap == math.floor(C * c * (1 - c) * 2**20) and worst_h * 2**20 - h_cap < 1
     # the tightness of the Hessian bound: a finer grid never beats it
-    fine = _simplex(K, 60 if K <= 4 else 30 if K == 5 else 15)
-    assert (fine[:, 1:] * (1 - fine[:, 1:])).sum(axis=1).max() <= C * c * (1 - c) + 1e-12
+    fine = _simplex(K, 60 if K <= 4 else 35 if K == 5 else 18)
+    assert (fine[:, k] * (1 - fine[:, k])).sum(axis=1).max() <= C * c * (1 - c) + 1e-12
 
 
 @pytest.mark.parametrize("K", [2, 3, 4, 7])
@@ -97,9 +101,10 @@ def test_the_fits_quantised_terms_never_exceed_the_caps_and_reach_them(K):
     """newton_terms (the fit's per-record map) on scores from tame to extreme: every row within its caps (after
     rounding each term, which alone could exceed them), and rows at the caps exist."""
     rng = np.random.default_rng(K)
-    F = np.concatenate([rng.normal(0, s, (4000, K - 1)) for s in (0.5, 3, 40)])
-    vertices = [[40.0 * (1 - 2 * (j == i)) for j in range(K - 1)] for i in range(K - 1)]  # l1(g) -> 2
-    flat = [[40.0 if j < (2 if K <= 3 else K - 1) else -40.0 for j in range(K - 1)]]  # l1(h) -> its bound
+    C = scored_classes(K).size
+    F = np.concatenate([rng.normal(0, s, (4000, C)) for s in (0.5, 3, 40)])
+    vertices = [[40.0 * (1 - 2 * (j == i)) for j in range(C)] for i in range(C)]  # l1(g) -> its bound
+    flat = [[0.0] * C]  # uniform: l1(h) -> its bound
     F = np.concatenate([F, np.array(vertices), np.array(flat)])
     g_cap, h_cap = class_term_caps(K)
     top_g = top_h = 0
@@ -120,9 +125,10 @@ def test_two_classes_are_the_binary_model():
     assert class_term_caps(2) == (2**20, 2**18)
     params = DPGradientBoostingClassifier(bounds=BOUNDS).get_params()
     assert gbdt_plan(params, 3) == gbdt_plan(params, 3, 2)
-    assert np.allclose(class_probabilities(np.zeros((2, 3))), 0.25)
+    assert np.allclose(class_probabilities(np.zeros((2, 3))), 1 / 3)
     G = np.random.default_rng(1).normal(0, 5, (100, 4))
-    assert np.allclose(class_probabilities(G), softmax(np.column_stack([np.zeros(100), G]), axis=1))
+    assert np.allclose(class_probabilities(G), softmax(G, axis=1))
+    assert list(scored_classes(2)) == [1] and list(scored_classes(4)) == [0, 1, 2, 3]
 
 
 # ------------------------------------------------------------------ neighbouring pairs of a small domain
@@ -132,7 +138,7 @@ ROWS = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.uint8)  # two 0/1 fea
 def _scores(K):
     """The released model's scores of each bin row (extreme: a record can sit near a vertex of the simplex)."""
     base = np.array([[30.0, -30.0, 5.0, -8.0], [-30.0, 30.0, 0.0, 2.0], [0.0, 0.0, 0.0, 0.0], [-30, -30, 30, 1]])
-    return base[:, : K - 1]
+    return base[:, : scored_classes(K).size]
 
 
 def _table(records):
@@ -156,7 +162,7 @@ def _round(records, K, depth=2):
         seen.append(np.array(utilities))
         return [(level % 2, 0)] * len(utilities)
 
-    C = K - 1
+    C = scored_classes(K).size
     structure = _grow(binned, np.arange(len(row)), depth, _abs_gradient_utility, choose, None,
                       [[c[:, 0] * g[:, k]] for k in range(C)])
     from dpglass.models.gbdt.trees import leaf_index
@@ -175,12 +181,12 @@ def _neighbours(K, size=2):
 
 @pytest.mark.parametrize("K", [3, 4])
 def test_a_rounds_utilities_and_leaf_sums_move_by_at_most_the_plans_sensitivity(K):
-    """Every pair D, D + x (D of up to two records of the domain, x any record): per level, the K - 1 trees'
+    """Every pair D, D + x (D of up to two records of the domain, x any record): per level, the K trees'
     utilities move by sum_k max |change| <= the split step's sensitivity; the leaf gradient (Hessian) sums by l1
     <= the plan's; each bound is reached, and a per-tree bound of 1 (what one tree alone needs) is exceeded."""
     plan = gbdt_plan(DPGradientBoostingClassifier(max_depth=2, n_estimators=1).get_params(), 2, K)
     split, (gsum, hsum) = plan.trees[0].splits[0], plan.trees[0].leaves
-    C, width = K - 1, [1, 2]
+    C, width = K, [1, 2]
     worst_u = worst_g = worst_h = 0.0
     for D, D1 in _neighbours(K):
         u0, g0, h0 = _round(D, K)
@@ -206,7 +212,7 @@ def _log_ratio_range(mech, u0, u1, C):
 
 
 def test_the_rounds_product_of_exponential_mechanisms_is_within_its_epsilon_on_every_pair():
-    """The split step's mechanism (its rate reserving the roundings of K - 1 selections) on every neighbouring
+    """The split step's mechanism (its rate reserving the roundings of K selections) on every neighbouring
     pair: the joint output's log-ratio is within the entry's epsilon and its range too (bounded range); the same
     rate calibrated to one tree's sensitivity 1 exceeds it."""
     K, eps = 3, 0.8
@@ -214,14 +220,14 @@ def test_the_rounds_product_of_exponential_mechanisms_is_within_its_epsilon_on_e
                      2, K)
     step = plan.trees[0].splits[0]
     level_eps = step.entry.epsilon
-    mech = ExponentialMechanism(level_eps - (K - 2) * GRID_SLACK, step.entry.sensitivity)
+    mech = ExponentialMechanism(level_eps - (K - 1) * GRID_SLACK, step.entry.sensitivity)
     naive = ExponentialMechanism(level_eps, 1.0)
     worst = worst_range = worst_naive = 0.0
     for D, D1 in _neighbours(K):
         u0, u1 = _round(D, K, depth=1)[0][0], _round(D1, K, depth=1)[0][0]
-        ratio, span = _log_ratio_range(mech, u0, u1, K - 1)
+        ratio, span = _log_ratio_range(mech, u0, u1, K)
         worst, worst_range = max(worst, ratio), max(worst_range, span)
-        worst_naive = max(worst_naive, _log_ratio_range(naive, u0, u1, K - 1)[0])
+        worst_naive = max(worst_naive, _log_ratio_range(naive, u0, u1, K)[0])
     assert worst <= level_eps and worst_range <= level_eps
     assert worst > 0.45 * level_eps and worst_naive > level_eps
 
@@ -232,7 +238,7 @@ def test_dpbooss_joint_gain_bound_holds_and_is_approached():
     reach it, so no smaller constant holds."""
     rng = np.random.default_rng(0)
     for K, gstar, lam in ((2, 1.0, 0.1), (3, 1.0, 0.1), (5, 0.5, 1.0), (5, 1.0, 0.1)):
-        C, bound = K - 1, dpboost_gain_sensitivity(gstar, K)
+        C, bound = scored_classes(K).size, dpboost_gain_sensitivity(gstar, K)
         l1 = dpboost_l1(gstar, K)
         worst = 0.0
         for m in (0, 1, 2, 5, 50, 10**6):
@@ -253,7 +259,7 @@ def test_the_plan_releases_each_rounds_trees_together_within_budget():
     for K in (3, 5):
         params = DPGradientBoostingClassifier(n_estimators=4, max_depth=2, bounds=BOUNDS).get_params()
         plan = gbdt_plan(params, 3, K)
-        C = K - 1
+        C = K
         assert len(plan.steps) == 2 + 4 * (2 + 2)
         assert [s.release for s in plan.steps[2:6]] == [
             "round 1: level 1 splits", "round 1: level 2 splits", "round 1: leaf gradient sums",
@@ -299,19 +305,20 @@ def test_a_fit_records_its_plan_and_predicts_in_classes_order(fitted, name):
     plan = gbdt_plan(m.get_params(), 3, K)
     assert list(m.privacy_ledger_) == [s.entry for s in plan.steps]
     assert m.privacy_ledger_.total()[0] <= 1.0 * (1 + 1e-9)
-    assert len(m.estimators_) == m.n_estimators_ * (K - 1) and np.shape(m.init_score_) == (K - 1,)
+    assert len(m.estimators_) == m.n_estimators_ * K and np.shape(m.init_score_) == (K,)
     X, _ = three_classes(400, seed=9, K=K)
     proba, scores = m.predict_proba(X), m.decision_function(X)
-    assert proba.shape == scores.shape == (400, K) and np.all(scores[:, 0] == 0)
+    assert proba.shape == scores.shape == (400, K)
     assert np.allclose(proba.sum(axis=1), 1) and np.allclose(proba, softmax(scores, axis=1))
     assert np.array_equal(m.predict(X), m.classes_[np.argmax(proba, axis=1)])
 
 
 def test_the_printout_names_each_trees_class(fitted):
     text = str(fitted["newton"])
-    assert "score(Gentoo) = 0 (the reference class)" in text
-    assert re.search(r"intercept\(Adelie\) = [+-]\d", text) and re.search(r"intercept\(Chinstrap\) = ", text)
-    assert "tree 1, round 1, adds to score(Adelie):" in text and "tree 4, round 2, adds to score(Chinstrap):" in text
+    assert "score(c) = intercept(c) + one leaf value per tree of c, for each class c (3 trees a round)" in text
+    for label in LABELS:
+        assert re.search(rf"intercept\({label}\) = [+-]\d", text)
+    assert "tree 1, round 1, adds to score(Gentoo):" in text and "tree 6, round 2, adds to score(Chinstrap):" in text
 
 
 def test_more_classes_than_two_learn_better_than_the_majority_class():
@@ -449,4 +456,4 @@ def test_a_dask_fit_reads_the_label_set_before_its_plan(monkeypatch):
     m = DPGradientBoostingClassifier(bounds=BOUNDS, n_estimators=2, random_state=0).fit(ddf[["x0", "x1", "x2"]],
                                                                                          ddf["y"])
     assert seen[0] is None and all(c == sorted(LABELS) for c in seen[1:]) and len(seen) == 2
-    assert list(m.classes_) == sorted(LABELS) and len(m.estimators_) == 2 * 2
+    assert list(m.classes_) == sorted(LABELS) and len(m.estimators_) == 2 * 3

@@ -15,10 +15,10 @@ built by :mod:`dpglass.models.gbdt.releases` (entry, noise, public domain):
   (one entry for all: docs/privacy.md, "Data-dependent subsets under the
   tight accountants").
 
-A round is one tree for two classes; for K classes it is ``C = K - 1`` trees
-on the same records, one per class but the reference ``classes_[0]`` (whose
-score is 0), and each of its steps releases all C trees' values at the joint
-sensitivity of one record's C terms (:func:`~dpglass.models.gbdt.releases.class_term_caps`;
+A round is one tree for two classes; for K >= 3 classes it is K trees on the
+same records, one per class (:func:`~dpglass.models.gbdt.releases.scored_classes`),
+and each of its steps releases all K trees' values at the joint sensitivity of
+one record's K terms (:func:`~dpglass.models.gbdt.releases.class_term_caps`;
 docs/privacy.md, "K classes").
 
 No release selects a branch of the plan: it depends on the parameters and
@@ -46,7 +46,7 @@ from typing import NamedTuple
 from dpglass.privacy.accounting import DEFAULT_DELTA
 from dpglass.models.gbdt.releases import (
     QUANTUM, Candidates, class_term_caps, dpboost_gain_sensitivity, dpboost_leaf_clip, leaf_sum_steps,
-    leaf_value_step, quantile_step, split_step,
+    leaf_value_step, quantile_step, scored_classes, split_step,
 )
 from dpglass.models.gbdt.trees import check_feature_bounds
 from dpglass.privacy.accounting import CHOICES, calibrate, compose
@@ -135,8 +135,8 @@ class Public:
 
     @property
     def per_round(self) -> int:
-        """Trees a round fits: one per class but the reference (one for two classes)."""
-        return self.n_classes - 1
+        """Trees a round fits: one per class (one for two classes)."""
+        return len(scored_classes(self.n_classes))
 
     @property
     def n_ensembles(self) -> int:
@@ -149,7 +149,7 @@ class Public:
 
 
 class TreeSteps(NamedTuple):
-    """One round's steps (one tree for two classes, K - 1 for K): its split levels (none: random splits) and its
+    """One round's steps (one tree for two classes, K for K >= 3): its split levels (none: random splits) and its
     leaves (newton: gradient and Hessian sums; DPBoost: leaf values).  A DPBoost round after the first of its
     ensemble holds its ensemble's parts."""
 
@@ -248,12 +248,12 @@ def _newton_notes(n_classes: int, how: str) -> tuple[str, str, str]:
                 f"Hessians p(1 - p) in [0, 1/4]; one record in one leaf; {how}",
                 "one (feature, cut) per node, utility |G_left|+|G_right|; the level's nodes hold disjoint records "
                 f"(parallel); {how}")
-    C = n_classes - 1
-    return (f"gradients p_k - 1[y = k] of the {C} classes but the first, each in [-1, 1], l1 <= 2 per record; "
+    K = n_classes
+    return (f"gradients p_k - 1[y = k] of the {K} classes, each in [-1, 1], l1 = 2(1 - p_y) <= 2 per record; "
             f"one record in one leaf of each class's tree; {how}",
-            f"Hessians p_k(1 - p_k) in [0, 1/4], l1 <= 1 - 1/{C} per record; one record in one leaf of each "
+            f"Hessians p_k(1 - p_k) in [0, 1/4], l1 <= 1 - 1/{K} per record; one record in one leaf of each "
             f"class's tree; {how}",
-            f"one (feature, cut) per node of each of the round's {C} class trees, utility |G_left|+|G_right| of "
+            f"one (feature, cut) per node of each of the round's {K} class trees, utility |G_left|+|G_right| of "
             "the tree's class; a level's nodes hold disjoint records in each tree; one record moves class k's "
             f"utilities by <= |g_k|, l1 <= 2: one exponential mechanism on the product, sensitivity 2; {how}")
 

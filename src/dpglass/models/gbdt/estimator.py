@@ -1,9 +1,8 @@
 """Differentially private gradient boosted trees on 0/1 and numeric features.
 
 :class:`DPGradientBoostingClassifier` boosts complete binary trees for the
-log-loss: the binary one, or for K classes the softmax (multinomial deviance)
-with the first class as reference (its score is 0) and one tree per other
-class in every round (two classes: one tree a round, the binary model).  Numeric columns come with public ``bounds`` and are cut at
+log-loss: the binary one (one tree a round), or for K >= 3 classes the softmax
+(multinomial deviance) with one tree per class in every round.  Numeric columns come with public ``bounds`` and are cut at
 ``max_bins - 1`` public points (an equal-width grid inside the bounds) or at
 DP quantiles paid from the budget; 0/1 columns (``bounds`` entry None) are cut
 at 0.5.  Two learners:
@@ -63,13 +62,13 @@ __all__ = ["DPGradientBoostingClassifier"]
 class DPGradientBoostingClassifier(ClassifierBase):
     """Differentially private gradient boosted trees (log-loss, K >= 2 classes), numeric features with public bounds.
 
-    Two classes: one tree a round on the binary log-loss.  K classes: the
-    softmax loss on the scores ``F_1 .. F_{K-1}`` of ``classes_[1:]`` (the
-    score of ``classes_[0]``, the reference, is 0); each round fits K - 1
-    trees, tree k to the gradients ``p_k - 1[y = k]`` and Hessians
-    ``p_k (1 - p_k)``, and releases each level's splits, the leaf gradient
-    sums and the leaf Hessian sums of the K - 1 trees together, at the joint
-    sensitivity of one record's K - 1 terms (docs/privacy.md, "K classes").
+    Two classes: one tree a round on the binary log-loss (the score of
+    ``classes_[1]``; that of ``classes_[0]`` is 0).  K >= 3 classes: the
+    softmax loss on one score per class; each round fits K trees, tree k to
+    the gradients ``p_k - 1[y = k]`` and Hessians ``p_k (1 - p_k)``, and
+    releases each level's splits, the leaf gradient sums and the leaf Hessian
+    sums of the K trees together, at the joint sensitivity of one record's K
+    terms (l1 at most 2 and ``1 - 1/K``: docs/privacy.md, "K classes").
 
     Parameters
     ----------
@@ -135,17 +134,17 @@ class DPGradientBoostingClassifier(ClassifierBase):
         ``delta = 0`` every choice is ``"basic"`` (``epsilon`` divided evenly).
         The ledger records the accountant used.
     classes : list of K >= 2 labels or None, default=None
-        The public label set, in order (``classes_[0]`` is the reference class).
-        None: the sorted labels of ``y`` (treated as public schema).
+        The public label set, in order.  None: the sorted labels of ``y``
+        (treated as public schema).
     random_state : None, int, SeedSequence or Generator, default=None
 
     Attributes
     ----------
     estimators_ : list of BinnedTree
-        Round by round; in a round, one tree per class ``classes_[1:]`` in order
-        (two classes: one tree a round).
-    init_score_ : float or ndarray of shape (K - 1,)
-        The intercept (two classes), or the intercepts of ``classes_[1:]``.
+        Round by round; in a round, one tree per class in ``classes_`` order
+        (two classes: one tree a round, for ``classes_[1]``).
+    init_score_ : float or ndarray of shape (K,)
+        The intercept (two classes), or the intercept of every class.
     edges_ : list of ndarray
         The cut points of every feature (0/1 columns: ``[0.5]``).
     privacy_ledger_ : PrivacyLedger
@@ -340,7 +339,7 @@ class DPGradientBoostingClassifier(ClassifierBase):
                 f"accountant={self.accountant!r}. Use leaf_noise='laplace' otherwise.")
         if self.leaf_noise == "gaussian" and n_classes > 2:
             raise InvalidParameterError(
-                f"leaf_noise='gaussian' is for two classes; with {n_classes} classes a record moves {n_classes - 1} "
+                f"leaf_noise='gaussian' is for two classes; with {n_classes} classes a record moves {n_classes} "
                 "coordinates of a round's leaf sums, and the discrete Gaussian's curve in the ledger is that of one "
                 "coordinate. Use leaf_noise='laplace'.")
 
@@ -382,7 +381,8 @@ class DPGradientBoostingClassifier(ClassifierBase):
 
     # ------------------------------------------------------------ prediction
     def _scores(self, X) -> np.ndarray:
-        """``(n, K - 1)``: the boosted scores of ``classes_[1:]`` (intercept plus their trees' leaf values)."""
+        """``(n, C)``: the boosted scores of the classes with trees, all K or for two classes ``classes_[1]``
+        (intercept plus their trees' leaf values)."""
         check_is_fitted(self)
         B = self._bins(self._check_X(X, reset=False))
         init = np.atleast_1d(np.asarray(self.init_score_, dtype=np.float64))
@@ -395,11 +395,9 @@ class DPGradientBoostingClassifier(ClassifierBase):
 
     def decision_function(self, X):
         """Two classes: the boosted log-odds, the sum of the trees' leaf values.  K classes: ``(n, K)`` scores,
-        column k that of ``classes_[k]`` (column 0, the reference class's, is 0)."""
+        column k that of ``classes_[k]``."""
         F = self._scores(X)
-        if F.shape[1] == 1:
-            return F[:, 0]
-        return np.concatenate([np.zeros((F.shape[0], 1)), F], axis=1)
+        return F[:, 0] if F.shape[1] == 1 else F
 
     def predict_proba(self, X):
         """Probabilities of the classes, columns in ``classes_`` order: the softmax of the scores (two classes:
@@ -441,18 +439,17 @@ class DPGradientBoostingClassifier(ClassifierBase):
         head = (f"DPGradientBoostingClassifier ({self.variant}): {n} tree{'' if n == 1 else 's'} of depth "
                 f"{self.max_depth}, ({eps:.4g}, {delta:.3g})-DP [{self.privacy_ledger_.accountant}]")
         labels = [str(c) for c in self.classes_]
-        C = len(labels) - 1
+        C = np.size(self.init_score_)
         if C == 1:
             lines = [head, f"score = {self.init_score_:+.4f} + one leaf value per tree; predict {labels[1]} if "
                            f"score > 0, else {labels[0]}"]
         else:
-            lines = [head, f"score({labels[0]}) = 0 (the reference class); score(c) = intercept(c) + one leaf value "
-                           f"per tree of c, for each other class c ({C} trees a round); predict the class of highest "
-                           "score (probabilities: the softmax of the scores)"]
-            lines += [f"intercept({label}) = {v:+.4f}" for label, v in zip(labels[1:], self.init_score_)]
+            lines = [head, f"score(c) = intercept(c) + one leaf value per tree of c, for each class c ({C} trees a "
+                           "round); predict the class of highest score (probabilities: the softmax of the scores)"]
+            lines += [f"intercept({label}) = {v:+.4f}" for label, v in zip(labels, self.init_score_)]
         trees = self.estimators_ if max_trees is None else self.estimators_[:max_trees]
         for i, tree in enumerate(trees, 1):
-            lines.append(f"tree {i}:" if C == 1 else f"tree {i}, round {(i - 1) // C + 1}, adds to score({labels[1 + (i - 1) % C]}):")
+            lines.append(f"tree {i}:" if C == 1 else f"tree {i}, round {(i - 1) // C + 1}, adds to score({labels[(i - 1) % C]}):")
             lines += self._tree_lines(tree, names)
         if len(trees) < len(self.estimators_):
             lines.append(f"... {len(self.estimators_) - len(trees)} more trees")

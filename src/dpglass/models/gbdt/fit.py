@@ -41,6 +41,7 @@ from scipy.special import expit
 from dpglass.models.gbdt.hist import Cells
 from dpglass.models.gbdt.releases import (
     QUANTUM, class_term_caps, dpboost_leaf_clip, dpboost_quantum, dpboost_units, project_l1, quantise,
+    scored_classes,
 )
 from dpglass.models.gbdt.trees import BinnedTree, leaf_index, random_structure
 from dpglass.privacy.splits import coin_counts
@@ -78,43 +79,43 @@ class Binned:
 
 @dataclass
 class FitResult:
-    """The trees (round by round; in a round, class 1 .. K-1) and the intercepts, one per class but the first."""
+    """The trees (round by round; in a round, one per scored class in order) and the intercepts, one per scored
+    class (:func:`~dpglass.models.gbdt.releases.scored_classes`)."""
 
     trees: list
     init_score: np.ndarray
 
 
 def class_probabilities(F: np.ndarray) -> np.ndarray:
-    """``(m, K)`` probabilities from the scores ``F`` ``(m, K - 1)`` of classes 1..K-1 (class 0's score is 0).
-
-    The softmax of ``[0, F]``; for two classes its closed form, the logistic
-    ``p_1 = expit(F_1)`` and ``p_0 = 1 - p_1`` (as the binary model always computed it).
-    """
+    """``(m, K)`` probabilities from the scores ``F`` of the scored classes: the softmax of the K scores, or for
+    two classes (one score, ``F_1``; ``F_0 = 0``) its closed form, the logistic ``p_1 = expit(F_1)`` and
+    ``p_0 = 1 - p_1`` (as the binary model always computed it)."""
     if F.shape[1] == 1:
         p1 = expit(F[:, 0])
         return np.column_stack([1.0 - p1, p1])
-    Z = np.concatenate([np.zeros((F.shape[0], 1)), F], axis=1)
-    Z -= Z.max(axis=1, keepdims=True)
+    Z = F - F.max(axis=1, keepdims=True)
     E = np.exp(Z)
     return E / E.sum(axis=1, keepdims=True)
 
 
-def _others(labels: np.ndarray, n_classes: int) -> np.ndarray:
-    """``1[y = k]`` for k = 1..K-1, one row per entry (float64)."""
-    return (np.asarray(labels)[:, None] == np.arange(1, n_classes)).astype(np.float64)
+def _scored(P: np.ndarray, labels: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The probabilities and ``1[y = k]`` of the scored classes, one row per entry (float64)."""
+    k = scored_classes(n_classes)
+    return P[:, k], (np.asarray(labels)[:, None] == k).astype(np.float64)
 
 
 def newton_terms(F: np.ndarray, labels: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
-    """One record's quantised gradient and Hessian terms of every entry, ``(m, K - 1)`` each, in QUANTUM units.
+    """One record's quantised gradient and Hessian terms of every entry, one column per scored class, in QUANTUM
+    units.
 
     ``g_k = p_k - 1[y = k]`` clipped to [-1, 1] and ``h_k = p_k (1 - p_k)``
     clipped to [0, 1/4], rounded to units, each row projected to its l1 cap
     (:func:`~dpglass.models.gbdt.releases.class_term_caps`): per-record maps of
     the record and the released model.
     """
-    P = class_probabilities(F)[:, 1:]
+    P, Y = _scored(class_probabilities(F), labels, n_classes)
     g_cap, h_cap = class_term_caps(n_classes)
-    g = project_l1(quantise(np.clip(P - _others(labels, n_classes), -1.0, 1.0)), g_cap)
+    g = project_l1(quantise(np.clip(P - Y, -1.0, 1.0)), g_cap)
     h = project_l1(quantise(np.clip(P * (1.0 - P), 0.0, 0.25)), h_cap)
     return g, h
 
@@ -187,10 +188,10 @@ def _leaf_sums(leaves: list, weights: np.ndarray, size: int) -> np.ndarray:
 def fit_newton(binned: Binned, plan, ledger, rng, *, max_leaf) -> FitResult:
     """Newton boosting on all records (module docstring), releasing through ``plan`` (a
     :class:`~dpglass.models.gbdt.budget.GbdtPlan`) on ``ledger``, which follows it.  A round fits one tree per
-    class but the first (one tree for two classes)."""
+    class (one tree for two classes)."""
     n = binned.B.shape[0]  # entries of the table
     K = plan.public.n_classes
-    depth, lr, lam, C = plan.public.depth, plan.public.learning_rate, plan.reg_lambda, K - 1
+    depth, lr, lam, C = plan.public.depth, plan.public.learning_rate, plan.reg_lambda, plan.public.per_round
     rows = np.arange(n)
     F = np.zeros((n, C))
     c = np.asarray(binned.counts, dtype=np.float64)[:, None]  # exact: counts are below 2**53
@@ -251,11 +252,10 @@ def _select_counts(unused: np.ndarray, g: np.ndarray, k: int, K: int, mode: str,
 def fit_dpboost(binned: Binned, plan, ledger, rng) -> FitResult:
     """DPBoost (module docstring), releasing through ``plan`` on ``ledger``: each ensemble spends ``plan.x``,
     half on splits, half on leaves; its rounds after the first release their steps' parts.  A round fits one
-    tree per class but the first, on the same records."""
+    tree per class (one for two classes), on the same records."""
     pub = plan.public
     n = binned.B.shape[0]  # entries of the table
     C = pub.per_round
-    others = _others(binned.labels, pub.n_classes)
     F = np.zeros((n, C))
     K, depth, lr, lam = pub.trees_per_ensemble, pub.depth, pub.learning_rate, plan.reg_lambda
     gstar = float(pub.gradient_clip)
@@ -265,7 +265,8 @@ def fit_dpboost(binned: Binned, plan, ledger, rng) -> FitResult:
         unused = np.asarray(binned.counts, dtype=np.int64).copy()
         for k in range(min(K, pub.n_trees - e * K)):
             steps = plan.trees[e * K + k]
-            u = dpboost_units(class_probabilities(F)[:, 1:] - others, gstar, pub.n_classes)
+            P, Y = _scored(class_probabilities(F), binned.labels, pub.n_classes)
+            u = dpboost_units(P - Y, gstar, pub.n_classes)
             taken = _select_counts(unused, np.abs(u).max(axis=1) * q, k, K, pub.subset_selection, rng)
             unused -= taken
             rows = np.flatnonzero(taken)

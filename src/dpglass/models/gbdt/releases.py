@@ -15,13 +15,14 @@ public domain of the released values:
 * :func:`leaf_value_step` (DPBoost): noisy clipped leaf values, multiples of
   the Laplace mechanism's grid.
 
-K classes (:func:`class_term_caps`, :func:`project_l1`): a round fits one tree
-per class but the first (the reference, whose score is 0), ``C = K - 1``
-trees on the same records; a record's C gradient terms ``p_k - 1[y = k]`` have
-l1 norm at most ``min(C, 2)`` and its C Hessian terms ``p_k (1 - p_k)`` at most
+K classes (:func:`scored_classes`, :func:`class_term_caps`, :func:`project_l1`):
+a round fits one tree per class, ``C = K`` trees on the same records (two
+classes: one tree, on the score of ``classes_[1]``, that of ``classes_[0]``
+being 0: ``C = 1``); a record's C gradient terms ``p_k - 1[y = k]`` have l1
+norm at most ``min(C, 2)`` and its C Hessian terms ``p_k (1 - p_k)`` at most
 ``C c (1 - c)``, ``c = min(1/2, 1/C)``: the joint sensitivities of a round's
-releases (docs/privacy.md, "K classes").  Two classes are ``C = 1``: the
-binary bounds 1 and 1/4.
+releases (docs/privacy.md, "K classes").  Two classes give the binary bounds 1
+and 1/4.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from dpglass.privacy.plan import GridMultiples, PlannedRelease, Points
 from dpglass.privacy.quantile import GRID_CELLS, dp_quantile_from_counts, quantile_grid
 
 __all__ = [
-    "Candidates", "QUANTUM", "class_term_caps", "dpboost_gain_sensitivity", "dpboost_l1", "dpboost_leaf_clip",
+    "Candidates", "QUANTUM", "class_term_caps", "scored_classes", "dpboost_gain_sensitivity", "dpboost_l1", "dpboost_leaf_clip",
     "dpboost_quantum", "dpboost_units", "gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "leaf_sum_steps",
     "leaf_value_step", "project_l1", "quantile_step", "quantise", "split_step",
 ]
@@ -62,23 +63,35 @@ def quantise(terms: np.ndarray, quantum: float = QUANTUM) -> np.ndarray:
     return np.rint(np.asarray(terms, dtype=np.float64) / quantum)
 
 
-def class_term_caps(n_classes: int) -> tuple[int, int]:
-    """``(gradient cap, Hessian cap)``: the l1 bound of one record's ``C = K - 1`` terms, in :data:`QUANTUM` units.
+def scored_classes(n_classes: int) -> np.ndarray:
+    """The class codes that have a score and a tree in every round: all K, or for two classes code 1 alone.
 
-    With scores ``F_0 = 0`` (the reference class ``classes_[0]``) and ``F_1 ..
-    F_C``, ``p = softmax(F)``, a record of class ``y`` has the terms
-    ``g_k = p_k - 1[y = k]`` and ``h_k = p_k (1 - p_k)``, ``k = 1..C``.
-    ``sum_k |g_k|`` is ``1 - p_0 <= 1`` when ``y = 0`` and
-    ``(1 - p_y) + (1 - p_0 - p_y) <= 2`` otherwise, and at most ``C`` (each
-    ``|g_k| <= 1``): ``min(C, 2)``, reached in the limit.  ``sum_k h_k`` is
-    concave and symmetric in ``p_1..p_C`` on ``sum_k p_k <= 1``: its maximum
-    is at ``p_k = c = min(1/2, 1/C)``, ``C c (1 - c)`` (1/4 for C = 1, else
-    ``1 - 1/C``); the cap is that value rounded down to a unit.  Exact
-    (fractions), so two classes give the binary 2**20 and 2**18.
+    Scores ``F_k`` of these classes (any other's is 0) give ``p = softmax(F)``.
+    With two classes the two trees of the softmax would mirror each other
+    (``g_0 = -g_1``, ``h_0 = h_1``): one tree on ``F_1 - F_0`` is the binary
+    log-loss, ``p_1 = expit(F_1)``.
     """
-    C = int(n_classes) - 1
-    if C < 1:
+    K = int(n_classes)
+    if K < 2:
         raise ValueError(f"n_classes must be at least 2; got {n_classes!r}.")
+    return np.array([1]) if K == 2 else np.arange(K)
+
+
+def class_term_caps(n_classes: int) -> tuple[int, int]:
+    """``(gradient cap, Hessian cap)``: the l1 bound of one record's ``C`` terms (one per scored class), in
+    :data:`QUANTUM` units.
+
+    A record of class ``y`` has ``g_k = p_k - 1[y = k]`` and ``h_k = p_k (1 - p_k)``
+    for the C scored classes (:func:`scored_classes`).  K >= 3 (C = K):
+    ``sum_k |g_k| = (1 - p_y) + sum_{k != y} p_k = 2 (1 - p_y) <= 2``, and
+    ``sum_k h_k`` is concave and symmetric on the simplex, largest at the
+    uniform ``p``: ``1 - 1/K``.  Two classes (C = 1): ``|p_1 - y| <= 1``,
+    ``p_1 (1 - p_1) <= 1/4``.  Both read ``min(C, 2)`` and ``C c (1 - c)``,
+    ``c = min(1/2, 1/C)``; both are reached (in the limit), so no smaller
+    bound holds.  The Hessian cap is its value rounded down to a unit (exact:
+    fractions); two classes give the binary 2**20 and 2**18.
+    """
+    C = len(scored_classes(n_classes))
     c = Fraction(1, 2) if C <= 2 else Fraction(1, C)
     return min(C, 2) * 2**20, math.floor(C * c * (1 - c) * 2**20)
 
@@ -115,7 +128,7 @@ def dpboost_units(gradients: np.ndarray, gradient_clip: float, n_classes: int = 
 
     ``rint`` alone could round past ``g*`` when ``g*`` is not a multiple of
     ``q``; the units are therefore clipped to ``floor(g*/q)`` too.  A 2-d
-    ``gradients`` holds one record's ``K - 1`` class gradients per row: its
+    ``gradients`` holds one record's class gradients (one per scored class) per row: its
     rows are then projected to the l1 cap ``floor(l1 / q)`` (:func:`dpboost_l1`,
     :func:`project_l1`).
     """
@@ -128,7 +141,7 @@ def dpboost_units(gradients: np.ndarray, gradient_clip: float, n_classes: int = 
 
 
 def dpboost_l1(gradient_clip: float, n_classes: int = 2) -> float:
-    """The l1 bound of one record's ``C = K - 1`` clipped DPBoost gradients: ``min(C g*, max(2, g*))``.
+    """The l1 bound of one record's C clipped DPBoost gradients (C scored classes): ``min(C g*, max(2, g*))``.
 
     Each is clipped to ``[-g*, g*]``; for K >= 3 their l1 norm is also at most
     2 (:func:`class_term_caps`; clipping only shrinks them), for two classes
@@ -136,7 +149,7 @@ def dpboost_l1(gradient_clip: float, n_classes: int = 2) -> float:
     units (``floor(l1 / q)``).
     """
     g = float(gradient_clip)
-    return min((int(n_classes) - 1) * g, max(2.0, g))
+    return min(len(scored_classes(n_classes)) * g, max(2.0, g))
 
 
 def dpboost_gain_sensitivity(gradient_clip: float, n_classes: int = 2) -> float:
@@ -151,7 +164,7 @@ def dpboost_gain_sensitivity(gradient_clip: float, n_classes: int = 2) -> float:
     ``2**-10 g*^2`` per tree.
     """
     g = float(gradient_clip)
-    return (2.0 * (dpboost_l1(g, n_classes) / g) + (int(n_classes) - 1) * (1.0 + 2.0**-10)) * g**2
+    return (2.0 * (dpboost_l1(g, n_classes) / g) + len(scored_classes(n_classes)) * (1.0 + 2.0**-10)) * g**2
 
 
 def dpboost_leaf_clip(gradient_clip: float, reg_lambda: float, learning_rate: float, k: int) -> tuple[float, float]:

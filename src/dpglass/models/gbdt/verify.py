@@ -6,7 +6,7 @@ Hooked into :data:`dpglass.models._verify.MODEL_CHECKS`.  In order:
   points of a 0/1 column (0.5) and of the equal-width grid, ``max_bins - 1``
   sorted quantile cut points, complete trees of ``max_depth`` whose splits
   name features and cuts that exist, as many as the parameters and the
-  classes say (``K - 1`` a round);
+  classes say (K a round for K >= 3 classes, one for two);
 * the release plan (:func:`dpglass.models.gbdt.budget.gbdt_plan`), rebuilt
   from the file's parameters, ``n_features_in`` and its K classes, is replayed
   (:func:`~dpglass.privacy.plan.check_against_plan`): the ledger is the plan,
@@ -18,8 +18,7 @@ Hooked into :data:`dpglass.models._verify.MODEL_CHECKS`.  In order:
   does not hold lie in their public range (newton: the clip, the intercepts'
   without the learning rate; DPBoost: the learning rate times multiples of
   the grid of its round's leaf release, and no intercept).  The intercept is
-  a number for two classes and a list of ``K - 1`` numbers (``classes[1:]``)
-  for more.
+  a number for two classes and a list of K numbers (one per class) for more.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ import math
 
 from dpglass.models._file_checks import _fail as fail
 from dpglass.models._file_checks import _is_num as is_num
+from dpglass.models.gbdt.releases import scored_classes
 from dpglass.privacy.plan import check_domains
 
 __all__ = ["check_gbdt"]
@@ -48,14 +48,15 @@ def check_gbdt(data: dict, ctx) -> None:
         fail("edges", f"has {len(edges)} entries (bounds {len(bounds)})", f"{d}, one per feature")
     _check_edges(p, d, bounds, edges)
     K = len(data["classes"])
+    C = len(scored_classes(K))  # trees a round
     declared = p.get("classes")
     if declared is not None and [json.dumps(c) for c in declared] != [json.dumps(c) for c in data["classes"]]:
         fail("classes", f"is {data['classes']!r}", f"params.classes = {declared!r} (fit keeps the declared labels "
              "and their order)")
     T = resolved_sizes(p)[0]
-    if len(trees) != T * (K - 1):
+    if len(trees) != T * C:
         fail("trees", f"has {len(trees)} trees",
-             f"params.n_estimators = {T}" + ("" if K == 2 else f" rounds of {K - 1} trees (one per class but the first)"))
+             f"params.n_estimators = {T}" + ("" if C == 1 else f" rounds of {C} trees (one per class)"))
     _check_trees(trees, int(p["max_depth"]), [len(e) for e in edges])
     try:
         plan = gbdt_plan(p, d, K)
@@ -153,7 +154,7 @@ def _check_leaf_values(data: dict, plan, max_leaf: float) -> None:
     init, lr, C = data.get("init_score"), plan.public.learning_rate, plan.public.per_round
     inits = [init] if C == 1 and not isinstance(init, list) else init if C > 1 else None
     if not (isinstance(inits, list) and len(inits) == C and all(is_num(v) for v in inits)):
-        fail("init_score", f"is {init!r}", "a number" if C == 1 else f"a list of {C} numbers, one per class but the first")
+        fail("init_score", f"is {init!r}", "a number" if C == 1 else f"a list of {C} numbers, one per class")
     if plan.public.variant == "newton":
         if any(abs(v) > max_leaf for v in inits):
             fail("init_score", f"is {init!r}", f"{'a number' if C == 1 else 'numbers'} within +-max_leaf_value = "
