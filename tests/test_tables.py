@@ -234,8 +234,22 @@ def test_paper_claim_mechanisms_and_large_epsilon_warn_at_fit_time():
     with pytest.warns(WeakGuaranteeWarning, match="says little"):
         DPRuleListClassifier(epsilon=20.0, random_state=0).fit(X, y)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the proven default at a moderate epsilon is silent
-        DPRuleListClassifier(epsilon=1.0, random_state=0).fit(X, y)
+        warnings.simplefilter("error")  # the proven default at a moderate epsilon, labels declared, is silent
+        DPRuleListClassifier(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
+
+
+def test_an_undeclared_label_set_warns_on_every_private_fit_whatever_the_data():
+    from dpglass.exceptions import UndeclaredClassesWarning
+    from dpglass.models import GreedyRuleListClassifier
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((300, 3)) < 0.5).astype(int)
+    for y in (X[:, 0], np.where(X[:, 0] == 1, "A", np.where(X[:, 1] == 1, "B", "C"))):  # 2 and 3 labels
+        with pytest.warns(UndeclaredClassesWarning, match="label set is read from y"):
+            DPRuleListClassifier(epsilon=1.0, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a non-private model publishes its labels by design: no warning
+        GreedyRuleListClassifier().fit(X, X[:, 0])
 
 
 def test_private_grid_search_takes_the_positional_form():

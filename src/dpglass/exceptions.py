@@ -14,6 +14,7 @@ __all__ = [
     "ModelFileError",
     "NotFittedError",
     "PrivacyLeakWarning",
+    "UndeclaredClassesWarning",
 ]
 
 from sklearn.exceptions import NotFittedError  # public sklearn API, re-exported
@@ -27,6 +28,19 @@ class PrivacyLeakWarning(UserWarning):
     user supplies a hyper-parameter that the library cannot verify to be
     data-independent.  The released model then carries no end-to-end
     differential-privacy guarantee for that part of the pipeline.
+    """
+
+
+class UndeclaredClassesWarning(UserWarning):
+    """A private model fits without a declared label set (``classes=None``, no ``--classes``).
+
+    The labels are then read from y and published in the model (its ``classes``
+    and the shapes that follow from K): which classes occur in the private data,
+    so one record of a rare class is revealed with certainty.  Declare the label
+    set to close it.  Raised on every such fit, whatever the data (the warning
+    depends on the parameters only); it is the label set's analogue of
+    :class:`PrivacyLeakWarning`, kept apart so that a script that declares its
+    labels elsewhere can filter it alone.
     """
 
 

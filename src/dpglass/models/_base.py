@@ -96,6 +96,12 @@ class ClassifierBase(ClassifierMixin, BaseEstimator):
         declared = self.__dict__.get("_schema_classes")
         if declared is None:
             declared = getattr(self, "classes", None)
+        if declared is None and self._private:
+            from dpglass.exceptions import UndeclaredClassesWarning
+
+            warnings.warn(f"{type(self).__name__}: classes=None, so the label set is read from y and published in "
+                          "the model: which classes occur in the private data. Declare it (classes=[A, B, ...], "
+                          "--classes A,B,...) unless it is public.", UndeclaredClassesWarning, stacklevel=3)
         from dpglass.aggregates import PatternTable, adopt_table, is_distributed
 
         if isinstance(X, PatternTable):

@@ -33,6 +33,15 @@ def fit_in_memory(args) -> int:
     if labels.size == 0 and "classes" not in params:
         raise DataValidationError(f"{source} has no records, and without --classes the label set is read from "
                                   "them: declare it with --classes A,B,... (a private fit then runs on no records).")
+    if "classes" not in params and args.data is not None and spec.private:
+        # a user's file without --classes: said on every such run, whatever the data
+        import warnings
+
+        from dpglass.exceptions import UndeclaredClassesWarning
+
+        warnings.warn("no --classes: the label set is read from the file and published in the model (which "
+                      "classes occur in the private data). Declare it with --classes A,B,... unless it is "
+                      "public.", UndeclaredClassesWarning, stacklevel=2)
     if "classes" not in params and "classes" in spec.cls().get_params() and labels.size >= 2:
         # the file's label set, read as public (docs/privacy.md, "The label set"), is the model's: the coin split
         # must not make the fit fail when its training part holds one class or none
