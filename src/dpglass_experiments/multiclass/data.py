@@ -1,4 +1,5 @@
-"""The multiclass reproduction's datasets, made 0/1 by public cut points from documented ranges, never the data.
+"""The multiclass reproduction's datasets, made 0/1 by public cut points from documented ranges (for wine, the
+documentation's ranges are the data's own published extremes: see below).
 
 Every numeric feature ``j`` has a public range ``[lo_j, hi_j]``, chosen
 **before looking at the data** from what is documented about it; its
