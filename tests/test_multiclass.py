@@ -37,7 +37,8 @@ from multiclass_toy import TOY_SPEC  # noqa: E402
 
 #: Registry names that must learn K classes (``_max_classes > 2``); the lead adds each family as it lands.
 EXPECTED_MULTICLASS: frozenset = frozenset({"greedy-rule-list", "dp-rule-list", "smooth-boost-stumps", "smooth-boost-trees",
-                                            "dp-logistic-regression", "dp-gbdt", "subsample-aggregate", "dp-bag"})
+                                            "dp-logistic-regression", "dp-gbdt", "subsample-aggregate", "dp-bag",
+                                            "dp-gam"})
 
 MULTI = [s for s in list_estimators() if s.cls._max_classes > 2]
 BINARY_ONLY = [s for s in list_estimators() if s.cls._max_classes <= 2]

@@ -151,6 +151,17 @@ _register(
 )
 _register(
     EstimatorSpec(
+        name="dp-gam",
+        target="dpglass.models.gam.estimator:DPGAMClassifier",
+        private=True,
+        guarantee="(epsilon, delta)-DP proven (discrete Gaussian sums, RDP or PLD over the plan, 'auto')",
+        description="DP generalised additive model: a shape per feature (grouped by raw column), private cyclic "
+                    "Newton boosting from noisy per-bin gradient and Hessian sums (DP-EBM-like).",
+        test_params={"n_cycles": 1, "epsilon": 1.0},
+    )
+)
+_register(
+    EstimatorSpec(
         name="subsample-aggregate",
         target="dpglass.models.teachers.estimator:SubsampleAggregateClassifier",
         private=True,

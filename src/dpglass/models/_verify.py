@@ -43,6 +43,7 @@ from dpglass.models._file_checks import (
 from dpglass.models.teachers.verify import check_dpbag, check_saa
 from dpglass.models.boosting.verify import _check_boosting
 from dpglass.models.gbdt.verify import check_gbdt
+from dpglass.models.gam.verify import check_gam
 from dpglass.local.verify import check_ldp
 from dpglass.models.logistic.verify import _check_logistic
 from dpglass.models.rule_list.verify import RULE_LIST_COUNT_NAMES, RULE_LIST_SELECTION_NAMES, _check_rule_list
@@ -360,6 +361,7 @@ MODEL_CHECKS = {
     "SmoothBoostClassifier": _check_boosting,
     "DPLogisticRegression": _check_logistic,
     "DPGradientBoostingClassifier": check_gbdt,
+    "DPGAMClassifier": check_gam,
     "DPBaggingClassifier": check_dpbag,
     "SubsampleAggregateClassifier": check_saa,
     "LDPHistogramClassifier": check_ldp,

@@ -59,7 +59,8 @@ class DPGAMClassifier(ClassifierBase):
         Share of the plan's zCDP for the class counts.
     accountant : {"auto", "rdp", "pld"}, default="auto"
         How the releases compose (Gaussian curves): each visit's budget is the largest whose plan composes to
-        ``(epsilon, delta)``; ``"auto"``: RDP, or PLD when it allows more and its curves are small.
+        ``(epsilon, delta)``; ``"auto"``: RDP, or PLD when it allows more, epsilon <= 5 and its noise in grid
+        units is small (a public rule: PLD's compositions then take a fraction of a second).
     classes : list of K >= 2 labels or None, default=None
         The public label set in order (``classes_[0]`` is the reference class).  None: the sorted labels of y.
     random_state : None, int, SeedSequence or Generator, default=None

@@ -36,7 +36,7 @@ from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, count_fields
 from dpglass.privacy.plan import GridMultiples, Integers, PlannedRelease
 
 __all__ = ["ACCOUNTANTS", "COUNT_SHARE", "GamPlan", "HESSIAN_FLOOR_SCALES", "Public", "QUANTUM", "SumGrid",
-           "TOL", "gam_plan", "release_plan", "sum_grid", "term_bounds", "term_caps"]
+           "TOL", "gam_plan", "grid_units", "release_plan", "sum_grid", "term_bounds", "term_caps"]
 
 #: Per-record terms are rounded to multiples of this unit before they are summed: every sum is an exact integer
 #: in these units (int64), whatever the order of summation.
@@ -50,6 +50,9 @@ ACCOUNTANTS = ("auto", "rdp", "pld")
 #: "auto" runs PLD compositions only when every curve's sigma in grid units is at most this (public): the PLD of a
 #: discrete Gaussian is built on about 23 sigma points, and gains only a few percent of epsilon over RDP.
 PLD_SIGMA_LIMIT = 4096.0
+#: ... and only when epsilon is at most this (public): above it PLD's loss grids grow (seconds a composition) for a
+#: gain of a few percent of sigma where the guarantee says little anyway.
+PLD_EPSILON_LIMIT = 5.0
 #: Share of the plan's zCDP for the class-count table (``count_share`` default).
 COUNT_SHARE = 0.05
 #: ``hessian_floor="auto"``: this many standard deviations of a visit's gradient-sum noise.
@@ -125,6 +128,14 @@ def sum_grid(cap: int, n_moved: int) -> SumGrid:
     while (k * D - cap) ** 2 < C * D * D:  # k >= cap/D + sqrt(C), in integers
         k += 1
     return SumGrid(cap, C, 2.0 ** (E - 20 - GRID_BITS), shift, k)
+
+
+def grid_units(unit_sums, grid: SumGrid) -> np.ndarray:
+    """Exact sums in :data:`QUANTUM` units rounded to ``grid`` units (int64): what the noise is added to.
+    Clipping to +-2**52 is public and 1-Lipschitz per coordinate; the product by a power of two and ``rint`` are
+    exact on such integers."""
+    units = np.clip(np.asarray(unit_sums, dtype=np.float64), -2.0**52, 2.0**52) * 2.0 ** -grid.shift
+    return np.rint(units).astype(np.int64)
 
 
 def resolved_sizes(params: dict) -> tuple[int, float]:
@@ -214,13 +225,9 @@ def _sum_step(pub: Public, grid: SumGrid, rho: float, release: str, note: str, f
     """A ``(2, C)`` table of exact sums in QUANTUM units, rounded to ``grid`` and released with discrete Gaussian
     noise in grid units (multiples of the grid)."""
     mech = DiscreteGaussianMechanism(_sigma(grid.units, rho), _entry_delta(pub), grid.units)
-    scale = 2.0 ** -grid.shift
 
     def noise(unit_sums, rng):
-        # clipping to +-2**52 is public and 1-Lipschitz per coordinate; the product by a power of two and rint are
-        # exact on such integers
-        units = np.rint(np.clip(np.asarray(unit_sums, dtype=np.float64), -2.0**52, 2.0**52) * scale)
-        return np.asarray(mech.randomise(units.astype(np.int64), rng), dtype=np.float64) * grid.grid
+        return np.asarray(mech.randomise(grid_units(unit_sums, grid), rng), dtype=np.float64) * grid.grid
 
     entry = LedgerEntry(release=release, mechanism="discrete gaussian (grid)", epsilon=mech.epsilon,
                         delta=mech.delta, sensitivity=grid.sensitivity, scale=mech.sigma * grid.grid,
@@ -281,8 +288,9 @@ def budget(pub: Public) -> tuple[float, str]:
     """``(x, accountant used)``: the largest visit budget whose plan composes to ``(epsilon, delta)``.
 
     ``"rdp"`` and ``"pld"`` calibrate the plan's own entries (:func:`~dpglass.privacy.accounting.calibrate`,
-    relative :data:`TOL`); ``"auto"`` calibrates under RDP, then under PLD when its curves are small enough
-    (:data:`PLD_SIGMA_LIMIT`, a public rule) and PLD lets ``x`` be larger (ties: RDP).
+    relative :data:`TOL`); ``"auto"`` calibrates under RDP, then under PLD when epsilon and the curves are small
+    enough (:data:`PLD_EPSILON_LIMIT`, :data:`PLD_SIGMA_LIMIT`: a public rule) and PLD lets ``x`` be larger
+    (ties: RDP).
     """
     if pub.accountant not in ACCOUNTANTS:
         raise ValueError(f"accountant must be one of {ACCOUNTANTS}; got {pub.accountant!r}.")
@@ -300,7 +308,7 @@ def budget(pub: Public) -> tuple[float, str]:
         return compose(plan(v), "pld", pub.delta)[0] <= pub.epsilon
 
     lo = x * (1 + TOL)
-    if _max_sigma(pub, x) > PLD_SIGMA_LIMIT or not fits(lo):
+    if pub.epsilon > PLD_EPSILON_LIMIT or _max_sigma(pub, x) > PLD_SIGMA_LIMIT or not fits(lo):
         return x, "rdp"
     hi = 1.25 * lo  # PLD lets x grow: bracket it from above the RDP result, then bisect
     while fits(hi):

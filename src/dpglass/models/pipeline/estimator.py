@@ -31,7 +31,7 @@ from dpglass.privacy.rng import check_random_state, is_replayable, spawn
 from dpglass.schema import Encoding, Schema, fit_encoding, load_schema
 from dpglass.schema.encoding import encoder_epsilons  # noqa: F401  (re-exported: the pipeline's budget split)
 
-__all__ = ["DPPipeline"]
+__all__ = ["DPPipeline", "source_columns"]
 
 _SHARE = [Interval(numbers.Real, 0, 1, closed="left")]
 
@@ -47,7 +47,9 @@ class DPPipeline(ClassifierBase):
         An unfitted dpglass DP estimator (``DPRuleListClassifier()``,
         ``SmoothBoostClassifier(...)``, ...); its ``epsilon`` and
         ``random_state`` are set by the pipeline, and its ``delta`` when the
-        pipeline's ``delta`` is given.
+        pipeline's ``delta`` is given.  A model with ``feature_groups=None``
+        (``DPGAMClassifier``) gets each encoded column's raw column as its
+        group, so that it reads (prints, explains) per raw column.
     epsilon : float > 0, default=1.0
         The whole budget: encoder and model together.
     delta : float in [0, 1) or None, default=None
@@ -151,6 +153,9 @@ class DPPipeline(ClassifierBase):
         params = {"epsilon": encoded.model_epsilon, "random_state": model_rng}
         if self.delta is not None and "delta" in self.model.get_params():
             params["delta"] = self.delta  # None: the model keeps its own (a pure model stays pure)
+        if self.model.get_params().get("feature_groups", False) is None:
+            # a model that reads its features in groups (dp-gam): each 0/1 column's source column, public
+            params["feature_groups"] = source_columns(encoded.encoding)
         model = clone(self.model).set_params(**params)
         self._warn_about_guarantee(float(self.epsilon))  # at the pipeline's epsilon, not the model's share of it
         with warnings.catch_warnings():
@@ -334,6 +339,17 @@ class _Encoded:
     y: object  # the checked labels
     model_epsilon: float  # what the encoder's shares leave for the model
     clip_epsilon: float
+
+
+def source_columns(encoding: Encoding) -> list:
+    """The raw column each encoded 0/1 column comes from, in the encoding's column order (public: the schema)."""
+    groups = []
+    for col, cuts in zip(encoding.schema.features, encoding.cuts):
+        n = len(cuts) if col.kind == "numeric" else len(col.categories) if col.kind == "categorical" else 1
+        groups += [col.name] * n
+    if len(groups) != len(encoding.feature_names()):  # pragma: no cover - the encoding's own column layout
+        raise RuntimeError("the encoding's columns do not follow its schema's feature columns")
+    return groups
 
 
 def _statistics(part, schema, clip):
