@@ -40,6 +40,7 @@ The privacy argument is in docs/privacy.md, section "DP gradient boosted trees".
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -294,6 +295,13 @@ class DPGradientBoostingClassifier(ClassifierBase):
         self._validate_params()
         rng = check_random_state(self.random_state)
         from dpglass.aggregates import is_distributed
+
+        if self.__dict__.get("_schema_classes") is None and self.classes is None:
+            from dpglass.exceptions import UndeclaredClassesWarning
+
+            warnings.warn(f"{type(self).__name__}: classes=None, so the label set is read from y and published in "
+                          "the model: which classes occur in the private data. Declare it (classes=[A, B, ...], "
+                          "--classes A,B,...) unless it is public.", UndeclaredClassesWarning, stacklevel=2)
 
         if is_distributed(X) or is_distributed(y):
             data = _DaskData.check(self, X, y)
