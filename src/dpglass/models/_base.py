@@ -97,11 +97,7 @@ class ClassifierBase(ClassifierMixin, BaseEstimator):
         if declared is None:
             declared = getattr(self, "classes", None)
         if declared is None and self._private:
-            from dpglass.exceptions import UndeclaredClassesWarning
-
-            warnings.warn(f"{type(self).__name__}: classes=None, so the label set is read from y and published in "
-                          "the model: which classes occur in the private data. Declare it (classes=[A, B, ...], "
-                          "--classes A,B,...) unless it is public.", UndeclaredClassesWarning, stacklevel=3)
+            self._warn_undeclared_classes()
         from dpglass.aggregates import PatternTable, adopt_table, is_distributed
 
         if isinstance(X, PatternTable):
@@ -148,6 +144,15 @@ class ClassifierBase(ClassifierMixin, BaseEstimator):
     def _check_predict_data(self, X):
         check_is_fitted(self)
         return check_binary_X(self, X, reset=False)
+
+    def _warn_undeclared_classes(self) -> None:
+        """Every private fit without a declared label set warns, whatever the data (docs/privacy.md, "The label
+        set"): the labels read from y are published."""
+        from dpglass.exceptions import UndeclaredClassesWarning
+
+        warnings.warn(f"{type(self).__name__}: classes=None, so the label set is read from y and published in "
+                      "the model: which classes occur in the private data. Declare it (classes=[A, B, ...], "
+                      "--classes A,B,...) unless it is public.", UndeclaredClassesWarning, stacklevel=4)
 
     def _resolve_delta(self, delta) -> float:
         """``delta=None`` means :data:`DEFAULT_DELTA`, a public constant (n is private).

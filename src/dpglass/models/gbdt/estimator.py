@@ -297,11 +297,7 @@ class DPGradientBoostingClassifier(ClassifierBase):
         from dpglass.aggregates import is_distributed
 
         if self.__dict__.get("_schema_classes") is None and self.classes is None:
-            from dpglass.exceptions import UndeclaredClassesWarning
-
-            warnings.warn(f"{type(self).__name__}: classes=None, so the label set is read from y and published in "
-                          "the model: which classes occur in the private data. Declare it (classes=[A, B, ...], "
-                          "--classes A,B,...) unless it is public.", UndeclaredClassesWarning, stacklevel=2)
+            self._warn_undeclared_classes()
 
         if is_distributed(X) or is_distributed(y):
             data = _DaskData.check(self, X, y)
