@@ -40,7 +40,6 @@ The privacy argument is in docs/privacy.md, section "DP gradient boosted trees".
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
