@@ -98,6 +98,7 @@ def verify_model_dict(data: dict, cls) -> None:
         return
     d, names = _check_top_level(data, cls)
     params = _check_params(data["params"], cls)
+    _check_declared_classes(data, params)
     ledger = _check_ledger(data, cls, params)
     selected = "selected_by" in data
     if selected:  # written by PrivateGridSearch: its plan's one entry (selection/verify.py), then the model's values
@@ -108,6 +109,18 @@ def verify_model_dict(data: dict, cls) -> None:
     if check is not None:
         check(data, ctx)
     _trial_restore(data, cls, params)
+
+
+def _check_declared_classes(data: dict, params: dict) -> None:
+    """A declared label set (``params.classes``) is the file's ``classes``, the same labels of the same types in
+    the same order, as every fit writes it (predict_proba's columns, rules, rows and trees follow that order)."""
+    declared = params.get("classes")
+    if declared is None:
+        return
+    written = [c.item() if hasattr(c, "item") else c for c in declared]
+    if json.dumps(written) != json.dumps(data["classes"]):
+        _fail("classes", f"is {data['classes']!r}", f"params.classes = {written!r}, in that order (the declared "
+              "label set, which a fit keeps)")
 
 
 def _check_top_level(data, cls) -> tuple[int, list]:

@@ -62,15 +62,12 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
 
 
 def _check_classes(data: dict, ctx: _Context) -> int:
-    """K, the number of the file's classes (2 to the model's ``_max_classes``), which are the declared
-    ``params.classes``, in their order, when there are some: the labels the hypotheses vote with."""
+    """K, the number of the file's classes (2 to the model's ``_max_classes``; a declared label set is checked by
+    ``_verify._check_declared_classes``)."""
     classes = data["classes"]
     most = getattr(ctx.cls, "_max_classes", 2)
     if not 2 <= len(classes) <= most:
         _fail("classes", f"has {len(classes)} labels", f"2 to {most} class labels")
-    declared = ctx.params.get("classes")
-    if declared is not None and list(declared) != list(classes):
-        _fail("classes", f"is {classes!r}", f"params.classes = {list(declared)!r}, the declared labels in order")
     return len(classes)
 
 

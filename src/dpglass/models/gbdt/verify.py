@@ -23,7 +23,6 @@ Hooked into :data:`dpglass.models._verify.MODEL_CHECKS`.  In order:
 
 from __future__ import annotations
 
-import json
 import math
 
 from dpglass.models._file_checks import _fail as fail
@@ -49,10 +48,6 @@ def check_gbdt(data: dict, ctx) -> None:
     _check_edges(p, d, bounds, edges)
     K = len(data["classes"])
     C = len(scored_classes(K))  # trees a round
-    declared = p.get("classes")
-    if declared is not None and [json.dumps(c) for c in declared] != [json.dumps(c) for c in data["classes"]]:
-        fail("classes", f"is {data['classes']!r}", f"params.classes = {declared!r} (fit keeps the declared labels "
-             "and their order)")
     T = resolved_sizes(p)[0]
     if len(trees) != T * C:
         fail("trees", f"has {len(trees)} trees",

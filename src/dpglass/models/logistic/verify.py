@@ -20,7 +20,6 @@ from dpglass.models._file_checks import (
 def _check_logistic(data: dict, ctx: _Context) -> None:
     """The file's state against the parameters, the schema (its K labels, d features) and the replayed plan."""
     k = len(data["classes"])  # the top-level check has refused anything but distinct labels
-    _check_declared_classes(data, ctx)
     if k == 2:
         _check_binary_state(data, ctx)
     else:
@@ -41,17 +40,6 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
         check_domains(plan, data, _fail)
     if data.get("grid_step") != plan[-1].domain.step:
         _fail("grid_step", f"is {data.get('grid_step')!r}", f"{plan[-1].domain.step!r}, the plan's grid")
-
-
-def _check_declared_classes(data: dict, ctx: _Context) -> None:
-    """A declared label set is the file's ``classes``, in its order (the coefficients' rows and predict_proba's
-    columns follow it)."""
-    declared = ctx.params.get("classes")
-    if declared is None:
-        return
-    want = [str(v) for v in np.asarray(declared).tolist()]
-    if [str(v) for v in np.asarray(data["classes"]).tolist()] != want:
-        _fail("classes", f"is {data['classes']!r}", f"params.classes = {declared!r}, in that order")
 
 
 def _check_binary_state(data: dict, ctx: _Context) -> None:

@@ -58,15 +58,12 @@ def _check_rule_list(data: dict, ctx: _Context) -> None:
 
 
 def _check_classes(data: dict, ctx: _Context) -> int:
-    """K, the number of the file's classes: at most the model's ``_max_classes``, and the declared
-    ``params.classes`` when there are some (the labels the rules predict and the counts are printed with)."""
+    """K, the number of the file's classes (2 to the model's ``_max_classes``; a declared label set is checked by
+    ``_verify._check_declared_classes``)."""
     classes = data["classes"]
     most = getattr(ctx.cls, "_max_classes", 2)
     if not 2 <= len(classes) <= most:
         _fail("classes", f"has {len(classes)} labels", f"2 to {most} class labels")
-    declared = ctx.params.get("classes")
-    if declared is not None and list(declared) != list(classes):
-        _fail("classes", f"is {classes!r}", f"params.classes = {list(declared)!r}, the declared labels")
     return len(classes)
 
 

@@ -22,11 +22,9 @@ so only its public range is checked (:func:`_check_student_range`).
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 
-import numpy as np
 
 from dpglass.models._file_checks import _close as close
 from dpglass.models._file_checks import _fail as fail
@@ -61,21 +59,9 @@ def _check_coefficients(data, ctx) -> None:
         fail("intercept", f"is {intercept!r}", f"{K} finite numbers (one per class)")
 
 
-def _check_declared_classes(data, ctx) -> None:
-    """A declared label set (``params.classes``) is the file's ``classes``, in its order, as a fit writes it."""
-    declared = ctx.params.get("classes")
-    if declared is None:
-        return
-    written = [c.item() if hasattr(c, "item") else c for c in np.asarray(declared)]
-    if json.dumps(written) != json.dumps(data["classes"]):
-        fail("classes", f"is {data['classes']!r}", f"params.classes = {written!r}, in that order (the declared label "
-             "set the labels and the student's columns are in)")
-
-
 def _check_student(data, ctx) -> None:
     from dpglass.models.teachers.plan import query_cap
 
-    _check_declared_classes(data, ctx)
     _check_coefficients(data, ctx)
     n_public = need(data, "n_public", "n_public", numbers.Integral, "the number of public records, an int")
     if n_public < 1:
