@@ -49,14 +49,16 @@ class DPGAMClassifier(ClassifierBase):
         Shrinkage of each Newton step, in (0, 1].
     hessian_floor : float or "auto", default="auto"
         ``lambda`` in a step ``-G / (max(H, 0) + lambda)`` (> 0): bins of few records are shrunk towards 0
-        instead of following their noise.  ``"auto"``: four standard deviations of a gradient sum's noise (a
-        public function of the parameters).
+        instead of following their noise.  ``"auto"``: ``1.5 sqrt(n_cycles * n_features)`` standard deviations
+        of a gradient sum's noise (a public function of the parameters: noise alone then moves a record's score
+        by about 2/3, and a small table stays at its majority class).
     max_step : float, default=2.0
         Each step is clipped to +-this before shrinkage.
-    hessian_share : float, default=0.3
+    hessian_share : float, default=0.1
         Share of each visit's zCDP for the Hessian sums (the rest: the gradient sums).
-    count_share : float, default=0.05
-        Share of the plan's zCDP for the class counts.
+    count_share : float, default=0.25
+        Share of the plan's zCDP for the class counts (the initial scores: on a small table, most of what it
+        can learn).
     accountant : {"auto", "rdp", "pld"}, default="auto"
         How the releases compose (Gaussian curves): each visit's budget is the largest whose plan composes to
         ``(epsilon, delta)``; ``"auto"``: RDP, or PLD when it allows more, epsilon <= 5 and its noise in grid
@@ -116,7 +118,7 @@ class DPGAMClassifier(ClassifierBase):
     }
 
     def __init__(self, *, epsilon=1.0, delta=None, feature_groups=None, n_cycles=2, learning_rate=1.0,
-                 hessian_floor="auto", max_step=2.0, hessian_share=0.3, count_share=COUNT_SHARE, accountant="auto",
+                 hessian_floor="auto", max_step=2.0, hessian_share=0.1, count_share=COUNT_SHARE, accountant="auto",
                  classes=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
