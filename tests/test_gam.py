@@ -13,6 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from ledger_edits import cheaper, entries, recompose
 
 from dpglass.audit import audit_mechanism
 from dpglass.cli import main
@@ -22,11 +23,15 @@ from dpglass.models._verify import verify_model_dict
 from dpglass.models.gam import DPGAMClassifier
 from dpglass.models.gam.fit import bin_sums, class_probabilities, record_terms
 from dpglass.models.gam.plan import (
-    QUANTUM, gam_plan, grid_units, release_plan, sum_grid, term_bounds, term_caps,
+    QUANTUM,
+    gam_plan,
+    grid_units,
+    release_plan,
+    sum_grid,
+    term_bounds,
+    term_caps,
 )
 from dpglass.privacy.accounting import compose
-
-from ledger_edits import cheaper, entries, recompose
 
 LABELS = ["Gentoo", "Adelie", "Chinstrap"]  # declared in this (unsorted) order
 
@@ -183,12 +188,24 @@ def test_the_released_sums_are_the_rounded_sums_plus_discrete_gaussian_noise():
 
 def test_parameters_that_give_no_plan_are_refused_in_the_users_terms():
     X, y = data()
-    with pytest.raises(InvalidParameterError, match="delta > 0"):
+    with pytest.raises(InvalidParameterError, match="'delta' parameter"):
         DPGAMClassifier(delta=0).fit(X, y)
     with pytest.raises(InvalidParameterError, match="feature_groups"):
         DPGAMClassifier(feature_groups=["a", "b"]).fit(X, y)
     with pytest.raises(InvalidParameterError, match="accountant"):
         DPGAMClassifier(accountant="basic").fit(X, y)
+
+
+def test_a_private_grid_search_refuses_dp_gam_before_any_run():
+    """PrivateGridSearch composes a run as pure epsilon-DP or by a release plan without the data's d and K: dp-gam
+    (Gaussian sums, never delta = 0) is refused in the user's terms, before anything is drawn."""
+    from dpglass.models import PrivateGridSearch
+
+    X, y = data()
+    for delta in (0.0, 1e-6):
+        with pytest.raises(InvalidParameterError, match="cannot be searched"):
+            PrivateGridSearch(estimator=DPGAMClassifier(classes=[0, 1]), param_grid={"n_cycles": [1, 2]},
+                              epsilon=3.0, delta=delta, random_state=0).fit(X, y)
 
 
 def test_the_family_spends_only_through_its_plan():

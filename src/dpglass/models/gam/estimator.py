@@ -19,8 +19,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from dpglass._validation import InstanceOf, Interval
-from dpglass.exceptions import InvalidParameterError
-from dpglass.models._base import CLASSES, DELTA_OR_NONE, EPSILON, RANDOM_STATE, ClassifierBase
+from dpglass.models._base import CLASSES, EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.models.gam.fit import class_probabilities, fit_gam
 from dpglass.models.gam.plan import ACCOUNTANTS, COUNT_SHARE, gam_plan
 from dpglass.models.gam.readout import explain_frame, resolve_groups, shape_lines
@@ -37,8 +36,9 @@ class DPGAMClassifier(ClassifierBase):
     ----------
     epsilon : float, default=1.0
         Total privacy budget (> 0).
-    delta : float or None, default=None
-        ``None``: the library's public default (1e-8).  Must be > 0 (Gaussian noise).
+    delta : float in (0, 1) or None, default=None
+        ``None``: the library's public default (1e-8).  Never 0: the sums carry Gaussian noise (a search with
+        ``delta=0``, :class:`~dpglass.models.PrivateGridSearch`'s pure mode, refuses dp-gam before any run).
     feature_groups : list of str or None, default=None
         One public group name per feature (e.g. the raw column a 0/1 column encodes, as
         :class:`~dpglass.models.DPPipeline` passes them); None: each feature is its own group.  Groups change
@@ -104,7 +104,7 @@ class DPGAMClassifier(ClassifierBase):
     _max_classes = 255  # the softmax loss learns any K the label code allows
     _parameter_constraints = {
         "epsilon": EPSILON,
-        "delta": DELTA_OR_NONE,
+        "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],  # Gaussian noise: never 0
         "feature_groups": [InstanceOf((list, tuple), "a list of group names, one per feature"), None],
         "n_cycles": [Interval(numbers.Integral, 1, None, closed="left")],
         "learning_rate": [Interval(numbers.Real, 0, 1, closed="right")],
@@ -145,10 +145,6 @@ class DPGAMClassifier(ClassifierBase):
         """
         self._validate_params()
         rng = check_random_state(self.random_state)
-        if self.delta is not None and self.delta <= 0:
-            raise InvalidParameterError(
-                "DPGAMClassifier releases Gaussian noise and needs delta > 0; got delta=0. Leave delta=None (the "
-                "public default 1e-8) or give a small positive delta.")
         table = self._fit_table(X, y)  # in memory or through Dask: the same table
         d, K = table.n_features, len(self.classes_)
         self.feature_groups_ = resolve_groups(self.feature_groups, self.feature_names())

@@ -20,7 +20,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
 from scipy.special import expit
 
 from dpglass.models.gam.plan import OFFSET_LIMIT, QUANTUM, term_caps

@@ -35,8 +35,8 @@ from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, count_fields
 from dpglass.privacy.plan import GridMultiples, Integers, PlannedRelease
 
-__all__ = ["ACCOUNTANTS", "COUNT_SHARE", "GamPlan", "HESSIAN_FLOOR_SCALES", "Public", "QUANTUM", "SumGrid",
-           "TOL", "gam_plan", "grid_units", "release_plan", "sum_grid", "term_bounds", "term_caps"]
+__all__ = ["ACCOUNTANTS", "COUNT_SHARE", "HESSIAN_FLOOR_SCALES", "QUANTUM", "TOL", "GamPlan", "Public", "SumGrid",
+           "gam_plan", "grid_units", "release_plan", "sum_grid", "term_bounds", "term_caps"]
 
 #: Per-record terms are rounded to multiples of this unit before they are summed: every sum is an exact integer
 #: in these units (int64), whatever the order of summation.
@@ -165,7 +165,7 @@ class Public:
     n_classes: int
 
     @classmethod
-    def of(cls, params: dict, n_features: int, n_classes: int) -> "Public":
+    def of(cls, params: dict, n_features: int, n_classes: int) -> Public:
         """From a model's parameters (``get_params``, or a file's): None delta and "auto" resolved."""
         T, lr = resolved_sizes(params)
         delta = DEFAULT_DELTA if params["delta"] is None else float(params["delta"])
