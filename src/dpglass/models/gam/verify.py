@@ -2,7 +2,8 @@
 
 Hooked into :data:`dpglass.models._verify.MODEL_CHECKS`.  In order:
 
-* the declared label set is the file's ``classes`` (in order); ``feature_groups`` names one group per feature;
+* ``feature_groups`` names one group per feature (a declared label set is the file's ``classes``: checked for
+  every family by :func:`dpglass.models._verify.verify_model_dict`);
 * the release plan (:func:`dpglass.models.gam.plan.gam_plan`), rebuilt from the file's parameters,
   ``n_features_in`` and its K classes, is replayed (:func:`~dpglass.privacy.plan.check_against_plan`): the ledger
   is the plan, entry for entry, and every released value lies in its step's public domain (``class_counts``:
@@ -14,7 +15,6 @@ Hooked into :data:`dpglass.models._verify.MODEL_CHECKS`.  In order:
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -33,11 +33,7 @@ __all__ = ["check_gam"]
 
 def check_gam(data: dict, ctx) -> None:
     """Model-specific checks of a DPGAMClassifier file."""
-    p, d, K = ctx.params, ctx.d, len(data["classes"])
-    declared = p.get("classes")
-    if declared is not None and [json.dumps(c) for c in declared] != [json.dumps(c) for c in data["classes"]]:
-        fail("classes", f"is {data['classes']!r}", f"params.classes = {declared!r} (fit keeps the declared labels "
-             "and their order)")
+    p, d, K = ctx.params, ctx.d, len(data["classes"])  # a declared label set is checked by _verify for every family
     try:
         resolve_groups(p.get("feature_groups"), list(range(d)))
     except InvalidParameterError as exc:
