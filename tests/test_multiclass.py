@@ -323,6 +323,8 @@ def _grid(spec):
     if spec.name == TOY_SPEC.name:
         return {"smoothing": [0.5, 2.0]}
     params = spec.make(**spec.test_params).get_params()
+    if "n_cycles" in params:  # dp-gam
+        return {"n_cycles": [1, 2]}
     for key in ("max_length", "n_rounds", "n_estimators", "n_teachers"):
         if key in params and isinstance(params[key], int) and params[key] >= 2:
             return {key: [params[key] - 1, params[key]]}

@@ -107,6 +107,7 @@ FITS = {
     ("smooth-boost-stumps", "auto-rounds"): _registered("smooth-boost-stumps", n_rounds="auto"),
     ("smooth-boost-trees", "test"): _registered("smooth-boost-trees"),
     ("dp-logistic-regression", "test"): _registered("dp-logistic-regression"),
+    ("dp-gam", "test"): _registered("dp-gam"),
     ("dp-gbdt", "binary"): _registered("dp-gbdt"),
     ("dp-gbdt", "uniform"): _gbdt_numeric(binning="uniform"),
     ("dp-gbdt", "quantile"): _gbdt_numeric(binning="quantile"),
@@ -210,6 +211,11 @@ def logistic_intercept_grid_off_grid(data):
 def logistic_class_count_not_integer(data):
     data["class_counts"][0] += 0.5
     return "class_counts"
+
+
+def gam_gradient_sum_off_grid(data):
+    data["visits"][0]["gradient_sums"][0][0] += 2**-20
+    return "visits[0].gradient_sums"
 
 
 def gbdt_binary_cut_moved(data):
@@ -352,6 +358,7 @@ TAMPERS = {
     "smooth-boost-trees": [("test", tree_leaf_not_a_label), ("test", tree_internal_value_carries_data)],
     "dp-logistic-regression": [("test", logistic_coef_off_grid), ("test", logistic_coef_raw_value),
                                ("test", logistic_intercept_grid_off_grid), ("test", logistic_class_count_not_integer)],
+    "dp-gam": [("test", gam_gradient_sum_off_grid), ("test", logistic_class_count_not_integer)],
     "dp-gbdt": [("binary", gbdt_binary_cut_moved), ("binary", gbdt_leaf_beyond_its_range),
                 ("binary", gbdt_init_beyond_its_range), ("uniform", gbdt_uniform_edges_are_training_values),
                 ("uniform", gbdt_uniform_edge_moved), ("uniform", gbdt_bounds_edited),

@@ -1,7 +1,8 @@
-"""dpglass estimators (scikit-learn compatible, binary labels on 0/1 features)."""
+"""dpglass estimators (scikit-learn compatible, K >= 2 classes on 0/1 features)."""
 
 from dpglass.models.teachers.estimator import DPBaggingClassifier, SubsampleAggregateClassifier
 from dpglass.models.boosting.estimator import SmoothBoostClassifier
+from dpglass.models.gam.estimator import DPGAMClassifier
 from dpglass.models.gbdt.estimator import DPGradientBoostingClassifier
 from dpglass.models.logistic.estimator import DPLogisticRegression
 from dpglass.models.pipeline.estimator import DPPipeline
@@ -10,6 +11,7 @@ from dpglass.models.selection.estimator import PrivateGridSearch
 
 __all__ = [
     "DPBaggingClassifier",
+    "DPGAMClassifier",
     "DPGradientBoostingClassifier",
     "DPLogisticRegression",
     "DPPipeline",
