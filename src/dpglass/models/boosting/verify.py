@@ -43,7 +43,7 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
     learner = "stump" if p["weak_learner"] == "stump" else p["tree_learner"]
     if learner == "joint":
         _check_joint_tree_params(p)
-    K = _check_classes(data, ctx)  # the label set: the candidates' labels
+    K = len(data["classes"])  # the label set (2 to _max_classes, checked by _verify): the candidates' labels
     try:
         plan = boost_plan(p, ctx.d, estimate, K)
     except (InvalidParameterError, TypeError, ValueError) as exc:
@@ -59,16 +59,6 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
         check_against_plan(ctx.entries, plan.steps, view, _fail)
     else:
         check_domains(plan.steps, view, _fail)  # a selection's file: its values in their domains
-
-
-def _check_classes(data: dict, ctx: _Context) -> int:
-    """K, the number of the file's classes (2 to the model's ``_max_classes``; a declared label set is checked by
-    ``_verify._check_declared_classes``)."""
-    classes = data["classes"]
-    most = getattr(ctx.cls, "_max_classes", 2)
-    if not 2 <= len(classes) <= most:
-        _fail("classes", f"has {len(classes)} labels", f"2 to {most} class labels")
-    return len(classes)
 
 
 def _check_records_estimate(data: dict, counted: bool) -> int | None:

@@ -43,7 +43,7 @@ def _check_rule_list(data: dict, ctx: _Context) -> None:
         _fail("stop_reason", f"is {stop!r}", f"one of {_STOP_REASONS}")
     if len(rules) > ctx.params["max_length"]:
         _fail("rules", f"has {len(rules)} rules", f"at most params.max_length = {ctx.params['max_length']}")
-    n_classes = _check_classes(data, ctx)
+    n_classes = len(data["classes"])  # 2 to _max_classes, checked by _verify
     noisy = bool(getattr(ctx.cls, "_noisy", False))
     for i, rule in enumerate(rules):
         _check_rule(rule, f"rules[{i}]", ctx, noisy, is_default=False, n_classes=n_classes)
@@ -55,16 +55,6 @@ def _check_rule_list(data: dict, ctx: _Context) -> None:
     elif noisy:
         # its plan, and without a ledger of its own (a selection's file) its values
         _check_rule_list_ledger(data, ctx, n_classes)
-
-
-def _check_classes(data: dict, ctx: _Context) -> int:
-    """K, the number of the file's classes (2 to the model's ``_max_classes``; a declared label set is checked by
-    ``_verify._check_declared_classes``)."""
-    classes = data["classes"]
-    most = getattr(ctx.cls, "_max_classes", 2)
-    if not 2 <= len(classes) <= most:
-        _fail("classes", f"has {len(classes)} labels", f"2 to {most} class labels")
-    return len(classes)
 
 
 def _check_rule(rule, field: str, ctx: _Context, noisy: bool, is_default: bool, n_classes: int) -> None:
