@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from dpglass.exceptions import ModelFileError
 from dpglass.privacy.accounting import DEFAULT_DELTA
 from dpglass.privacy.ledger import GUARANTEES, RELATIVE_TOLERANCE, PrivacyLedger
+from dpglass.privacy.plan import check_against_plan, check_domains
 
 ADVICE = ("Re-save the model with dpglass; do not edit model files by hand. A file written by an earlier dpglass "
           "whose releases differ from this version's is refused too: refit the model with this version.")
@@ -82,6 +83,18 @@ class _Context:
     names: list
     ledger: PrivacyLedger | None  # the model's own ledger: None if non-private or written by a selection
     entries: list  # the ledger's raw entry dicts ([] without an own ledger)
+
+
+def _replay_plan(ctx: "_Context", steps, values, accountant: str | None = None) -> None:
+    """A file's released values against its release plan: its own fit's ledger entry for entry
+    (``check_against_plan``) and, when given, the plan's accountant; a selection's file (no ledger of its own,
+    its entry is checked by its selection): every value in its step's domain."""
+    if ctx.ledger is None:
+        check_domains(steps, values, _fail)
+        return
+    check_against_plan(ctx.entries, steps, values, _fail)
+    if accountant is not None and ctx.ledger.accountant != accountant:
+        _fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{accountant!r}, the plan's")
 
 
 def _resolved_delta(params: dict):

@@ -28,8 +28,7 @@ domains are checked.  The verifier has no copy of the budget arithmetic.
 
 from __future__ import annotations
 
-from dpglass.models._file_checks import _Context, _close, _fail, _is_count, _is_int, _need, _need_num
-from dpglass.privacy.plan import check_against_plan, check_domains
+from dpglass.models._file_checks import _Context, _close, _fail, _is_count, _is_int, _need, _need_num, _replay_plan
 
 
 def _check_boosting(data: dict, ctx: _Context) -> None:
@@ -55,10 +54,7 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
         _check_hypothesis(h, f"estimators[{i}]", learner, ctx.d, int(p["tree_nodes"]), K)
     _check_derived(data, ctx, plan, delta)
     view = _released(data, plan)
-    if ctx.ledger is not None:  # its own fit (a selection's file is checked by its selection)
-        check_against_plan(ctx.entries, plan.steps, view, _fail)
-    else:
-        check_domains(plan.steps, view, _fail)  # a selection's file: its values in their domains
+    _replay_plan(ctx, plan.steps, view)  # the accountant: _check_derived
 
 
 def _check_records_estimate(data: dict, counted: bool) -> int | None:

@@ -23,10 +23,10 @@ from dpglass.exceptions import InvalidParameterError
 from dpglass.models._file_checks import _fail as fail
 from dpglass.models._file_checks import _is_count as is_count
 from dpglass.models._file_checks import _is_num as is_num
+from dpglass.models._file_checks import _replay_plan as replay_plan
 from dpglass.models.gam.fit import replay
 from dpglass.models.gam.plan import gam_plan
 from dpglass.models.gam.readout import resolve_groups
-from dpglass.privacy.plan import check_against_plan, check_domains
 
 __all__ = ["check_gam"]
 
@@ -44,12 +44,7 @@ def check_gam(data: dict, ctx) -> None:
         fail("params", f"give no release plan ({exc})", "parameters DPGAMClassifier accepts")
     counts, visits = _released(data, plan, K)
     view = {"class_counts": counts, **{f"visits[{i}]": v for i, v in enumerate(data["visits"])}}
-    if ctx.ledger is not None:  # its own fit (a selection's file is checked by its selection)
-        check_against_plan(ctx.entries, plan.steps, view, fail)
-        if ctx.ledger.accountant != plan.accountant:
-            fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{plan.accountant!r}, the plan's")
-    else:
-        check_domains(plan.steps, view, fail)
+    replay_plan(ctx, plan.steps, view, plan.accountant)
     for key, want in (("delta", plan.delta), ("visit_epsilon", plan.x), ("hessian_floor", plan.hessian_floor)):
         got = data.get(key)
         if not (is_num(got) and math.isclose(got, want, rel_tol=1e-9, abs_tol=0.0)):

@@ -27,8 +27,8 @@ import math
 
 from dpglass.models._file_checks import _fail as fail
 from dpglass.models._file_checks import _is_num as is_num
+from dpglass.models._file_checks import _replay_plan as replay_plan
 from dpglass.models.gbdt.releases import scored_classes
-from dpglass.privacy.plan import check_domains
 
 __all__ = ["check_gbdt"]
 
@@ -58,14 +58,7 @@ def check_gbdt(data: dict, ctx) -> None:
     except (InvalidParameterError, TypeError, ValueError) as exc:
         fail("params", f"give no release plan ({exc})", "parameters DPGradientBoostingClassifier accepts")
     released = _released(data, plan)
-    if ctx.ledger is not None:  # its own fit (a selection's file is checked by its selection)
-        from dpglass.privacy.plan import check_against_plan
-
-        check_against_plan(ctx.entries, plan.steps, released, fail)
-        if ctx.ledger.accountant != plan.accountant:
-            fail("privacy_ledger.accountant", f"is {ctx.ledger.accountant!r}", f"{plan.accountant!r}, the plan's")
-    else:
-        check_domains(plan.steps, released, fail)
+    replay_plan(ctx, plan.steps, released, plan.accountant)
     _check_derived(data, plan)
     _check_leaf_values(data, plan, float(p["max_leaf_value"]))
 

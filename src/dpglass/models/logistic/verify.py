@@ -13,7 +13,7 @@ import numpy as np
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._file_checks import (
     COUNT_MECHANISM, _Context, _fail,
-    _is_count, _is_num, _need_num,
+    _is_count, _is_num, _need_num, _replay_plan,
 )
 
 
@@ -25,19 +25,16 @@ def _check_logistic(data: dict, ctx: _Context) -> None:
     else:
         _check_class_state(data, ctx, k)
     from dpglass.models.logistic.plan import release_plan
-    from dpglass.privacy.plan import check_against_plan, check_domains
 
     try:
         plan = release_plan(ctx.params, ctx.d, k)
     except (InvalidParameterError, TypeError, ValueError) as err:
         _fail("params", f"give no release plan ({err})", "the parameters of a fit that ran")
-    if ctx.ledger is not None:  # its own fit: the ledger is the plan (a selection's file: its selection's entry)
-        check_against_plan(ctx.entries, plan, data, _fail)
-        if ctx.ledger.accountant != "basic" or ctx.ledger.delta != 0.0:  # what the fit writes: pure, summed
-            _fail("privacy_ledger", f"has accountant {ctx.ledger.accountant!r} and delta {ctx.ledger.delta!r}",
-                  "'basic' and 0 (the coefficients and counts are pure epsilon-DP)")
-    else:  # the released values still lie in the plan's domains
-        check_domains(plan, data, _fail)
+    _replay_plan(ctx, plan, data)  # its own fit: the ledger is the plan (a selection's file: its values' domains)
+    if ctx.ledger is not None and (ctx.ledger.accountant != "basic" or ctx.ledger.delta != 0.0):
+        # what the fit writes: pure, summed
+        _fail("privacy_ledger", f"has accountant {ctx.ledger.accountant!r} and delta {ctx.ledger.delta!r}",
+              "'basic' and 0 (the coefficients and counts are pure epsilon-DP)")
     if data.get("grid_step") != plan[-1].domain.step:
         _fail("grid_step", f"is {data.get('grid_step')!r}", f"{plan[-1].domain.step!r}, the plan's grid")
 
