@@ -205,6 +205,26 @@ class ClassifierBase(ClassifierMixin, BaseEstimator):
         """The fitted model as people read it, with feature names."""
         raise NotImplementedError
 
+    # ------------------------------------------ readouts: post-processing of the fitted model
+    def explain(self):
+        """The fitted model as a tidy DataFrame, one per family (:mod:`dpglass.models.readout`)."""
+        from dpglass.models.readout import explain_model
+
+        return explain_model(self)
+
+    def plot(self, **kwargs):
+        """The fitted model as a matplotlib Figure (the ``plot`` extra: ``pip install dpglass[plot]``)."""
+        from dpglass.models.readout import plot_model
+
+        return plot_model(self, **kwargs)
+
+    def card(self, path=None) -> str:
+        """The model card: one self-contained HTML page built from the verified file of this model (written to
+        ``path`` when given; the HTML is returned)."""
+        from dpglass.models.readout import model_card
+
+        return model_card(self, path)
+
     def __str__(self) -> str:
         try:
             check_is_fitted(self)
