@@ -18,6 +18,7 @@ import sys
 import warnings
 
 from dpglass.cli import datasets, fit, inspect, models, predict, schema
+from dpglass.cli import export
 from dpglass.exceptions import (
     BudgetExceededError,
     DataValidationError,
@@ -29,7 +30,7 @@ from dpglass.exceptions import (
 __all__ = ["main", "build_parser"]
 
 #: The library's own commands, in the order ``dpglass --help`` lists them.
-COMMANDS = (datasets, models, fit, predict, schema, inspect)
+COMMANDS = (datasets, models, fit, predict, schema, inspect, export)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,189 @@
+"""A model's decision as the source of one dependency-free Python module: ``predict(row)`` and ``score(row)``.
+
+``row`` is a mapping from column names to values (a dict, a CSV reader's row, a pandas row).  ``score(row)``
+returns the scores as a tuple, named by ``SCORES`` (the SQL export's score columns), ``predict(row)`` the class
+label; a value that the model's ``predict`` refuses raises ``ValueError`` naming the column.  Only the standard
+library (``math``, ``numbers``) is imported.  Numbers are written with ``repr`` and sums in the model's order, so
+Python's float arithmetic gives the model's own bits.
+"""
+
+from __future__ import annotations
+
+from dpglass.export.ir import (
+    Above, All, Argmax, Bit, Case, Const, Not, NotExportableError, Op, Rules, Threshold, Truth,
+)
+
+__all__ = ["decision_python"]
+
+#: The helpers the generated module carries: reading a value as the model's ``predict`` reads it (a copy of
+#: the schema's rules in the generated text, so that the module needs nothing but the standard library).
+_RUNTIME = '''
+def _sum(terms):
+    total = terms[0]
+    for t in terms[1:]:
+        total = total + t
+    return total
+
+
+def _missing(v):
+    return v is None or (isinstance(v, float) and v != v)
+
+
+def _bit(row, name):
+    v = row[name]
+    if isinstance(v, bool) or (isinstance(v, numbers.Real) and v in (0, 1)):
+        return int(v)
+    raise ValueError(f"column {name!r} must be 0 or 1, not {v!r}")
+
+
+def _number(row, name, missing_ok=False, integer=False):
+    v = row[name]
+    if _missing(v):
+        if missing_ok:
+            return None
+        raise ValueError(f"column {name!r} has a missing value, which the model's schema does not allow")
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"column {name!r} must be a number, not {v!r}") from None
+    if x != x:
+        if missing_ok:
+            return None
+        raise ValueError(f"column {name!r} has a missing value, which the model's schema does not allow")
+    if integer and math.isfinite(x) and x != math.floor(x):
+        raise ValueError(f"column {name!r} is declared integer but holds {v!r}")
+    return x
+
+
+def _category(row, name, categories, missing_ok=False):
+    v = row[name]
+    if _missing(v):
+        key = None
+    elif isinstance(v, bool):
+        key = str(v)
+    elif isinstance(v, numbers.Integral):
+        key = str(int(v))
+    elif isinstance(v, numbers.Real):
+        f = float(v)
+        key = str(int(f)) if f.is_integer() else repr(f)
+    else:
+        key = str(v)
+    if key not in categories and not missing_ok:
+        raise ValueError(f"column {name!r} holds {v!r}, outside its categories {list(categories)!r}")
+    return key
+
+
+def _binary(row, name, missing_ok=False):
+    v = row[name]
+    if _missing(v):
+        if missing_ok:
+            return 0
+        raise ValueError(f"column {name!r} has a missing value, which the model's schema does not allow")
+    if isinstance(v, bool) or (isinstance(v, numbers.Real) and v in (0, 1)):
+        return int(v)
+    raise ValueError(f"column {name!r} is binary: 0 or 1, not {v!r}")
+'''
+
+
+def _reads(inputs) -> list:
+    """The body of ``_features(row)``: the model's features, read and checked column by column."""
+    lines, out = [], []
+    if not inputs.schema:
+        for j, f in enumerate(inputs.features):
+            out.append(f"_bit(row, {f.column!r})" if f.kind == "bit" else f"_number(row, {f.column!r})")
+        return ["    return ["] + [f"        {x}," for x in out] + ["    ]"]
+    for i, r in enumerate(inputs.columns):
+        v = f"v{i}"
+        if r.kind == "numeric":
+            lines.append(f"    {v} = _number(row, {r.column!r}, {r.missing_ok!r}, {r.integer!r})")
+            out += [f"int({v} is not None and {v} > {f.value!r})" for f in inputs.features
+                    if f.kind == "above" and f.column == r.column]
+        elif r.kind == "categorical":
+            lines.append(f"    {v} = _category(row, {r.column!r}, {tuple(r.categories)!r}, {r.missing_ok!r})")
+            out += [f"int({v} == {f.value!r})" for f in inputs.features if f.kind == "is" and f.column == r.column]
+        else:
+            lines.append(f"    {v} = _binary(row, {r.column!r}, {r.missing_ok!r})")
+            out.append(v)
+    return lines + ["    return ["] + [f"        {x}," for x in out] + ["    ]"]
+
+
+class _Writer:
+    def __init__(self, inputs):
+        self.inputs = inputs
+
+    def cond(self, c) -> str:
+        if isinstance(c, Truth):
+            return repr(bool(c.value))
+        if isinstance(c, Bit):
+            if self.inputs.features[c.j].kind == "number":
+                raise NotExportableError(f"Feature {c.j} is a number, not a 0/1 feature.")
+            return f"x[{c.j}] == 1"
+        if isinstance(c, Above):
+            if self.inputs.features[c.j].kind != "number":
+                raise NotExportableError(f"A threshold on feature {c.j}, which is not a number.")
+            return f"x[{c.j}] > {float(c.t)!r}"
+        if isinstance(c, Not):
+            return f"not ({self.cond(c.arg)})"
+        if isinstance(c, All):
+            return " and ".join(f"({self.cond(a)})" for a in c.args)
+        raise TypeError(c)
+
+    def num(self, e) -> str:
+        if isinstance(e, Const):
+            return _float(e.value)
+        if isinstance(e, Case):
+            return f"({self.num(e.then)} if {self.cond(e.cond)} else {self.num(e.other)})"
+        if isinstance(e, Op) and e.op == "+":  # a left-to-right sum: a flat list, however long
+            terms = []
+            while isinstance(e, Op) and e.op == "+":
+                terms.append(e.right)
+                e = e.left
+            return f"_sum([{', '.join(self.num(t) for t in [e, *reversed(terms)])}])"
+        if isinstance(e, Op):
+            return f"({self.num(e.left)} {e.op} {self.num(e.right)})"
+        raise TypeError(e)
+
+
+def _float(value: float) -> str:
+    value = float(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise NotExportableError(f"The model holds the number {value!r}, which this export cannot write.")
+    return repr(value)
+
+
+def _predict_body(decision, w: _Writer) -> list:
+    p = decision.prediction
+    if isinstance(p, Rules):
+        lines = ["    x = _features(row)"]
+        lines += [f"    if {w.cond(c)}:\n        return CLASSES[{k}]" for c, k in p.rules]
+        return lines + [f"    return CLASSES[{p.default}]"]
+    lines = ["    s = score(row)"]
+    if isinstance(p, Threshold):
+        return lines + [f"    return CLASSES[1] if s[{p.score}] {'>' if p.strict else '>='} {_float(p.t)} "
+                        "else CLASSES[0]"]
+    if isinstance(p, Argmax):  # the first class of largest score
+        return lines + [f"    scores = [{', '.join(f's[{i}]' for i in p.scores)}]",
+                        "    best = 0",
+                        "    for k in range(1, len(scores)):",
+                        "        if scores[k] > scores[best]:",
+                        "            best = k",
+                        "    return CLASSES[best]"]
+    raise TypeError(p)
+
+
+def decision_python(decision, inputs, header: list) -> str:
+    """The module's source: ``CLASSES``, ``SCORES``, ``COLUMNS``, ``score(row)``, ``predict(row)``."""
+    w = _Writer(inputs)
+    doc = "\n".join(header)
+    columns = tuple(dict.fromkeys(r.column for r in inputs.columns))
+    src = [f'"""{doc}\n"""', "", "import math", "import numbers", "",
+           f"CLASSES = {list(decision.classes)!r}", f"SCORES = {tuple(decision.score_names)!r}",
+           f"COLUMNS = {columns!r}", _RUNTIME, "",
+           "def _features(row):", "    \"\"\"The model's features, read from the row (ValueError if predict would "
+           "refuse it).\"\"\""] + _reads(inputs)
+    src += ["", "", "def score(row):", f"    \"\"\"{decision.score_meaning}: a tuple, named by SCORES.\"\"\"",
+            "    x = _features(row)", "    return ("]
+    src += [f"        {w.num(e)}," for e in decision.scores] + ["    )"]
+    src += ["", "", "def predict(row):", "    \"\"\"The class label the model predicts for the row.\"\"\""]
+    src += _predict_body(decision, w)
+    return "\n".join(src) + "\n"

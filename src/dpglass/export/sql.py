@@ -1,0 +1,161 @@
+"""A model's decision as one standard SQL ``SELECT`` (SQLite and PostgreSQL both run it).
+
+The query returns every column of the table, the scores (``score``, or ``score_0 ..`` / ``proba_0 ..`` in
+class order) and ``prediction`` (the class label).  Only ``CASE``, comparisons, ``IN``, ``CAST`` and
+``+ - * /`` on ``DOUBLE PRECISION``: no vendor function, no ``exp()`` (SQLite has it only in builds with its
+math functions), so a logistic, GBDT or dp-gam model exports its scores (log-odds), not its probabilities, and
+its prediction is decided on the scores exactly as ``predict`` decides it.  Every constant is
+``CAST(<repr of the double> AS DOUBLE PRECISION)``: PostgreSQL would otherwise read ``0.1`` as an exact
+decimal and do decimal arithmetic.  A row that ``predict`` would refuse (a value off the model's inputs: see
+:mod:`dpglass.export.inputs`) gets NULL scores and a NULL prediction.
+"""
+
+from __future__ import annotations
+
+from dpglass.export.ir import (
+    Above, All, Argmax, Bit, Case, Const, Not, NotExportableError, Op, Rules, Threshold, Truth,
+)
+
+__all__ = ["decision_sql", "quote_identifier"]
+
+
+def quote_identifier(name: str) -> str:
+    """A standard SQL delimited identifier: ``"name"`` with ``"`` doubled."""
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def _text(value: str) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _number(value: float) -> str:
+    value = float(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise NotExportableError(f"The model holds the number {value!r}, which SQL cannot write.")
+    return f"CAST({value!r} AS DOUBLE PRECISION)"
+
+
+def _label(value) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _number(value)
+    return _text(value)
+
+
+def _col(name: str) -> str:
+    return f"CAST(t.{quote_identifier(name)} AS DOUBLE PRECISION)"
+
+
+def _key(name: str) -> str:
+    return f"CAST(t.{quote_identifier(name)} AS VARCHAR)"
+
+
+class _Writer:
+    def __init__(self, inputs):
+        self.inputs = inputs
+
+    def feature_true(self, j: int) -> str:
+        f = self.inputs.features[j]
+        if f.kind == "bit":  # checked 0/1 by the row's validity condition
+            return f"{_col(f.column)} = 1"
+        # a schema indicator is false, never NULL, on a missing value (so that NOT of it holds)
+        present = f"t.{quote_identifier(f.column)} IS NOT NULL AND "
+        if f.kind == "true":
+            return f"{present}{_col(f.column)} = 1"
+        if f.kind == "above":
+            return f"{present}{_col(f.column)} > {_number(f.value)}"
+        if f.kind == "is":
+            return f"{present}{_key(f.column)} = {_text(f.value)}"
+        raise NotExportableError(f"Feature {f.column!r} is a number, not a 0/1 feature.")
+
+    def cond(self, c) -> str:
+        if isinstance(c, Truth):
+            return "1 = 1" if c.value else "1 = 0"
+        if isinstance(c, Bit):
+            return self.feature_true(c.j)
+        if isinstance(c, Above):
+            f = self.inputs.features[c.j]
+            if f.kind != "number":
+                raise NotExportableError(f"A threshold on feature {c.j} ({f.column!r}), which is not a number.")
+            return f"{_col(f.column)} > {_number(c.t)}"
+        if isinstance(c, Not):
+            if isinstance(c.arg, Bit) and self.inputs.features[c.arg.j].kind == "bit":
+                return f"{_col(self.inputs.features[c.arg.j].column)} = 0"
+            return f"NOT ({self.cond(c.arg)})"
+        if isinstance(c, All):
+            return " AND ".join(f"({self.cond(a)})" for a in c.args)
+        raise TypeError(c)
+
+    def num(self, e, indent: str) -> str:
+        if isinstance(e, Const):
+            return _number(e.value)
+        if isinstance(e, Case):
+            inner = indent + "  "
+            return (f"CASE WHEN {self.cond(e.cond)}\n{inner}THEN {self.num(e.then, inner)}\n"
+                    f"{inner}ELSE {self.num(e.other, inner)} END")
+        if isinstance(e, Op):
+            return f"({self.num(e.left, indent)}\n{indent}{e.op} {self.num(e.right, indent)})"
+        raise TypeError(e)
+
+    def valid(self) -> str | None:
+        """The rows ``predict`` accepts (None: every row)."""
+        parts = []
+        for r in self.inputs.columns:
+            c = _col(r.column)
+            if r.kind == "bit":
+                parts.append(f"{c} IN (0, 1)")
+            elif r.kind == "number":
+                parts.append(f"{c} IS NOT NULL")
+            elif r.kind == "numeric":
+                checks = ([] if r.missing_ok else [f"{c} IS NOT NULL"]) + (
+                    [f"{c} = CAST({c} AS INTEGER)"] if r.integer else [])
+                if checks and r.missing_ok:
+                    checks = [f"({c} IS NULL OR {' AND '.join(checks)})"]
+                parts += checks
+            elif r.kind == "categorical" and not r.missing_ok:
+                parts.append(f"{_key(r.column)} IN ({', '.join(_text(k) for k in r.categories)})")
+            elif r.kind == "binary":
+                parts.append(f"({c} IN (0, 1){f' OR {c} IS NULL' if r.missing_ok else ''})")
+        return " AND ".join(parts) if parts else None
+
+
+def _prediction(decision, w: _Writer, scores: list) -> str:
+    labels = [_label(c) for c in decision.classes]
+    p = decision.prediction
+    if isinstance(p, Rules):
+        whens = [f"  WHEN {w.cond(c)} THEN {labels[k]}" for c, k in p.rules]
+        return "CASE\n" + "\n".join(whens) + f"\n  ELSE {labels[p.default]} END"
+    if isinstance(p, Threshold):
+        return f"CASE WHEN {scores[p.score]} {'>' if p.strict else '>='} {_number(p.t)} THEN {labels[1]} " \
+               f"ELSE {labels[0]} END"
+    if isinstance(p, Argmax):  # class k when it is >= every later class (every earlier one lost to a later one)
+        idx = list(p.scores)
+        whens = [f"  WHEN {' AND '.join(f'{scores[idx[k]]} >= {scores[idx[m]]}' for m in range(k + 1, len(idx)))}"
+                 f" THEN {labels[k]}" for k in range(len(idx) - 1)]
+        return "CASE\n" + "\n".join(whens) + f"\n  ELSE {labels[-1]} END"
+    raise TypeError(p)
+
+
+def decision_sql(decision, inputs, table: str, header: list) -> str:
+    """The ``SELECT`` over ``table``: its columns, the scores, the prediction (NULL where ``predict`` refuses)."""
+    w = _Writer(inputs)
+    valid = w.valid()
+    cols = []
+    for name, expr in zip(decision.score_names, decision.scores):
+        body = w.num(expr, "      ")
+        cols.append(f"  {body if valid is None else f'CASE WHEN {valid} THEN {body} END'} AS {quote_identifier(name)}")
+    names = [f"s.{quote_identifier(n)}" for n in decision.score_names]
+    if isinstance(decision.prediction, Rules):  # read from the row itself (the conditions), inside the subquery
+        pred = _prediction(decision, w, names)
+        cols.append(f"  {pred if valid is None else f'CASE WHEN {valid} THEN {pred} END'} AS "
+                    f"{quote_identifier('prediction')}")
+        outer = "s.*"
+    else:  # decided on the scores (NULL scores: NULL prediction)
+        pred = _prediction(decision, w, names)
+        outer = f"s.*,\n  CASE WHEN {names[0]} IS NULL THEN NULL ELSE {pred} END AS {quote_identifier('prediction')}"
+    lines = [f"-- {h}" if h else "--" for h in header]
+    return "\n".join(lines + [f"SELECT {outer}", "FROM (", "SELECT t.*,", ",\n".join(cols),
+                              f"FROM {quote_identifier(table)} AS t", ") AS s;"]) + "\n"
