@@ -178,10 +178,13 @@ def gbdt_decision(model) -> Decision:
 
 
 def gam_decision(model) -> Decision:
-    shapes = np.asarray(model.shapes_, dtype=np.float64)
+    try:
+        shapes = np.asarray(model.shapes_, dtype=np.float64)
+    except ValueError:  # one shape a column, of its own length: not the 0/1 form
+        shapes = np.zeros(0)
     if shapes.ndim != 3 or shapes.shape[1] != 2:
         raise NotExportableError(f"{type(model).__name__}: this export reads dp-gam's shapes on 0/1 features "
-                                 f"(shape (d, 2, K - 1)); this model's are {shapes.shape}.")
+                                 "(shapes_ of shape (d, 2, K - 1)); this model's are of another form.")
     intercept = np.atleast_1d(np.asarray(model.intercept_, dtype=np.float64))
     scores = []
     for k in range(intercept.size):  # intercept, then each feature's contribution at its value, in order
