@@ -20,7 +20,7 @@ from sklearn.linear_model import LogisticRegression
 from dpglass.aggregates import pattern_table
 from dpglass.audit import audit_mechanism
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
-from dpglass.models.logistic.solver import RowBlocks, certified_gradient_bound, minimise, scaled_rows
+from dpglass.models.logistic.solver import RowBlocks, minimise, scaled_rows
 from dpglass.models.logistic.estimator import (
     AUTO_ALPHA,
     CLASS_COUNT_SHARE,
@@ -189,9 +189,10 @@ def test_certified_gradient_bound_covers_the_exact_gradient(data):
     mu = 1.0 * c * c
     A, ys, w = _table_rows(X, y, True, c)
     assert A.shape[0] < len(y)  # records do share rows: the weights matter
-    beta = minimise(RowBlocks.dense(A, ys, w), mu, c * TOL)
-    s = 1.0 / (1.0 + np.exp((A * ys[:, None]) @ beta))
-    bound = certified_gradient_bound(RowBlocks.dense(A, ys, w), beta, s, mu)
+    rows = RowBlocks.dense(A, ys, w)  # the K = 2 case of the one solver's rows
+    beta = minimise(rows, mu, c * TOL)
+    Z, P, _, _, _ = rows.newton_pass(beta, mu, 0.0)
+    bound = rows.certified_bound(beta, Z, P, mu, 0.0)
     assert bound <= c * TOL
     # the gradient of the sum over the records, in extended precision (long double), is within the bound
     YAl = (scaled_rows(X, True, c) * (2.0 * y - 1.0)[:, None]).astype(np.longdouble)

@@ -32,8 +32,7 @@ from dpglass.models.logistic.plan import (
     centred_basis, class_offset, class_rows, class_score_offsets, coefficient_calibration, coefficient_step,
     record_lipschitz, release_plan,
 )
-from dpglass.models.logistic.softmax import SoftmaxRows
-from dpglass.models.logistic.solver import RowBlocks, minimise, scaled_rows
+from dpglass.models.logistic.solver import RowBlocks, SoftmaxRows, SolverNotCertifiedError, minimise, scaled_rows
 from dpglass.privacy.objective_perturbation import output_perturbation_calibration, snap_to_grid
 from dpglass.privacy.samplers import discrete_laplace
 
@@ -168,19 +167,27 @@ def test_calibration_is_the_binary_one_with_k_minus_1_rows():
 
 # ------------------------------------------------------------ (2) the solver
 def test_two_classes_are_the_binary_model():
-    """The softmax objective at K = 2 is the binary one with offset b1 - b0: the same certified minimiser (the
-    binary solver is its specialisation, which the fit uses for two classes)."""
+    """The softmax objective at K = 2 is the binary one with offset b1 - b0: the same certified minimiser, and one
+    implementation (review finding 5: RowBlocks is only a constructor of the K = 2 SoftmaxRows)."""
     rng = np.random.default_rng(2)
     A = np.column_stack([(rng.random((400, 4)) < 0.5), np.ones(400)]).astype(float)
     y = rng.integers(0, 2, 400)
     w = rng.integers(1, 9, 400).astype(float)
     b = np.array(class_score_offsets([40, 170]))
     softmax_point = minimise(SoftmaxRows.dense(A, y, w, 2), 3.0, 1e-9, offset=b)
-    binary_point = minimise(RowBlocks.dense(A, 2.0 * y - 1.0, w), 3.0, 1e-9, offset=class_offset([40, 170]))
+    rows = RowBlocks.dense(A, 2.0 * y - 1.0, w)
+    assert type(rows) is SoftmaxRows and rows.k == 2
+    binary_point = minimise(rows, 3.0, 1e-9, offset=class_offset([40, 170]))
     np.testing.assert_allclose(softmax_point, binary_point, atol=1e-9)
+    # the binary objective's value and gradient, written out with the sigmoid
+    beta = binary_point + 0.1
+    _, _, g, _, F = rows.newton_pass(beta, 3.0, class_offset([40, 170]))
+    m = (2.0 * y - 1.0) * (A @ beta + class_offset([40, 170]))
+    np.testing.assert_allclose(F, w @ np.logaddexp(0.0, -m) + 1.5 * beta @ beta, rtol=1e-12)
+    np.testing.assert_allclose(g, 3.0 * beta - A.T @ (w * (2.0 * y - 1.0) / (1.0 + np.exp(m))), rtol=1e-10)
 
 
-@pytest.mark.parametrize("K", [3, 6])
+@pytest.mark.parametrize("K", [2, 3, 6])
 def test_certified_bound_covers_the_exact_gradient(K):
     """Solved on the pattern table (counts as weights); certified against the gradient summed record by record
     in extended precision."""
@@ -207,6 +214,41 @@ def test_certified_bound_covers_the_exact_gradient(K):
     gl = mu * V + G.T @ (Pl - np.eye(K)[y]).T @ A
     assert float(np.sqrt((gl * gl).sum())) <= bound
     assert float(np.sqrt((gl * gl).sum())) < 0.5 * c * TOL  # and the solver is well inside it
+
+
+def _scaled_table(K, records, noisy):
+    """3,000 distinct 0/1 rows of 12 columns, labels a function of three of them (mod K), 30% relabelled at random
+    if ``noisy``; the counts scaled up to about ``records`` (review finding 3's table)."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (3000, 12)).astype(np.uint8)
+    y = (X[:, 0] + 2 * X[:, 1] + 4 * X[:, 2]) % K
+    if noisy:
+        y = np.where(rng.random(3000) < 0.3, rng.integers(0, K, 3000), y)
+    table = pattern_table(X, y.astype(np.uint8))
+    table.counts[:] = table.counts * (records // 3000)
+    return table
+
+
+@pytest.mark.parametrize("K,records,noisy", [(3, 3 * 10**9, True), (5, 3 * 10**9, True), (5, 3 * 10**12, False),
+                                             (8, 3 * 10**12, False)])
+def test_large_k_class_tables_certify(K, records, noisy):
+    """Review finding 3: the K-class certificate (errors relative to p_y ~ 1, a tree of 64-row groups) stopped
+    certifying at 3e9 records (K = 5 and 8, separable) where the exact gradient was 5e4 times below it.  With
+    each probability's error relative to the residual p - e_y (the label's entry as minus the others) and a tree of
+    pairs it certifies these, as the binary solver does: 3e12 separable, 3e9 with 30% random labels."""
+    c = default_data_norm(13)
+    minimise(SoftmaxRows.from_table(_scaled_table(K, records, noisy), K, True, c), 30.0 * c * c, c * TOL,
+             offset=np.zeros(K))
+
+
+def test_the_certificates_public_limit_is_documented_in_the_error():
+    """Beyond the limit (3e11 records of which 30% have random labels; the float64 sums themselves are then the
+    obstacle) nothing is released and the error says what to do, the same for two classes and K."""
+    c = default_data_norm(13)
+    for K in (2, 3):
+        with pytest.raises(SolverNotCertifiedError, match="tol"):
+            minimise(SoftmaxRows.from_table(_scaled_table(K, 3 * 10**11, True), K, True, c), 30.0 * c * c, c * TOL,
+                     offset=np.zeros(K))
 
 
 def test_huge_tables_and_separable_classes_certify():

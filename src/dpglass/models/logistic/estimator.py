@@ -29,8 +29,7 @@ from dpglass.models.logistic.plan import (  # noqa: F401  (re-exported: the fami
     AUTO_ALPHA, CLASS_COUNT_SHARE, DEFAULT_ALPHA, DEFAULT_TOL, MECHANISM, OFFSET_LIMIT, class_count_step, class_offset,
     class_rows, class_score_offsets, coefficient_calibration, coefficient_step, default_data_norm, release_plan, resolved_alpha,
 )
-from dpglass.models.logistic.softmax import SoftmaxRows
-from dpglass.models.logistic.solver import RowBlocks, SolverNotCertifiedError, minimise
+from dpglass.models.logistic.solver import SoftmaxRows, SolverNotCertifiedError, minimise
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.objective_perturbation import (
     snap_to_grid,
@@ -128,17 +127,13 @@ def grid_minimiser(table, fit_intercept: bool, c: float, cal, alpha, tol, offset
     """The grid indices ``round(beta~ / gamma)`` of the certified minimiser (the exact values the coefficient
     release perturbs): ``||grad F(beta~)|| <= c tol`` with regulariser weight ``alpha c^2``.
 
-    Two classes: the binary loss (:class:`~dpglass.models.logistic.solver.RowBlocks`, the softmax loss's
-    two-class case with a scalar sigmoid), ``offset`` a number; K >= 3: the softmax loss over the K - 1 free rows
-    (:class:`~dpglass.models.logistic.softmax.SoftmaxRows`), ``offset`` the K - 1 offsets, indices flattened row
-    by row."""
+    One solver for every K (:class:`~dpglass.models.logistic.solver.SoftmaxRows`): the softmax loss over the
+    K - 1 free rows, indices flattened row by row; ``offset`` the K class offsets, or for two classes one number,
+    the binary margin's offset (the softmax's K = 2 case with offsets (0, offset))."""
     mu, tol_beta = float(alpha) * c * c, c * float(tol)  # what the calibration assumed of the solver
     # the per-record map, a block of distinct rows at a time
-    if int(n_classes) == 2:
-        rows, offset = RowBlocks.from_table(table, bool(fit_intercept), c), float(offset)
-    else:
-        rows = SoftmaxRows.from_table(table, int(n_classes), bool(fit_intercept), c)
-        offset = np.asarray(offset, dtype=np.float64)
+    rows = SoftmaxRows.from_table(table, int(n_classes), bool(fit_intercept), c)
+    offset = float(offset) if int(n_classes) == 2 else np.asarray(offset, dtype=np.float64)
     return snap_to_grid(minimise(rows, mu, tol_beta, offset=offset), cal.grid_step)
 
 

@@ -1,18 +1,25 @@
-"""The certified solver of :mod:`dpglass.models.logistic.estimator`, block by block.
+"""The certified solver of :mod:`dpglass.models.logistic.estimator`: one implementation for every K >= 2.
 
-:func:`minimise` runs damped Newton on
-``F(beta) = sum_e w_e log(1 + exp(-y_e (beta.a_e + offset))) + (mu/2)||beta||^2``
-over the distinct rows ``a_e`` of the data with integer weights ``w_e``
-(their record counts) and returns a point whose gradient norm is
-*certified* ``<= tol`` (:func:`certified_gradient_bound`).  The rows are read
-a block of :data:`BLOCK_ROWS` at a time from a :class:`RowBlocks` (a dense
-array, or the bit-packed :class:`~dpglass.aggregates.PatternTable` unpacked
-block by block), so the solver holds a few vectors of length m and one float
-block, never a float copy of the table.  K >= 3 classes: the same loop on
-the softmax objective of :class:`~dpglass.models.logistic.softmax.SoftmaxRows`,
-whose two-class case this objective is.  Nothing here is released; the
-privacy argument needs only the certificate (docs/privacy.md, "DP logistic
-regression").
+:func:`minimise` runs damped Newton on the softmax (multinomial) objective of
+:class:`SoftmaxRows`: the free parameters are the ``K - 1`` rows ``F_m`` of
+``p`` coefficients, flattened row by row into ``beta`` of length
+``(K - 1) p``; the K class scores of a row ``a`` are ``z = G F a + b`` (``G``
+the public centred basis, :func:`~dpglass.models.logistic.plan.centred_basis`;
+``b`` the public offsets), and
+
+``F(beta) = sum_e w_e [log sum_k exp(z_ek) - z_e,y_e] + (mu/2)||beta||^2``
+
+over the distinct rows ``a_e`` of the data with integer weights ``w_e`` (their
+record counts).  Two classes are its K = 2 case: ``G = (-1/2, 1/2)``, and with
+offsets ``(0, o)`` the objective is the binary
+``sum_e w_e log(1 + exp(-y_e (beta.a_e + o))) + (mu/2)||beta||^2``
+(:class:`RowBlocks` builds it from +-1 labels).  It returns a point whose
+gradient norm is *certified* ``<= tol`` (:meth:`SoftmaxRows.certified_bound`).
+The rows are read a block at a time (a dense array, or the bit-packed
+:class:`~dpglass.aggregates.PatternTable` unpacked block by block), so the
+solver holds a few vectors of length m and one float block, never a float
+copy of the table.  Nothing here is released; the privacy argument needs only
+the certificate (docs/privacy.md, "DP logistic regression").
 """
 
 from __future__ import annotations
@@ -21,23 +28,29 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.special import expit
 
-__all__ = ["BLOCK_ROWS", "MAX_ITER", "RowBlocks", "SolverNotCertifiedError", "certified_gradient_bound",
-           "minimise", "scaled_rows"]
+from dpglass.models.logistic.plan import centred_basis
+
+__all__ = ["BLOCK_ROWS", "EXP_ULPS", "MAX_ITER", "RowBlocks", "SoftmaxRows", "SolverNotCertifiedError", "minimise",
+           "scaled_rows", "softmax_scores"]
 
 #: Newton iterations before giving up (never reached in practice; see docs).
 MAX_ITER = 500
-#: Rows per float block read from a :class:`RowBlocks` (a multiple of :data:`_FAN`).
+#: Rows per float block read from the rows (a multiple of :data:`_FAN`).
 BLOCK_ROWS = 1 << 14
 
 _U = 2.0**-53  # unit roundoff of float64
-_EXPIT_ULPS = 8.0  # assumed relative error of scipy.special.expit, in units of _U
+#: Assumed relative error of ``numpy.exp`` in units of roundoff.
+EXP_ULPS = 8.0
+#: Absolute slack per probability for exp's underflow (subnormal or 0 results).
+_TINY = 1e-300
 _SHRINK = 1.0 - 2.0**-30  # rows are kept at norm <= data_norm * _SHRINK (margin for the float norm)
 #: A Newton decrement below this fraction of |F| is under F's float resolution (see :func:`minimise`).
 _FLAT = 2.0**-30
 #: Fan-in of :func:`_tree_sum`'s tree.
 _FAN = 64
+#: Fan-in of :func:`_tree_sum`'s tree: pairs (the error bound grows with the levels times the fan-in minus 1).
+_PAIR = 2
 
 
 class SolverNotCertifiedError(RuntimeError):
@@ -65,76 +78,19 @@ def scaled_rows(X01, fit_intercept: bool, c: float) -> np.ndarray:
     return X
 
 
-@dataclass(frozen=True)
-class RowBlocks:
-    """The solver's rows: ``rows(s, e)`` returns the float rows ``s..e-1``; ``ys`` (+-1) and ``w`` per row."""
-
-    rows: Callable[[int, int], np.ndarray]
-    ys: np.ndarray
-    w: np.ndarray
-    p: int
-
-    @classmethod
-    def dense(cls, A, ys, w) -> "RowBlocks":
-        A = np.asarray(A, dtype=np.float64)
-        return cls(lambda s, e: A[s:e], np.asarray(ys, dtype=np.float64), np.asarray(w, dtype=np.float64),
-                   A.shape[1])
-
-    @classmethod
-    def from_table(cls, table, fit_intercept: bool, c: float) -> "RowBlocks":
-        """The :func:`scaled_rows` of a PatternTable's distinct rows, unpacked a block at a time."""
-        d = table.n_features
-
-        def rows(s, e):
-            bits = np.unpackbits(table.packed[s:e], axis=1, count=d) if d else np.zeros((e - s, 0), np.uint8)
-            return scaled_rows(bits, fit_intercept, c)
-
-        ys = 2.0 * table.labels.astype(np.float64) - 1.0
-        return cls(rows, ys, table.counts.astype(np.float64), d + int(bool(fit_intercept)))
-
-    @property
-    def m(self) -> int:
-        return self.ys.shape[0]
-
-    @property
-    def n_params(self) -> int:
-        return self.p
-
-    def blocks(self):
-        """``(s, e, YA)`` per block: the signed rows ``y_e a_e``."""
-        for s in range(0, self.m, BLOCK_ROWS):
-            e = min(s + BLOCK_ROWS, self.m)
-            yield s, e, self.rows(s, e) * self.ys[s:e, None]
-
-    # what :func:`minimise` asks of an objective (the softmax one is ``softmax.SoftmaxRows``)
-    def newton_pass(self, beta, mu, offset):
-        return _newton_pass(self, beta, mu, offset)
-
-    def direction(self, step):
-        return _direction(self, step)
-
-    def value(self, margins, beta, mu) -> float:
-        return _value(self, margins, beta, mu)
-
-    def certified_bound(self, beta, margins, s, mu, offset) -> float:
-        return certified_gradient_bound(self, beta, s, mu, offset)
-
-
 def _tree_sum(T: np.ndarray) -> tuple[np.ndarray, int]:
-    """``(column sums of T, levels)``: sums of :data:`_FAN` rows at a time, then of those, until one row.
+    """``(column sums of T, levels)``: sums of :data:`_PAIR` rows at a time, then of those, until one row.
 
-    Each level's partial sums have ``_FAN - 1`` additions, so the result is
-    within ``gamma_{levels (_FAN - 1)}`` times the sum of ``|T|`` of the exact
-    sums (Higham 2002, Lemma 3.3), whatever order NumPy adds a group in:
-    ``levels`` grows like ``log_64`` of the rows, where one dot product's
-    bound grows like the rows.
+    Each level adds ``_PAIR - 1`` times, so the result is within
+    ``gamma_{levels (_PAIR - 1)}`` times the sum of ``|T|`` of the exact sums
+    (Higham 2002, Lemma 3.3): ``levels`` grows like ``log_2`` of the rows,
+    where one dot product's bound grows like the rows.
     """
     levels = 0
     while T.shape[0] > 1:
-        pad = (-T.shape[0]) % _FAN
-        if pad:
-            T = np.concatenate([T, np.zeros((pad, T.shape[1]))])
-        T = T.reshape(-1, _FAN, T.shape[1]).sum(axis=1)
+        if T.shape[0] % _PAIR:
+            T = np.concatenate([T, np.zeros((_PAIR - T.shape[0] % _PAIR, T.shape[1]))])
+        T = T[0::2] + T[1::2]
         levels += 1
     return (T[0] if T.shape[0] else np.zeros(T.shape[1])), levels
 
@@ -143,92 +99,209 @@ def _gamma(k: float) -> float:
     return k * _U / (1.0 - k * _U)
 
 
-def _slope(s, err_m):
-    """A bound on sigma' between the computed and the exact margin: ``min(1/4, sigma'(-m^) e^err_m)``.
+def softmax_scores(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(P, lse)``: the row-wise softmax of the scores and ``log sum exp``; stable (the largest score is
+    subtracted first, and ``lse = top + log1p(sum of the other terms)``, exact to a few ulps for large margins)."""
+    top = Z.max(axis=1)
+    E = np.exp(Z - top[:, None])
+    rows = np.arange(Z.shape[0])
+    E[rows, Z.argmax(axis=1)] = 0.0  # exp(0) = 1 exactly: summed apart
+    rest = E.sum(axis=1)
+    E[rows, Z.argmax(axis=1)] = 1.0
+    return E / (1.0 + rest)[:, None], top + np.log1p(rest)
 
-    ``(log sigma')' = 1 - 2 sigma`` lies in (-1, 1), so ``sigma'(x + t) <= sigma'(x) e^|t|``; and
-    ``sigma'(-m^) = sigma(1 - sigma)`` at ``sigma = s^ / (1 + theta)``, ``|theta| <= _EXPIT_ULPS u``, is at most
-    ``s^ (1 + 9u) ((1 - s^)(1 + 2u) + 9u s^)`` (the ``1 + 2u`` for the float ``1 - s^``).  Far from the
-    boundary, where the margins are large, this is much smaller than the global 1/4.
+
+def residuals(P: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """``p - e_y`` per row, its label's entry computed as ``-(sum of the other probabilities)``: relative to the
+    residual itself, not to ``p_y ~ 1`` (what keeps the certificate tight on a well-fitted large table)."""
+    R = P.copy()
+    rows = np.arange(P.shape[0])
+    R[rows, labels] = 0.0
+    R[rows, labels] = -R.sum(axis=1)
+    return R
+
+
+@dataclass(frozen=True)
+class SoftmaxRows:
+    """The solver's rows: ``rows(s, e)`` the float rows ``s..e-1``, ``labels`` (codes 0..K-1) and ``w`` per row,
+    ``p`` the row length and ``k`` the number of classes (2 for the binary model)."""
+
+    rows: Callable[[int, int], np.ndarray]
+    labels: np.ndarray
+    w: np.ndarray
+    p: int
+    k: int
+
+    @classmethod
+    def dense(cls, A, labels, w, n_classes: int) -> "SoftmaxRows":
+        A = np.asarray(A, dtype=np.float64)
+        return cls(lambda s, e: A[s:e], np.asarray(labels, dtype=np.int64), np.asarray(w, dtype=np.float64),
+                   A.shape[1], int(n_classes))
+
+    @classmethod
+    def from_table(cls, table, n_classes: int, fit_intercept: bool, c: float) -> "SoftmaxRows":
+        """The :func:`scaled_rows` of a PatternTable's distinct rows, unpacked a block at a time."""
+        d = table.n_features
+
+        def rows(s, e):
+            bits = np.unpackbits(table.packed[s:e], axis=1, count=d) if d else np.zeros((e - s, 0), np.uint8)
+            return scaled_rows(bits, fit_intercept, c)
+
+        return cls(rows, table.labels.astype(np.int64), table.counts.astype(np.float64),
+                   d + int(bool(fit_intercept)), int(n_classes))
+
+    @property
+    def m(self) -> int:
+        return self.labels.shape[0]
+
+    @property
+    def n_params(self) -> int:
+        return (self.k - 1) * self.p
+
+    @property
+    def basis(self) -> np.ndarray:
+        return centred_basis(self.k)
+
+    def blocks(self):
+        """``(s, e, A, Y)`` per block: the rows and the labels' one-hot indicators."""
+        size = max(_FAN, (BLOCK_ROWS // (self.k - 1)) // _FAN * _FAN)  # a few float blocks of (K - 1) p columns
+        for s in range(0, self.m, size):
+            e = min(s + size, self.m)
+            Y = np.zeros((e - s, self.k))
+            Y[np.arange(e - s), self.labels[s:e]] = 1.0
+            yield s, e, self.rows(s, e), Y
+
+    def offsets(self, offset) -> np.ndarray:
+        """The K score offsets: K numbers, or (two classes) one number ``o``, the binary margin's offset: (0, o)."""
+        b = np.asarray(offset, dtype=np.float64)
+        if b.ndim == 0 and self.k == 2:
+            return np.array([0.0, float(b)])
+        return np.broadcast_to(b, (self.k,))
+
+    # ------------------------------------------------------------ what minimise asks
+    def newton_pass(self, beta, mu, offset):
+        """At ``beta``: ``(scores Z, probabilities P, gradient, Hessian, F)``, the last two in ``beta``'s order.
+
+        The Hessian is ``sum_e w_e M_e (x) a_e a_e'`` with ``M_e = G'(diag p_e - p_e p_e')G`` (K - 1 square;
+        ``p_k(1 - p_k)`` as ``p_k`` times the other probabilities), one Gram matrix per pair of free rows."""
+        q, p, b, G = self.k - 1, self.p, self.offsets(offset), self.basis
+        V = beta.reshape(q, p)
+        Z, P = np.empty((self.m, self.k)), np.empty((self.m, self.k))
+        g, H, loss = np.zeros((q, p)), np.zeros((q * p, q * p)), 0.0
+        for s, e, A, Y in self.blocks():
+            z = (A @ V.T) @ G.T + b
+            Pb, lse = softmax_scores(z)
+            Z[s:e], P[s:e] = z, Pb
+            w = self.w[s:e]
+            g += ((residuals(Pb, self.labels[s:e]) * w[:, None]) @ G).T @ A
+            D = -Pb[:, :, None] * Pb[:, None, :]
+            D[:, np.arange(self.k), np.arange(self.k)] = Pb * (Pb.sum(axis=1, keepdims=True) - Pb)
+            M = np.einsum("ki,nkl,lj->nij", G, D, G) * w[:, None, None]
+            for i in range(q):
+                for j in range(i, q):
+                    block = A.T @ (A * M[:, i, j][:, None])
+                    H[i * p:(i + 1) * p, j * p:(j + 1) * p] += block
+                    if j != i:
+                        H[j * p:(j + 1) * p, i * p:(i + 1) * p] += block.T
+            loss += float(w @ (lse - (z * Y).sum(axis=1)))
+        H[np.diag_indices_from(H)] += mu
+        return Z, P, (mu * V + g).reshape(-1), H, loss + 0.5 * mu * float(beta @ beta)
+
+    def direction(self, step) -> np.ndarray:
+        """How the class scores move along the step: ``G step a_e`` for every row."""
+        S, G = step.reshape(self.k - 1, self.p), self.basis
+        out = np.empty((self.m, self.k))
+        for s, e, A, _ in self.blocks():
+            out[s:e] = (A @ S.T) @ G.T
+        return out
+
+    def value(self, margins, beta, mu) -> float:
+        total = 0.0
+        for s, e, _, Y in self.blocks():
+            z = margins[s:e]
+            _, lse = softmax_scores(z)
+            total += float(self.w[s:e] @ (lse - (z * Y).sum(axis=1)))
+        return total + 0.5 * mu * float(beta @ beta)
+
+    def certified_bound(self, beta, margins, P, mu, offset) -> float:
+        """A rigorous upper bound on ``||grad F(beta)||`` from its own float evaluation (docs/privacy.md,
+        "DP logistic regression", "The certificate").
+
+        ``margins`` and ``P`` are the scores and probabilities of :meth:`newton_pass` at ``beta``.  The gradient
+        is ``mu beta + sum_e w_e G'(p_e - e_y) a_e``; per row, :func:`probability_errors` bounds ``|p^_k - p_k|``
+        relative to ``p_k`` and the label's entry ``-(sum of the others)`` is within the others' errors plus
+        ``gamma_{K-1}`` of itself (:func:`residuals`): every error is relative to the residual ``p - e_y``, not
+        to ``p_y``.  The terms ``fl(fl(fl(w r) G) a)`` are within ``gamma_{K+3}`` and are summed in a tree of
+        pairs (:func:`_tree_sum`: the float part grows like ``n log m``).  Inflated by 1% at the end.
+        """
+        q, p, b, G = self.k - 1, self.p, self.offsets(offset), self.basis
+        beta = np.asarray(beta, dtype=np.float64)
+        absV, absb, absG = np.abs(beta.reshape(q, p)), np.abs(b), np.abs(G)
+        parts, levels, mag, err_r_sum = [], 0, np.zeros(q * p), np.zeros(q * p)
+        for s, e, A, _ in self.blocks():
+            absA, labels, rows = np.abs(A), self.labels[s:e], np.arange(e - s)
+            err_z = _gamma(p + self.k + 1) * ((absA @ absV.T) @ absG.T + absb)  # |z^ - z| per row and class
+            err_p = probability_errors(margins[s:e], P[s:e], 2.0 * err_z.max(axis=1))
+            R = residuals(P[s:e], labels)
+            err_r = err_p.copy()
+            err_r[rows, labels] = 0.0
+            err_r[rows, labels] = err_r.sum(axis=1) + _gamma(self.k) * np.abs(R[rows, labels])
+            w = self.w[s:e, None]
+            v_block, lev = _tree_sum((((R * w) @ G)[:, :, None] * A[:, None, :]).reshape(e - s, q * p))
+            parts.append(v_block)
+            levels = max(levels, lev)
+            mag += ((np.abs(R * w) @ absG)[:, :, None] * absA[:, None, :]).reshape(e - s, q * p).sum(axis=0)
+            err_r_sum += (((err_r * w) @ absG)[:, :, None] * absA[:, None, :]).reshape(e - s, q * p).sum(axis=0)
+        v, top = _tree_sum(np.array(parts).reshape(-1, q * p))
+        g = mu * beta + v
+        err_v = (_gamma((levels + top) * (_PAIR - 1)) + _gamma(self.k + 3)) * mag + err_r_sum
+        err = err_v + 2.0 * _U * (mu * np.abs(beta) + np.abs(g))  # the product mu*beta and the addition
+        return 1.01 * (float(np.linalg.norm(g)) + float(np.linalg.norm(err)))
+
+
+def probability_errors(Z: np.ndarray, P: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """``|p^_k - p_k|`` per row and class: ``P`` the float :func:`softmax_scores` of the float scores ``Z``,
+    ``p`` the exact softmax of the exact scores, ``delta`` per row a bound on ``2 max_k |z^_k - z_k|``.
+
+    ``t_k = top - z^_k``: the float ``exp(fl(z^_k - top))`` is within a relative ``rho_k = expm1((t_k +
+    EXP_ULPS + 1) u)`` of ``e_k = exp(z^_k - top)`` (the subtraction's rounding, ``u t_k``, and exp's); the
+    float sum ``S`` of the K terms (the top one exactly 1) is within ``sigma = gamma_K + sum_k e_k rho_k /
+    sum_k e_k``, relative) of the exact one, and the division
+    adds ``u``: ``r_k = (1 + rho_k)(1 + u)/(1 - sigma) - 1`` relative to the exact softmax of the float scores.
+    That one is within ``e^(+-delta)`` of ``p`` (``log p_k`` is ``z_k`` minus a 1-Lipschitz log-sum-exp):
+    ``|p^_k - p_k| <= p_k f_k``, ``f_k = (1 + r_k) e^delta - 1``, and ``p_k <= p^_k / (1 - f_k)``.  Underflow
+    (exp's result 0 or subnormal) adds :data:`_TINY` twice.  The bound's own float evaluation is covered by the
+    slack of its constants (``(1 + 1e-6)`` on ``rho``, ``1.001`` on ``sigma``) and the caller's final 1%.
     """
-    s = np.maximum(s, 1e-300)  # expit underflows to 0 (or a subnormal) while sigma(-m^) can be ~5e-309
-    local = s * (1.0 + 9.0 * _U) * ((1.0 - s) * (1.0 + 2.0 * _U) + 9.0 * _U * s)
-    return np.minimum(0.25, local * np.exp(err_m) * (1.0 + 4.0 * _U))
+    t = Z.max(axis=1, keepdims=True) - Z
+    rho = np.expm1((t * (1.0 + 1e-6) + EXP_ULPS + 1.0) * _U)
+    sigma = _gamma(P.shape[1]) + 1.001 * (P * rho).sum(axis=1, keepdims=True) / P.sum(axis=1, keepdims=True)
+    r = (1.0 + rho) * (1.0 + _U) / (1.0 - sigma) - 1.0
+    f = np.expm1(np.log1p(r) + delta[:, None])
+    return (P + _TINY) * f / (1.0 - f) + _TINY
 
 
-def certified_gradient_bound(rows: RowBlocks, beta, s, mu, offset: float = 0.0) -> float:
-    """A rigorous upper bound on ``||grad F(beta)||``, from its own float evaluation.
+class RowBlocks:
+    """Two classes with +-1 labels ``ys``: the K = 2 case of :class:`SoftmaxRows` (labels ``ys > 0``; a number
+    ``offset`` given to :func:`minimise` is the binary margin's offset)."""
 
-    ``s`` is ``expit(-margins)`` at ``beta``, evaluated in float64.  The
-    gradient is evaluated as ``mu beta - v``, ``v`` summed by a tree of
-    64-term groups inside each block and then over the blocks' sums.
-    Standard error bounds (Higham 2002, Section 3.1), valid for any summation
-    order: ``|fl(a.b) - a.b| <= gamma_k |a|.|b|``, ``gamma_k = k u/(1 - k u)``;
-    ``expit`` within ``_EXPIT_ULPS`` units of roundoff (relative); ``sigma``'s
-    slope between the computed and the exact margin is bounded by
-    :func:`_slope`; each term ``fl(fl(w s) y a)`` within ``gamma_2``.  The
-    bound is evaluated in float itself, then inflated by 1%, far more than
-    its own rounding.  Its float part grows like ``n log m``, not ``n m``.
-    """
-    beta = np.asarray(beta, dtype=np.float64)
-    p = rows.p
-    parts, levels, mag, err_s_sum = [], 0, np.zeros(p), np.zeros(p)
-    for a, b, YA in rows.blocks():
-        absA = np.abs(YA)
-        err_m = _gamma(p + 1) * (absA @ np.abs(beta) + abs(offset))  # |m^ - m|, the offset's addition included
-        err_s = _EXPIT_ULPS * _U * s[a:b] + _slope(s[a:b], err_m) * err_m + 1e-300  # |s^ - sigma(-m)|
-        ws = rows.w[a:b] * s[a:b]
-        v_block, lev = _tree_sum(YA * ws[:, None])
-        parts.append(v_block)
-        levels = max(levels, lev)
-        mag += absA.T @ ws
-        err_s_sum += absA.T @ (rows.w[a:b] * err_s)
-    v, top = _tree_sum(np.array(parts).reshape(-1, p))
-    g = mu * beta - v
-    # |v^ - sum_e w_e y_e a_e sigma(-m_e)|: the tree sums, the products w s y a, the errors of s
-    err_v = (_gamma((levels + top) * (_FAN - 1)) + _gamma(2)) * mag + err_s_sum
-    err = err_v + 2.0 * _U * (mu * np.abs(beta) + np.abs(g))  # the product mu*beta and the subtraction
-    return 1.01 * (float(np.linalg.norm(g)) + float(np.linalg.norm(err)))
+    @staticmethod
+    def dense(A, ys, w) -> SoftmaxRows:
+        return SoftmaxRows.dense(A, np.asarray(ys) > 0, w, 2)
 
-
-def _newton_pass(rows: RowBlocks, beta, mu, offset):
-    """At ``beta``: ``(margins, s, gradient, Hessian, F)`` in one pass over the blocks."""
-    m, p = rows.m, rows.p
-    margins, s = np.empty(m), np.empty(m)
-    v, H, loss = np.zeros(p), np.zeros((p, p)), 0.0
-    for a, b, YA in rows.blocks():
-        mg = YA @ beta + rows.ys[a:b] * offset
-        sb = expit(-mg)  # sigma(-m_e)
-        margins[a:b], s[a:b] = mg, sb
-        w = rows.w[a:b]
-        v += YA.T @ (w * sb)
-        H += YA.T @ (YA * (w * (sb * (1.0 - sb)))[:, None])  # y^2 = 1: the signed rows give A'DA
-        loss += float(w @ np.logaddexp(0.0, -mg))
-    H[np.diag_indices_from(H)] += mu
-    return margins, s, mu * beta - v, H, loss + 0.5 * mu * float(beta @ beta)
-
-
-def _direction(rows: RowBlocks, step) -> np.ndarray:
-    """``y_e a_e . step`` for every row: how the margins move along the step."""
-    out = np.empty(rows.m)
-    for a, b, YA in rows.blocks():
-        out[a:b] = YA @ step
-    return out
-
-
-def _value(rows: RowBlocks, margins, beta, mu) -> float:
-    return float(rows.w @ np.logaddexp(0.0, -margins)) + 0.5 * mu * float(beta @ beta)
+    @staticmethod
+    def from_table(table, fit_intercept: bool, c: float) -> SoftmaxRows:
+        return SoftmaxRows.from_table(table, 2, fit_intercept, c)
 
 
 def minimise(rows, mu: float, tol: float, max_iter: int = MAX_ITER, offset=0.0) -> np.ndarray:
     """Damped Newton for ``F`` (module docstring); returns a point with certified ``||grad F|| <= tol``.
 
-    ``rows`` is the objective: a :class:`RowBlocks` (two classes, the binary
-    loss above) or a :class:`~dpglass.models.logistic.softmax.SoftmaxRows`
-    (K classes, the softmax loss over the K - 1 free rows, flattened); both
-    give the Newton pass, the margins' direction, the value and the certified
-    gradient bound.  ``offset`` is a public constant (the released log-odds of
-    the classes, or 0; one per free row for the softmax).  ``F`` is ``mu``-strongly convex and smooth: Newton with Armijo
+    ``rows`` is the objective, a :class:`SoftmaxRows` (the softmax loss over
+    the K - 1 free rows, flattened; K = 2 is the binary loss): it gives the
+    Newton pass, the scores' direction, the value and the certified gradient
+    bound.  ``offset`` is public: the K class offsets (the released log-odds of
+    the classes, or 0), or for two classes one number, the margin's offset.  ``F`` is ``mu``-strongly convex and smooth: Newton with Armijo
     backtracking converges globally and quadratically near the minimiser.
     The line search moves the margins along the step (no pass over the
     rows); where the Newton decrement is below ``F``'s float resolution
@@ -269,5 +342,7 @@ def minimise(rows, mu: float, tol: float, max_iter: int = MAX_ITER, offset=0.0) 
     raise SolverNotCertifiedError(_NOT_CERTIFIED)
 
 
-_NOT_CERTIFIED = ("The Newton solver did not reach a certified gradient norm <= tol; nothing was released. "
-                  "Use a larger tol (the sensitivity grows only by 2*tol/alpha).")
+_NOT_CERTIFIED = ("The Newton solver did not reach a certified gradient norm <= tol; nothing was released. This "
+                  "happens only on very large tables (from about 3e10 records, for two classes or K, when many "
+                  "labels are not fitted: the float64 sums' rounding then exceeds tol; docs/privacy.md, \"DP "
+                  "logistic regression\"). Use a larger tol (the sensitivity grows only by 2*tol/alpha).")
