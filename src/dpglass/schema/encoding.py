@@ -7,7 +7,10 @@ quantiles, plus (optionally) one noisy count of the records whose values fall
 outside the declared bounds, so that the warning about clipping reveals
 nothing beyond a DP release.  :meth:`Encoding.transform` maps raw records to
 named 0/1 columns (``"age>37"``, ``"occupation=Exec-managerial"``), record by
-record, so it is the same function at fit and at predict time.
+record, so it is the same function at fit and at predict time; for a model
+that bins numbers or reads categories itself, numeric columns go as their
+clipped values and categorical ones as codes (``Encoding.numbers``,
+``Encoding.codes``: the route, chosen by the model's class).
 
 Missing values (and values outside a categorical column's list) are refused
 with an error naming the column, at fit and at predict: the schema says what
@@ -38,7 +41,8 @@ from dpglass.schema.columns import (
     Schema, _cut_name, category_key, grid_cut_points, quantile_cut_point, quantile_cut_points,
 )
 
-__all__ = ["CLIP_FALSE_ALARM", "CLIP_OFF_RELEASE", "CLIP_RELEASE", "ClippingWarning", "Encoding", "check_columns",
+__all__ = ["CLIP_FALSE_ALARM", "CLIP_OFF_RELEASE", "CLIP_RELEASE", "ClippingWarning", "Encoding", "category_count",
+           "check_columns",
            "clip_warning_threshold", "encoding_from_statistics", "encoding_statistics", "category_key",
            "category_keys", "fit_encoding", "grid_cut_points", "merge_statistics", "needs_statistics",
            "quantile_cut_points", "validate_table"]
@@ -51,46 +55,136 @@ class ClippingWarning(UserWarning):
 
 @dataclass(frozen=True)
 class Encoding:
-    """Public cut points (numeric) and categories (categorical) of a schema's feature columns."""
+    """Public cut points (numeric) and categories (categorical) of a schema's feature columns, and how the columns
+    reach the model.
+
+    ``numbers=False, codes=False`` (every 0/1 model): named 0/1 columns, one per
+    cut point and per category.  ``numbers=True`` (a model that bins numbers
+    itself, ``_takes_numeric``: dp-gbdt, dp-gam): every numeric column is one
+    column of its values clipped to the schema's public bounds (no cut points:
+    the model bins it within its own plan).  ``codes=True`` (a model that
+    reads category codes, ``_takes_categories``: dp-gam): every categorical
+    column is one column of integer codes ``0..m-1`` in the schema's order.
+    Binary columns are 0/1 in every route.  The route is a function of the
+    model's class, never of the data.
+    """
 
     schema: Schema
-    cuts: tuple  # one tuple of cut points per feature column (empty for non-numeric)
+    cuts: tuple  # one tuple of cut points per feature column (empty for non-numeric, and for numbers=True)
+    numbers: bool = False  # numeric columns as their clipped values (the model bins them)
+    codes: bool = False  # categorical columns as integer codes (the model reads categories)
 
     def feature_names(self) -> list:
         names = []
         for col, cuts in zip(self.schema.features, self.cuts):
-            if col.kind == "numeric":
+            if col.kind == "numeric" and not self.numbers:
                 names += [f"{col.name}>{_cut_name(t)}" for t in cuts]  # exact: distinct cuts, distinct names
-            elif col.kind == "categorical":
+            elif col.kind == "categorical" and not self.codes:
                 names += [f"{col.name}={v}" for v in col.categories]
             else:
                 names.append(col.name)
         return names
 
+    def column_bounds(self) -> list:
+        """One entry per encoded column: the schema's public ``(lo, hi)`` for a numeric column given as numbers,
+        else None (a 0/1 or code column): dp-gbdt's and dp-gam's ``bounds``."""
+        out = []
+        for col in self.schema.features:
+            if col.kind == "numeric" and self.numbers:
+                out.append((float(col.bounds[0]), float(col.bounds[1])))
+            else:
+                out += [None] * self._width(col)
+        return out
+
+    def column_categories(self) -> list:
+        """One entry per encoded column: for a code column its number of codes (the schema's categories, plus
+        one for "missing or unlisted" when the column declares ``missing="none"``), else None: dp-gam's
+        ``categories``."""
+        out = []
+        for col in self.schema.features:
+            if col.kind == "categorical" and self.codes:
+                out.append(category_count(col))
+            else:
+                out += [None] * self._width(col)
+        return out
+
+    def source_columns(self) -> list:
+        """The raw column each encoded column comes from, in the encoding's column order (public: the schema)."""
+        return [col.name for col in self.schema.features for _ in range(self._width(col))]
+
+    def _width(self, col) -> int:
+        """How many encoded columns a feature column becomes."""
+        if col.kind == "numeric" and not self.numbers:
+            return len(self.cuts[self.schema.features.index(col)])
+        if col.kind == "categorical" and not self.codes:
+            return len(col.categories)
+        return 1
+
     def transform(self, frame: pd.DataFrame) -> np.ndarray:
-        """The 0/1 matrix (uint8) of a table with the schema's columns, in any order."""
+        """The encoded matrix of a table with the schema's columns, in any order: uint8 0/1 on the 0/1 route,
+        float64 when numbers or codes are handed on."""
         check_columns(frame, self.schema, fitting=False)
         blocks = []
         for col, cuts in zip(self.schema.features, self.cuts):
             v = _checked_values(frame[col.name], col)
-            if col.kind == "numeric":
+            if col.kind == "numeric" and self.numbers:
+                blocks.append(_clipped(v, col)[:, None])
+            elif col.kind == "numeric":
                 blocks.append(np.stack([v > t for t in cuts], axis=1) if cuts else np.zeros((len(v), 0), bool))
+            elif col.kind == "categorical" and self.codes:
+                blocks.append(_codes(v, col)[:, None])
             elif col.kind == "categorical":
                 blocks.append(np.stack([v == category_key(c) for c in col.categories], axis=1))
             else:
                 blocks.append(v[:, None])
+        if self.numbers or self.codes:
+            return np.concatenate([b.astype(np.float64) for b in blocks], axis=1)
         return np.concatenate(blocks, axis=1).astype(np.uint8)
 
     def to_dict(self) -> dict:
-        return {"schema": self.schema.to_dict(), "cuts": [list(c) for c in self.cuts]}
+        out = {"schema": self.schema.to_dict(), "cuts": [list(c) for c in self.cuts]}
+        if self.numbers:  # only when set: the 0/1 route's files are unchanged
+            out["numbers"] = True
+        if self.codes:
+            out["codes"] = True
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> "Encoding":
+        unknown = sorted(set(data) - {"schema", "cuts", "numbers", "codes"})
+        if unknown:
+            raise DataValidationError(f"The encoding has the key {unknown[0]!r}; its keys are schema, cuts, "
+                                      "numbers and codes.")
         schema = Schema.from_dict(data["schema"])
         cuts = tuple(tuple(float(t) for t in c) for c in data["cuts"])
         if len(cuts) != len(schema.features):
             raise DataValidationError("The encoding's cut points do not match its schema's feature columns.")
-        return cls(schema, cuts)
+        flags = {k: data.get(k, False) for k in ("numbers", "codes")}
+        for key, value in flags.items():
+            if not isinstance(value, bool):
+                raise DataValidationError(f"The encoding's {key!r} is {value!r}; it is true or false.")
+        return cls(schema, cuts, **flags)
+
+
+def category_count(col) -> int:
+    """The number of codes of a categorical column read as codes: its categories, plus one (the last code) for a
+    missing or unlisted value when it declares ``missing="none"`` (a public function of the schema)."""
+    return len(col.categories) + (1 if col.missing == "none" else 0)
+
+
+def _clipped(values: np.ndarray, col) -> np.ndarray:
+    """A numeric column as numbers: clipped to its public bounds; a missing value (``missing="none"``) is the
+    lower bound, the number read as "above no cut point" as on the 0/1 route (a per-record rule)."""
+    lo, hi = (float(b) for b in col.bounds)
+    return np.clip(np.where(np.isnan(values), lo, values), lo, hi)
+
+
+def _codes(keys: np.ndarray, col) -> np.ndarray:
+    """A categorical column as codes: the index of its category in the schema's list; a missing or unlisted
+    value (``missing="none"``) is the extra last code (a per-record rule)."""
+    index = {category_key(c): i for i, c in enumerate(col.categories)}
+    other = len(col.categories)
+    return np.fromiter((index.get(k, other) for k in keys), dtype=np.int64, count=len(keys))
 
 
 def check_columns(frame, schema: Schema, *, fitting: bool) -> None:
@@ -240,8 +334,12 @@ def _clipped_records(frame, schema) -> int:
     return int(out.sum())
 
 
-def fit_encoding(frame, schema: Schema, *, quantile_epsilon: float, clip_epsilon: float, rng):
+def fit_encoding(frame, schema: Schema, *, quantile_epsilon: float, clip_epsilon: float, rng, numbers: bool = False,
+                 codes: bool = False):
     """Fix the encoding; return ``(encoding, the encoder's ledger, noisy clipped count or None)``.
+
+    ``numbers``, ``codes``: the route of numeric and categorical columns (:class:`Encoding`); with ``numbers``
+    no cut point is made, so no DP quantile is released (the model bins the numbers within its own plan).
 
     ``quantile_epsilon`` is split evenly over every DP quantile the schema asks
     for (each is pure DP, sensitivity 1 with n private: docs/privacy.md);
@@ -253,18 +351,23 @@ def fit_encoding(frame, schema: Schema, *, quantile_epsilon: float, clip_epsilon
     ``clip_epsilon=0``: nothing is counted, released or warned.
     """
     check_columns(frame, schema, fitting=True)
-    stats = encoding_statistics(frame, schema, clip=clip_epsilon > 0)
+    stats = encoding_statistics(frame, schema, clip=clip_epsilon > 0, numbers=numbers)
     return encoding_from_statistics(schema, stats, quantile_epsilon=quantile_epsilon, clip_epsilon=clip_epsilon,
-                                    rng=rng)
+                                    rng=rng, numbers=numbers, codes=codes)
 
 
-def needs_statistics(schema: Schema, clip: bool) -> bool:
+def needs_statistics(schema: Schema, clip: bool, numbers: bool = False) -> bool:
     """Whether the encoding reads the data: DP quantiles to draw, or records outside the bounds to count."""
     numeric = [c for c in schema.features if c.kind == "numeric"]
-    return any(c.thresholds == "dp-quantiles" for c in numeric) or (clip and bool(numeric))
+    return bool(_quantile_columns(schema, numbers)) or (clip and bool(numeric))
 
 
-def encoding_statistics(frame, schema: Schema, *, clip: bool) -> dict:
+def _quantile_columns(schema: Schema, numbers: bool) -> list:
+    """The columns whose cut points are DP quantiles the encoder releases (none when numbers go to the model)."""
+    return [] if numbers else [c for c in schema.features if c.kind == "numeric" and c.thresholds == "dp-quantiles"]
+
+
+def encoding_statistics(frame, schema: Schema, *, clip: bool, numbers: bool = False) -> dict:
     """Check the values of every feature column and count what the encoding reads from the data.
 
     Returns ``{"quantiles": {column: (below, n)}, "clipped": int or None}``:
@@ -276,9 +379,10 @@ def encoding_statistics(frame, schema: Schema, *, clip: bool) -> dict:
     the whole (:func:`merge_statistics`).
     """
     quantiles = {}
+    asked = {c.name for c in _quantile_columns(schema, numbers)}
     for col in schema.features:
         values = _checked_values(frame[col.name], col)
-        if col.kind == "numeric" and col.thresholds == "dp-quantiles":
+        if col.name in asked:
             values = values[~np.isnan(values)]  # a missing value is a per-record rule: not counted
             quantiles[col.name] = (grid_counts(values, col.bounds), int(values.size))
     clipped = _clipped_records(frame, schema) if clip and any(c.kind == "numeric" for c in schema.features) else None
@@ -296,24 +400,26 @@ def merge_statistics(parts) -> dict:
     return {"quantiles": quantiles, "clipped": clipped}
 
 
-def encoder_epsilons(schema: Schema, epsilon: float, quantile_share: float, clip_share: float) -> tuple:
+def encoder_epsilons(schema: Schema, epsilon: float, quantile_share: float, clip_share: float,
+                     numbers: bool = False) -> tuple:
     """``(quantile epsilon, clipped-count epsilon)`` the encoder spends: each share of ``epsilon`` only when the
-    schema has something to spend it on (a dp-quantiles column; a numeric column).  Parameters only: the
-    pipeline's fit and its file verifier both use it."""
+    schema has something to spend it on (a dp-quantiles column on the 0/1 route; a numeric column).  Parameters
+    only: the pipeline's fit and its file verifier both use it."""
     numeric = [c for c in schema.features if c.kind == "numeric"]
-    eps_q = epsilon * quantile_share if any(c.thresholds == "dp-quantiles" for c in numeric) else 0.0
+    eps_q = epsilon * quantile_share if _quantile_columns(schema, numbers) else 0.0
     eps_clip = epsilon * clip_share if numeric else 0.0
     return eps_q, eps_clip
 
 
-def encoder_plan(schema: Schema, quantile_epsilon: float, clip_epsilon: float) -> list[PlannedRelease]:
+def encoder_plan(schema: Schema, quantile_epsilon: float, clip_epsilon: float,
+                 numbers: bool = False) -> list[PlannedRelease]:
     """The encoder's releases, in order (docs/privacy.md, "Release plans"): every DP quantile of every
     ``dp-quantiles`` column (a point of the public quantile grid), then, when the schema has numeric columns,
     the noisy count of records with a value outside the bounds (an integer), or with ``clip_epsilon=0`` the
     zero-cost entry saying that nothing was counted.  Public parameters only: the pipeline's fit spends through
     it and its file verifier replays it."""
     feats = schema.features
-    q_cols = [c for c in feats if c.kind == "numeric" and c.thresholds == "dp-quantiles"]
+    q_cols = _quantile_columns(schema, numbers)
     n_releases = sum(c.n_thresholds for c in q_cols)
     eps_each = quantile_epsilon / n_releases if n_releases else 0.0
     steps = []
@@ -346,15 +452,16 @@ def _nothing(value, rng):
     return None
 
 
-def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: float, clip_epsilon: float, rng):
+def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: float, clip_epsilon: float, rng,
+                             numbers: bool = False, codes: bool = False):
     """:func:`fit_encoding` from the statistics of the data (:func:`encoding_statistics`): the releases, in order,
     through the encoder's ledger following :func:`encoder_plan`."""
     feats = schema.features
-    plan = encoder_plan(schema, quantile_epsilon, clip_epsilon)
+    plan = encoder_plan(schema, quantile_epsilon, clip_epsilon, numbers)
     ledger = PrivacyLedger(epsilon=quantile_epsilon + clip_epsilon).follow(plan)
     steps, cuts = iter(plan), []
     for col in feats:
-        if col.kind != "numeric":
+        if col.kind != "numeric" or numbers:
             cuts.append(())
         elif isinstance(col.thresholds, tuple):
             cuts.append(tuple(sorted(col.thresholds)))
@@ -380,7 +487,7 @@ def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: f
                 "value is out of bounds; smaller counts are not reported. Check the bounds, or turn the count off "
                 "with clip_share=0.",
                 ClippingWarning, stacklevel=4)
-    return Encoding(schema, tuple(cuts)), ledger, noisy
+    return Encoding(schema, tuple(cuts), numbers, codes), ledger, noisy
 
 
 #: The probability that the clipping warning fires when no value is out of bounds (noise alone), at most.

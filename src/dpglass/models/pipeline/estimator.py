@@ -1,10 +1,13 @@
 """One private estimator over raw columns: a public schema, its encoder, a DP model, one ledger.
 
 :class:`DPPipeline` is what a practitioner fits on a table as it arrives
-(numeric, categorical and id columns): the schema turns it into named 0/1
-features (spending budget only where it asks for DP quantiles, plus one noisy
-count of out-of-bounds records), the model is fitted on them with the rest of
-the budget, and ``privacy_ledger_`` holds the encoder's releases and the
+(numeric, categorical and id columns): the schema turns it into the columns
+its model takes (:func:`~dpglass.models.pipeline.route.model_route`): named
+0/1 features for a 0/1 model (spending budget only where the schema asks for
+DP quantiles), numeric columns as numbers with their public bounds for a model
+that bins numbers itself (dp-gbdt, dp-gam), categorical columns as codes for
+one that reads categories (dp-gam); plus one noisy count of out-of-bounds
+records.  The model is fitted on them with the rest of the budget, and ``privacy_ledger_`` holds the encoder's releases and the
 model's, never more than the budget given.  The saved JSON carries the
 encoding, so ``predict`` and ``dpglass predict`` take raw records and the
 printout speaks in the table's own terms ("age>37 and
@@ -28,10 +31,11 @@ from dpglass.exceptions import DataValidationError, InvalidParameterError, WeakG
 from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
+from dpglass.models.pipeline.route import model_inputs, model_route
 from dpglass.schema import Encoding, Schema, fit_encoding, load_schema
 from dpglass.schema.encoding import encoder_epsilons  # noqa: F401  (re-exported: the pipeline's budget split)
 
-__all__ = ["DPPipeline", "source_columns"]
+__all__ = ["DPPipeline", "model_inputs", "model_route", "source_columns"]
 
 _SHARE = [Interval(numbers.Real, 0, 1, closed="left")]
 
@@ -47,9 +51,22 @@ class DPPipeline(ClassifierBase):
         An unfitted dpglass DP estimator (``DPRuleListClassifier()``,
         ``SmoothBoostClassifier(...)``, ...); its ``epsilon`` and
         ``random_state`` are set by the pipeline, and its ``delta`` when the
-        pipeline's ``delta`` is given.  A model with ``feature_groups=None``
+        pipeline's ``delta`` is given.  A model with a ``bounds`` parameter
+        (``DPGradientBoostingClassifier``, ``DPGAMClassifier``) gets each
+        numeric column as its values clipped to the schema's bounds, and
+        ``bounds`` set to them (None for the other columns): it bins them
+        within its own plan (its grid or DP quantiles), so the schema's
+        thresholds, which are for 0/1 models, are not used and no encoder
+        quantile is released; a missing value (``missing="none"``) is the
+        lower bound, above no cut point, as on the 0/1 route.  A model with a
+        ``categories`` parameter gets each categorical column as codes
+        ``0..m-1`` (plus a last code for a missing or unlisted value under
+        ``missing="none"``) and ``categories`` set to those counts; otherwise
+        categorical columns are one-hot 0/1 (dp-gbdt's trees split a 0/1
+        column at 0.5).  A model with ``feature_groups=None``
         (``DPGAMClassifier``) gets each encoded column's raw column as its
-        group, so that it reads (prints, explains) per raw column.
+        group, so that it reads (prints, explains) per raw column.  Every
+        other model gets the 0/1 columns.
     epsilon : float > 0, default=1.0
         The whole budget: encoder and model together.
     delta : float in [0, 1) or None, default=None
@@ -119,11 +136,15 @@ class DPPipeline(ClassifierBase):
             return load_schema(self.schema)
         raise InvalidParameterError("DPPipeline needs a schema: a Schema, its dict, or a schema file's path.")
 
-    def _budget(self, schema: Schema) -> tuple[float, float, float]:
+    def _route(self) -> dict:
+        """How the columns reach the model: :func:`model_route` of its class (public: never the data)."""
+        return model_route(type(self.model))
+
+    def _budget(self, schema: Schema, numbers: bool = False) -> tuple[float, float, float]:
         eps = float(self.epsilon)
-        eps_q, eps_clip = encoder_epsilons(schema, eps, self.quantile_share, self.clip_share)
+        eps_q, eps_clip = encoder_epsilons(schema, eps, self.quantile_share, self.clip_share, numbers)
         asking = [c.name for c in schema.features if c.kind == "numeric" and c.thresholds == "dp-quantiles"]
-        if asking and eps_q <= 0:
+        if asking and eps_q <= 0 and not numbers:
             raise InvalidParameterError(
                 f"quantile_share=0 leaves nothing for the DP quantiles the schema asks for (column {asking[0]!r}); "
                 "give them a share > 0, or cut the column at \"grid\" or listed cut points."
@@ -149,13 +170,10 @@ class DPPipeline(ClassifierBase):
             raise InvalidParameterError("DPPipeline's model must be a differentially private dpglass estimator.")
         rng = check_random_state(self.random_state)
         enc_rng, model_rng = spawn(rng, 2)
-        encoded = self._fit_encoding(X, y, schema, enc_rng)
-        params = {"epsilon": encoded.model_epsilon, "random_state": model_rng}
+        encoded = self._fit_encoding(X, y, schema, enc_rng, **self._route())
+        params = {"epsilon": encoded.model_epsilon, "random_state": model_rng, **model_inputs(self.model, encoded.encoding)}
         if self.delta is not None and "delta" in self.model.get_params():
             params["delta"] = self.delta  # None: the model keeps its own (a pure model stays pure)
-        if self.model.get_params().get("feature_groups", False) is None:
-            # a model that reads its features in groups (dp-gam): each 0/1 column's source column, public
-            params["feature_groups"] = source_columns(encoded.encoding)
         model = clone(self.model).set_params(**params)
         self._warn_about_guarantee(float(self.epsilon))  # at the pipeline's epsilon, not the model's share of it
         with warnings.catch_warnings():
@@ -164,17 +182,19 @@ class DPPipeline(ClassifierBase):
         self._set_fitted(schema, encoded, model, is_replayable(rng))
         return self
 
-    def _fit_encoding(self, X, y, schema: Schema, rng) -> "_Encoded":
+    def _fit_encoding(self, X, y, schema: Schema, rng, numbers: bool = False, codes: bool = False) -> "_Encoded":
         """The encoder's part of ``fit``: the budget split, the labels checked, the encoding fitted (its DP
-        releases drawn from ``rng``) and the table encoded.  :class:`~dpglass.models.PrivateGridSearch` calls
-        it too, once, before selecting the model on the encoded table."""
-        eps_q, eps_clip, eps_model = self._budget(schema)
+        releases drawn from ``rng``) and the table encoded, on the route ``numbers``/``codes``
+        (:class:`~dpglass.schema.Encoding`).  :class:`~dpglass.models.PrivateGridSearch` calls it too, once,
+        on the 0/1 route, before selecting the model on the encoded table."""
+        eps_q, eps_clip, eps_model = self._budget(schema, numbers)
+        route = {"numbers": numbers, "codes": codes}
         if is_distributed(X) or is_distributed(y):
-            encoding, enc_ledger, noisy, Xenc = self._encode_partitioned(X, y, schema, eps_q, eps_clip, rng)
+            encoding, enc_ledger, noisy, Xenc = self._encode_partitioned(X, y, schema, eps_q, eps_clip, rng, route)
         else:
             y = self._check_labels(X, y, schema)
             encoding, enc_ledger, noisy = fit_encoding(X, schema, quantile_epsilon=eps_q, clip_epsilon=eps_clip,
-                                                    rng=rng)
+                                                    rng=rng, **route)
             Xenc = pd.DataFrame(encoding.transform(X), columns=encoding.feature_names(), index=X.index)
         return _Encoded(encoding, enc_ledger, noisy, Xenc, y, eps_model, eps_clip)
 
@@ -194,7 +214,7 @@ class DPPipeline(ClassifierBase):
         self.feature_names_in_ = np.array([c.name for c in schema.features], dtype=object)
         self.n_features_in_ = len(self.feature_names_in_)
 
-    def _encode_partitioned(self, X, y, schema, eps_q, eps_clip, rng):
+    def _encode_partitioned(self, X, y, schema, eps_q, eps_clip, rng, route):
         """The encoding of a dask DataFrame, and the encoded dask DataFrame the model then fits on.
 
         The schema's binarisation is a per-partition map with public cut
@@ -219,14 +239,15 @@ class DPPipeline(ClassifierBase):
                                       "Series of labels partitioned like it (take both from one DataFrame).")
         check_columns(X._meta, schema, fitting=True)  # the columns are public structure: no pass over the data
         clip = eps_clip > 0
-        if needs_statistics(schema, clip):
-            stats = merge_statistics(dask_backend.partition_results(X, _statistics, schema, clip))
+        if needs_statistics(schema, clip, route["numbers"]):
+            stats = merge_statistics(dask_backend.partition_results(X, _statistics, schema, clip, route["numbers"]))
         else:  # nothing to count; values are checked as the partitions are encoded
             stats = {"quantiles": {}, "clipped": None}
         encoding, enc_ledger, noisy = encoding_from_statistics(schema, stats, quantile_epsilon=eps_q,
-                                                            clip_epsilon=eps_clip, rng=rng)
+                                                            clip_epsilon=eps_clip, rng=rng, **route)
         names = encoding.feature_names()
-        meta = pd.DataFrame({c: pd.Series(dtype=np.uint8) for c in names})
+        dtype = np.float64 if encoding.numbers or encoding.codes else np.uint8  # Encoding.transform's
+        meta = pd.DataFrame({c: pd.Series(dtype=dtype) for c in names})
         Xenc = dask_backend.map_partitions_named(X, _encode, encoding, meta=meta)
         return encoding, enc_ledger, noisy, Xenc
 
@@ -342,20 +363,14 @@ class _Encoded:
 
 
 def source_columns(encoding: Encoding) -> list:
-    """The raw column each encoded 0/1 column comes from, in the encoding's column order (public: the schema)."""
-    groups = []
-    for col, cuts in zip(encoding.schema.features, encoding.cuts):
-        n = len(cuts) if col.kind == "numeric" else len(col.categories) if col.kind == "categorical" else 1
-        groups += [col.name] * n
-    if len(groups) != len(encoding.feature_names()):  # pragma: no cover - the encoding's own column layout
-        raise RuntimeError("the encoding's columns do not follow its schema's feature columns")
-    return groups
+    """The raw column each encoded column comes from, in the encoding's column order (public: the schema)."""
+    return encoding.source_columns()
 
 
-def _statistics(part, schema, clip):
+def _statistics(part, schema, clip, numbers):
     from dpglass.schema.encoding import encoding_statistics
 
-    return encoding_statistics(part, schema, clip=clip)
+    return encoding_statistics(part, schema, clip=clip, numbers=numbers)
 
 
 def _encode(part, encoding):

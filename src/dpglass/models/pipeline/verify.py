@@ -12,6 +12,7 @@ from dpglass.exceptions import ModelFileError
 from dpglass.models._file_checks import _close as close
 from dpglass.models._file_checks import _fail as fail
 from dpglass.models._verify import _check_ledger_shape, _check_ledger_totals, _check_top_level, verify_model_dict
+from dpglass.models.pipeline.route import model_route
 from dpglass.privacy.ledger import PrivacyLedger
 
 __all__ = ["verify_pipeline_dict"]
@@ -49,6 +50,7 @@ def verify_pipeline_dict(data: dict, cls) -> None:
     inner_cls = registered_class(inner.get("model"))
     if inner_cls is None:
         fail("inner_model.model", f"is {inner.get('model')!r}", "a registered dpglass model")
+    _check_route(encoding, inner, inner_cls)  # first: a route flag changed is named, not what it implies
     verify_model_dict(inner, inner_cls)
     if data["classes"] != inner["classes"]:  # predict_proba's columns are the model's, in its order
         fail("classes", f"is {data['classes']!r}", f"the inner model's classes {inner['classes']!r}, in its order")
@@ -82,6 +84,28 @@ def _check_composition(raw: dict, inner: dict, params: dict) -> None:
         fail("params.delta", f"is {params['delta']!r}", f"the inner model's delta {inner['params']['delta']!r}")
 
 
+def _check_route(encoding, inner: dict, inner_cls) -> None:
+    """The encoding's route is the one the inner model's class takes (numbers, codes, or 0/1; a file of the 0/1
+    route, as written before the route existed, loads for any model), and the model read the encoded columns
+    with the schema's bounds and category counts (:func:`~dpglass.models.pipeline.estimator.model_inputs`)."""
+    route = model_route(inner_cls)
+    for flag, what in (("numbers", "numeric columns as numbers"), ("codes", "categorical columns as codes")):
+        if getattr(encoding, flag) and not route[flag]:
+            fail(f"encoding.{flag}", "is true", f"false: {inner_cls.__name__} does not take {what}")
+    inner_params = inner.get("params", {})
+    if encoding.numbers:
+        want = [None if b is None else list(b) for b in encoding.column_bounds()]
+        got = inner_params.get("bounds")
+        got = None if got is None else [None if b is None else [float(v) for v in b] for b in got]
+        if got != want:
+            fail("inner_model.params.bounds", f"is {inner_params.get('bounds')!r}",
+                 f"the schema's bounds of the numeric columns, None elsewhere: {want!r}")
+    if encoding.codes and inner_params.get("categories") != encoding.column_categories():
+        fail("inner_model.params.categories", f"is {inner_params.get('categories')!r}",
+             f"the schema's number of codes of each categorical column, None elsewhere: "
+             f"{encoding.column_categories()!r}")
+
+
 def _check_entries(entries, inner_entries) -> None:
     n_enc = len(entries) - len(inner_entries)
     if n_enc < 0:
@@ -110,15 +134,16 @@ def _check_encoder_releases(data: dict, encoding, params: dict) -> None:
 
     feats = encoding.schema.features
     eps = float(params["epsilon"])
-    eps_q, eps_clip = encoder_epsilons(encoding.schema, eps, params["quantile_share"], params["clip_share"])
+    eps_q, eps_clip = encoder_epsilons(encoding.schema, eps, params["quantile_share"], params["clip_share"],
+                                       encoding.numbers)
     inner_eps = data["inner_model"]["privacy_ledger"]["budget"]["epsilon"]
     if not close(inner_eps, eps - eps_q - eps_clip):
         fail("inner_model.privacy_ledger.budget.epsilon", f"is {inner_eps!r}",
              f"{eps - eps_q - eps_clip!r}, what the encoder's shares leave of params.epsilon")
     n_enc = len(data["privacy_ledger"]["entries"]) - len(data["inner_model"]["privacy_ledger"]["entries"])
     # the encoder's releases are its plan, entry for entry, its values in their domains (the clipped count an integer)
-    check_against_plan(data["privacy_ledger"]["entries"][:max(n_enc, 0)], encoder_plan(encoding.schema, eps_q, eps_clip),
-                       data, fail)
+    check_against_plan(data["privacy_ledger"]["entries"][:max(n_enc, 0)],
+                       encoder_plan(encoding.schema, eps_q, eps_clip, encoding.numbers), data, fail)
     noisy = data.get("clipped_records_noisy")
     if (noisy is not None) != (eps_clip > 0) or (noisy is not None and (isinstance(noisy, bool)
                                                                         or not isinstance(noisy, int))):
@@ -126,9 +151,9 @@ def _check_encoder_releases(data: dict, encoding, params: dict) -> None:
              "the released integer count when the ledger has its entry, else null")
     for col, cuts in zip(feats, encoding.cuts):
         field = f"encoding.cuts[{col.name!r}]"
-        if col.kind != "numeric":
+        if col.kind != "numeric" or encoding.numbers:
             if cuts:
-                fail(field, f"is {list(cuts)!r}", "empty (not a numeric column)")
+                fail(field, f"is {list(cuts)!r}", "empty (not a numeric column, or numbers handed to the model)")
         elif col.thresholds == "grid":
             if tuple(cuts) != grid_cut_points(col):
                 fail(field, f"is {list(cuts)!r}", f"the public grid {list(grid_cut_points(col))!r}")

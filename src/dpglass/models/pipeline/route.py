@@ -1,0 +1,38 @@
+"""How a table's columns reach a DPPipeline's model: the route its class declares, and the parameters that say it.
+
+A public function of the model's class and the schema only (docs/privacy.md, "DPPipeline"): which columns are
+handed on as numbers or codes never depends on the data.
+"""
+
+from __future__ import annotations
+
+from dpglass.schema import Encoding
+
+__all__ = ["model_inputs", "model_route"]
+
+
+def model_route(model_cls) -> dict:
+    """How a model class takes a table, as it declares it: ``numbers`` when it takes numeric columns with
+    public bounds (a ``bounds`` parameter, one entry per column: ``(lo, hi)``, or None for a 0/1 column:
+    dp-gbdt, dp-gam), ``codes`` when it takes categorical columns as integer codes (a ``categories`` parameter,
+    one entry per column: ``m`` codes ``0..m-1``, or None: dp-gam).  A class may say otherwise with the class
+    attributes ``_takes_numeric`` / ``_takes_categories``.  A function of the class only."""
+    names = set(model_cls._get_param_names())
+    return {"numbers": bool(getattr(model_cls, "_takes_numeric", "bounds" in names)),
+            "codes": bool(getattr(model_cls, "_takes_categories", "categories" in names))}
+
+
+def model_inputs(model, encoding: Encoding) -> dict:
+    """The parameters the pipeline sets on its model so that it reads the encoded columns: public functions of
+    the schema and the model's class.  A model that takes numbers gets ``bounds`` (the schema's bounds of each
+    numeric column, None for a 0/1 or code column); one that takes categories gets ``categories`` (each code
+    column's number of codes, None elsewhere); one that reads its features in groups (``feature_groups=None``:
+    dp-gam) gets each encoded column's raw column."""
+    params = {}
+    if encoding.numbers:
+        params["bounds"] = encoding.column_bounds()
+    if encoding.codes:
+        params["categories"] = encoding.column_categories()
+    if model.get_params().get("feature_groups", False) is None:
+        params["feature_groups"] = encoding.source_columns()
+    return params
