@@ -398,3 +398,50 @@ def test_a_pipeline_file_whose_classes_are_not_its_models_is_refused(tmp_path):
     (tmp_path / "p.json").write_text(json.dumps(data))
     with pytest.raises(ModelFileError, match="'classes' is"):
         load_model(tmp_path / "p.json")
+
+
+# ------------------------------------------------------------ the 3-class audit observes the file (review finding 4)
+from dpglass.audit import audit_learner  # noqa: E402
+
+
+def _two_classes_and_a_lone_third(n=24, seed=0):
+    """Labels 0 and 1 (x0 says 'class 1', mostly) and one record of label 2: the neighbour without it has no
+    third label at all, so a label set read from the data differs between the two with certainty."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    X = (rng.random((n, 3)) < 0.5).astype(np.uint8)
+    X[:, 0] = np.where(rng.random(n) < 0.85, y == 1, X[:, 0])
+    return np.vstack([X, [[0, 1, 1]]]), np.append(y, 2)
+
+
+def _file_view(model, X):
+    """What a reader of the saved file sees besides the predictions: its label set and class count (review
+    finding 4: the predictions alone almost never show a rare label's presence)."""
+    labels = tuple(str(c) for c in model.to_dict()["classes"])
+    return labels, len(labels), tuple(str(v) for v in model.predict(np.unique(X, axis=0)))
+
+
+def _audit_file_view(estimator, X, y):
+    return audit_learner(estimator, X, y, neighbour=len(y) - 1, n_runs=60, claim=(1.0, 0.0), rng=0,
+                         output=lambda m: _file_view(m, X))
+
+
+@pytest.mark.filterwarnings("ignore::dpglass.exceptions.UnprovenGuaranteeWarning")  # DP-Bag says it is a claim
+@pytest.mark.parametrize("spec", PRIVATE_MULTI, ids=lambda s: s.name)
+def test_quick_three_class_audit_of_the_file_passes_with_declared_classes(spec):
+    """Every private multiclass model at epsilon = 1, its label set declared, against the neighbour without the
+    lone third-class record: the file's labels, class count and predictions pass a 60-run audit a side."""
+    X, y = _two_classes_and_a_lone_third()
+    res = _audit_file_view(_make(spec, epsilon=1.0, classes=[0, 1, 2]), X, y)
+    assert res.verdict == "PASS", res.summary()
+
+
+@pytest.mark.parametrize("spec", [s for s in PRIVATE_MULTI if s.name in ("dp-logistic-regression",
+                                                                          "subsample-aggregate")],
+                         ids=lambda s: s.name)
+def test_quick_three_class_audit_of_the_file_flags_a_label_set_read_from_the_data(spec):
+    """Negative control (the audit's power): the same model with ``classes=None`` reads its label set from y, so
+    the file says 3 classes on one side and 2 on the other for every seed; the audit must flag it."""
+    X, y = _two_classes_and_a_lone_third()
+    res = _audit_file_view(_make(spec, epsilon=1.0), X, y)
+    assert res.violation and res.epsilon_lower > 1.1, res.summary()
