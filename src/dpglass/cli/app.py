@@ -18,7 +18,7 @@ import sys
 import warnings
 
 from dpglass.cli import datasets, fit, inspect, models, predict, schema
-from dpglass.cli import export
+from dpglass.cli import card, export
 from dpglass.exceptions import (
     BudgetExceededError,
     DataValidationError,
@@ -30,7 +30,7 @@ from dpglass.exceptions import (
 __all__ = ["main", "build_parser"]
 
 #: The library's own commands, in the order ``dpglass --help`` lists them.
-COMMANDS = (datasets, models, fit, predict, schema, inspect, export)
+COMMANDS = (datasets, models, fit, predict, schema, inspect, export, card)
 
 
 def build_parser() -> argparse.ArgumentParser:
