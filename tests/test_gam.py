@@ -217,7 +217,7 @@ def test_the_family_spends_only_through_its_plan():
 
 def test_zero_records_with_a_declared_label_set_fit():
     m = DPGAMClassifier(classes=[0, 1, 2], random_state=0).fit(np.zeros((0, 3), dtype=np.uint8), np.zeros(0))
-    assert len(m.privacy_ledger_) == 1 + 2 * 2 * 3 and m.shapes_.shape == (3, 2, 2)
+    assert len(m.privacy_ledger_) == 1 + 2 * 2 * 3 and [s.shape for s in m.shapes_] == [(2, 2)] * 3
 
 
 # --------------------------------------------------------------------------- (3) reading the model
@@ -227,7 +227,7 @@ def test_the_contributions_sum_to_the_decision_function_on_every_row(K):
     labels = np.array(LABELS[:K])[y]
     m = DPGAMClassifier(epsilon=2.0, classes=LABELS[:K], random_state=1).fit(X, labels)
     table = m.explain()
-    assert list(table.columns) == ["group", "feature", "bin", "class", "contribution"]
+    assert list(table.columns) == ["group", "feature", "bin", "value", "class", "contribution"]
     scores = m.decision_function(X)
     for c, label in enumerate(LABELS[1:K], start=1):
         part = table[table["class"] == label]

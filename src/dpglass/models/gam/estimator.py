@@ -1,12 +1,12 @@
-"""A differentially private generalised additive model on 0/1 features: one shape per feature, learned by
-private cyclic boosting (dp-gam).
+"""A differentially private generalised additive model on raw columns (numeric with public bounds, categorical
+codes, 0/1; missing values in their own bin): one shape per column, learned by private cyclic boosting (dp-gam).
 
-:class:`DPGAMClassifier` learns ``F_k(x) = b_k + sum_j s_j[x_j, k]`` for the classes but the first
+:class:`DPGAMClassifier` learns ``F_k(x) = b_k + sum_j s_j[bin_j(x_j), k]`` for the classes but the first
 (``classes_[0]`` is the reference, score 0; two classes: the log-odds of ``classes_[1]``), as DP-EBM does
 (Nori, Caruana et al. 2021, "Accuracy, Interpretability, and Differential Privacy via Explainable Boosting"):
 ``b`` from one noisy class-count table, then ``n_cycles`` passes over the features, each visit of feature ``j``
-releasing the noisy sums over ``x_j = 0`` and ``x_j = 1`` of the records' gradients and Hessians of the
-softmax loss (exact discrete Gaussian noise on a public grid) and adding a damped Newton step to ``s_j``.
+releasing the noisy per-bin sums (a 0/1 column: over ``x_j = 0`` and ``x_j = 1``) of the records' gradients and
+Hessians of the softmax loss (exact discrete Gaussian noise on a public grid) and adding a damped Newton step to ``s_j``.
 Feature groups (public: e.g. the raw column each 0/1 column encodes) say how the shapes are read: the printout
 and :meth:`DPGAMClassifier.explain` are per group.  The privacy argument is in docs/privacy.md, "DP-GAM (dp-gam)".
 """
@@ -20,9 +20,27 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpglass._validation import InstanceOf, Interval
 from dpglass.models._base import CLASSES, EPSILON, RANDOM_STATE, ClassifierBase
+from dpglass.models.gam.columns import (
+    bin_X,
+    binned_fit_table,
+    check_fit_data,
+    is_plain,
+    resolve_columns,
+)
 from dpglass.models.gam.fit import class_probabilities, fit_gam
-from dpglass.models.gam.plan import ACCOUNTANTS, COUNT_SHARE, gam_plan
-from dpglass.models.gam.readout import explain_frame, resolve_groups, shape_lines
+from dpglass.models.gam.plan import (
+    ACCOUNTANTS,
+    COUNT_SHARE,
+    MAX_BINS,
+    QUANTILE_SHARE,
+    gam_plan,
+)
+from dpglass.models.gam.readout import (
+    bin_labels,
+    explain_frame,
+    resolve_groups,
+    shape_lines,
+)
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable
 
@@ -30,7 +48,7 @@ __all__ = ["DPGAMClassifier"]
 
 
 class DPGAMClassifier(ClassifierBase):
-    """Differentially private additive model (a shape per 0/1 feature), K >= 2 classes, (epsilon, delta)-DP.
+    """Differentially private additive model (a shape per column), K >= 2 classes, (epsilon, delta)-DP.
 
     Parameters
     ----------
@@ -43,6 +61,23 @@ class DPGAMClassifier(ClassifierBase):
         One public group name per feature (e.g. the raw column a 0/1 column encodes, as
         :class:`~dpglass.models.DPPipeline` passes them); None: each feature is its own group.  Groups change
         how the model is read (printout, :meth:`explain`), not what it learns.
+    bounds : list or None, default=None
+        One entry per feature, dp-gbdt's meaning: ``None`` for a 0/1 column (2 bins) or a categorical one,
+        ``(low, high)`` for a numeric column with public bounds (values outside are clipped).  None: every
+        feature is 0/1 (or categorical).
+    categories : list or None, default=None
+        One entry per feature: ``None``, or an int ``m >= 2``: the column holds the integer codes ``0..m-1`` of a
+        categorical column (one bin per code; its ``bounds`` entry is None; any other value is refused).
+    missing : list of bool or None, default=None
+        One flag per feature: True lets the column hold missing values (NaN), which get their own bin (the last);
+        elsewhere NaN is refused.  None: no column may hold NaN.
+    max_bins : int, default=32
+        Bins per numeric column (2..255): ``max_bins - 1`` cut points.
+    binning : {"uniform", "quantile"}, default="uniform"
+        ``"uniform"``: the equal-width grid inside the bounds (free).  ``"quantile"``: DP quantiles at
+        ``k / max_bins``, released first in the plan with ``quantile_share`` of epsilon (dp-gbdt's step).
+    quantile_share : float, default=0.1
+        Share of epsilon for the quantiles (``binning="quantile"``).
     n_cycles : int, default=2
         Passes over the features (each visit of a feature is two releases).
     learning_rate : float, default=1.0
@@ -71,13 +106,19 @@ class DPGAMClassifier(ClassifierBase):
     ----------
     intercept_ : ndarray of shape (K - 1,)
         The initial scores of ``classes_[1:]`` (log-odds of the noisy class counts against ``classes_[0]``).
-    shapes_ : ndarray of shape (n_features_in_, 2, K - 1)
-        ``shapes_[j, b, k]``: feature j's contribution at ``x_j = b`` to the score of ``classes_[k + 1]``.
+    shapes_ : list of n_features_in_ ndarrays of shape (n_bins_j, K - 1)
+        ``shapes_[j][b, k]``: feature j's contribution in its bin ``b`` to the score of ``classes_[k + 1]`` (a 0/1
+        column: ``b = x_j``; a categorical one: ``b`` the code; a numeric one: the number of edges below the
+        clipped value; the missing bin last).
+    edges_ : list of ndarray
+        Each feature's cut points (0/1: [0.5]; categorical: the codes' midpoints; numeric: public or released).
+    bounds_, categories_, missing_ : list
+        The resolved column declarations, one entry per feature.
     class_counts_ : list of K ints
         The released noisy class counts.
     visit_sums_ : list of (ndarray, ndarray)
-        Per visit (cycle by cycle, feature by feature) the released per-bin gradient and Hessian sums, (2, K - 1)
-        each: what the shapes are computed from.
+        Per visit (cycle by cycle, feature by feature) the released per-bin gradient and Hessian sums,
+        (n_bins_j, K - 1) each: what the shapes are computed from.
     feature_groups_ : list of str
         Each feature's group.
     visit_epsilon_ : float
@@ -106,6 +147,12 @@ class DPGAMClassifier(ClassifierBase):
         "epsilon": EPSILON,
         "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],  # Gaussian noise: never 0
         "feature_groups": [InstanceOf((list, tuple), "a list of group names, one per feature"), None],
+        "bounds": [InstanceOf((list, tuple), "a list with one (low, high) or None per feature"), None],
+        "categories": [InstanceOf((list, tuple), "a list with one int m >= 2 or None per feature"), None],
+        "missing": [InstanceOf((list, tuple), "a list of one boolean per feature"), None],
+        "max_bins": [Interval(numbers.Integral, 2, 255, closed="both")],
+        "binning": [["uniform", "quantile"]],
+        "quantile_share": [Interval(numbers.Real, 0, 1, closed="neither")],
         "n_cycles": [Interval(numbers.Integral, 1, None, closed="left")],
         "learning_rate": [Interval(numbers.Real, 0, 1, closed="right")],
         "hessian_floor": [Interval(numbers.Real, 0, None, closed="neither"), ["auto"]],
@@ -117,12 +164,19 @@ class DPGAMClassifier(ClassifierBase):
         "random_state": RANDOM_STATE,
     }
 
-    def __init__(self, *, epsilon=1.0, delta=None, feature_groups=None, n_cycles=2, learning_rate=1.0,
+    def __init__(self, *, epsilon=1.0, delta=None, feature_groups=None, bounds=None, categories=None, missing=None,
+                 max_bins=MAX_BINS, binning="uniform", quantile_share=QUANTILE_SHARE, n_cycles=2, learning_rate=1.0,
                  hessian_floor="auto", max_step=2.0, hessian_share=0.1, count_share=COUNT_SHARE, accountant="auto",
                  classes=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.feature_groups = feature_groups
+        self.bounds = bounds
+        self.categories = categories
+        self.missing = missing
+        self.max_bins = max_bins
+        self.binning = binning
+        self.quantile_share = quantile_share
         self.n_cycles = n_cycles
         self.learning_rate = learning_rate
         self.hessian_floor = hessian_floor
@@ -145,13 +199,23 @@ class DPGAMClassifier(ClassifierBase):
         """
         self._validate_params()
         rng = check_random_state(self.random_state)
-        table = self._fit_table(X, y)  # in memory or through Dask: the same table
-        d, K = table.n_features, len(self.classes_)
+        params = self.get_params(deep=False)
+        if is_plain(params):  # every feature 0/1: the 0/1 pattern table, in memory or through Dask
+            data = table = self._fit_table(X, y)
+            resolve_columns(self, table.n_features)
+            self.edges_ = [np.array([0.5])] * table.n_features
+        else:
+            if self.__dict__.get("_schema_classes") is None and self.classes is None:
+                self._warn_undeclared_classes()
+            table, data = None, check_fit_data(self, X, y)  # the binned table is built once the plan's edges are released
+        d, K = self.n_features_in_, len(self.classes_)
         self.feature_groups_ = resolve_groups(self.feature_groups, self.feature_names())
         delta = self._resolve_delta(self.delta)
         self._warn_about_guarantee(float(self.epsilon))
-        plan = gam_plan(self.get_params(deep=False), d, K)  # public parameters only
+        plan = gam_plan(params, d, K)  # public parameters only
         ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta, accountant=plan.accountant).follow(plan.steps)
+        if data is not table:
+            table = binned_fit_table(self, data, plan, ledger, rng)
         result = fit_gam(table, plan, ledger, rng)
         self.class_counts_ = [int(c) for c in result.class_counts]
         self.visit_sums_ = result.visits
@@ -168,12 +232,16 @@ class DPGAMClassifier(ClassifierBase):
 
     # ------------------------------------------------------------ prediction
     def _scores(self, X) -> np.ndarray:
-        """``(n, K - 1)``: the intercepts plus each feature's contribution at its value, feature by feature."""
-        X01 = self._check_predict_data(X)
+        """``(n, K - 1)``: the intercepts plus each feature's contribution in its bin, feature by feature."""
+        X01 = self._check_predict_data(X) if self._plain() else bin_X(self, X)
         F = np.tile(np.asarray(self.intercept_, dtype=np.float64), (X01.shape[0], 1))
         for j in range(X01.shape[1]):
             F += self.shapes_[j][X01[:, j]]
         return F
+
+    def _plain(self) -> bool:
+        check_is_fitted(self)
+        return is_plain(self.get_params(deep=False))
 
     def decision_function(self, X):
         """Two classes: the log-odds of ``classes_[1]``.  K classes: ``(n, K)`` scores in ``classes_`` order
@@ -189,13 +257,15 @@ class DPGAMClassifier(ClassifierBase):
 
     # -------------------------------------------------------------- reading
     def explain(self):
-        """The shapes as a tidy DataFrame: columns ``group, feature, bin, class, contribution``, one row per
-        feature, bin (0 or 1) and scored class (``classes_[1:]``; the reference class's score is 0), plus the
-        intercept rows (group and feature ``"(intercept)"``, bin missing).  A record's score for a class is its
-        intercept plus the contributions at its features' values."""
+        """The shapes as a tidy DataFrame: columns ``group, feature, bin, value, class, contribution``, one row
+        per feature, bin and scored class (``classes_[1:]``; the reference class's score is 0), plus the
+        intercept rows (group and feature ``"(intercept)"``, bin and value missing).  ``bin`` is the bin's code
+        (0/1 columns: the value; categorical: the code; the missing bin last) and ``value`` says it in the
+        column's terms (``"0"``, ``"3"``, ``"(37.5, 42]"``, ``"missing"``).  A record's score for a class is its
+        intercept plus the contributions in its features' bins."""
         check_is_fitted(self)
         return explain_frame(self.intercept_, self.shapes_, self.feature_names(), self.feature_groups_,
-                             [str(c) for c in self.classes_])
+                             [str(c) for c in self.classes_], bin_labels(self))
 
     def to_text(self) -> str:
         """The shape functions, group by group, with feature names and class labels."""
@@ -203,23 +273,28 @@ class DPGAMClassifier(ClassifierBase):
         eps, delta = self.privacy_ledger_.total()
         labels = [str(c) for c in self.classes_]
         d, n_groups = len(self.feature_groups_), len(set(self.feature_groups_))
+        plain = self._plain()
+        at = "at its value (0 or 1)" if plain else "in its bin"
         head = (f"DPGAMClassifier: additive model, one shape per feature ({d} features in {n_groups} groups), "
                 f"{self.n_cycles} cycle{'' if self.n_cycles == 1 else 's'} of private Newton boosting, "
                 f"({eps:.4g}, {delta:.3g})-DP [{self.privacy_ledger_.accountant}]")
         if len(labels) == 2:
-            how = (f"score = intercept + each feature's contribution at its value (0 or 1); predict {labels[1]} if "
+            how = (f"score = intercept + each feature's contribution {at}; predict {labels[1]} if "
                    f"score > 0, else {labels[0]}")
         else:
             how = (f"score({labels[0]}) = 0 (the reference class); score(c) = intercept(c) + each feature's "
-                   "contribution at its value (0 or 1), for each other class c; predict the class of highest score "
+                   f"contribution {at}, for each other class c; predict the class of highest score "
                    "(probabilities: the softmax of the scores)")
-        lines = shape_lines(self.intercept_, self.shapes_, self.feature_names(), self.feature_groups_, labels)
+        lines = shape_lines(self.intercept_, self.shapes_, self.feature_names(), self.feature_groups_, labels,
+                            None if plain else bin_labels(self))
         return "\n".join([head, how, *lines])
 
     # ----------------------------------------------------------- serialising
     def _state_to_dict(self) -> dict:
         rows = lambda a: [[float(v) for v in row] for row in np.asarray(a)]  # noqa: E731
+        edges = {} if self._plain() else {"edges": [[float(v) for v in e] for e in self.edges_]}
         return {
+            **edges,
             "class_counts": [int(c) for c in self.class_counts_],
             "visits": [{"gradient_sums": rows(G), "hessian_sums": rows(H)} for G, H in self.visit_sums_],
             "intercept": [float(v) for v in self.intercept_],
@@ -231,9 +306,11 @@ class DPGAMClassifier(ClassifierBase):
 
     @classmethod
     def _params_from_dict(cls, params: dict) -> dict:
-        for key in ("feature_groups", "classes"):
+        for key in ("feature_groups", "classes", "categories", "missing"):
             if params.get(key) is not None:
                 params = dict(params, **{key: list(params[key])})
+        if params.get("bounds") is not None:
+            params = dict(params, bounds=[None if b is None else tuple(b) for b in params["bounds"]])
         return params
 
     def _state_from_dict(self, data: dict) -> None:
@@ -241,7 +318,12 @@ class DPGAMClassifier(ClassifierBase):
         self.visit_sums_ = [(np.array(v["gradient_sums"], dtype=np.float64),
                              np.array(v["hessian_sums"], dtype=np.float64)) for v in data["visits"]]
         self.intercept_ = np.array(data["intercept"], dtype=np.float64)
-        self.shapes_ = np.array(data["shapes"], dtype=np.float64).reshape(self.n_features_in_, 2, -1)
+        C = len(self.classes_) - 1
+        self.shapes_ = [np.array(s, dtype=np.float64).reshape(-1, C) for s in data["shapes"]]
+        resolve_columns(self, self.n_features_in_)
+        d = self.n_features_in_
+        self.edges_ = ([np.array(e, dtype=np.float64) for e in data["edges"]] if "edges" in data
+                       else [np.array([0.5])] * d)
         self.visit_epsilon_ = float(data["visit_epsilon"])
         self.hessian_floor_ = float(data["hessian_floor"])
         self.delta_ = float(data["delta"])

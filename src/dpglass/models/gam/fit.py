@@ -25,7 +25,7 @@ from scipy.special import expit
 from dpglass.models.gam.plan import OFFSET_LIMIT, QUANTUM, term_caps
 
 __all__ = ["GamFit", "bin_sums", "class_probabilities", "fit_gam", "initial_scores", "newton_step", "project_l2",
-           "record_terms", "replay"]
+           "record_terms", "replay", "zero_shapes"]
 
 
 def class_probabilities(F: np.ndarray) -> np.ndarray:
@@ -72,11 +72,16 @@ def record_terms(F: np.ndarray, labels: np.ndarray, n_classes: int) -> tuple[np.
     return project_l2(g, g_cap), project_l2(h, h_cap)
 
 
-def bin_sums(column: np.ndarray, counts: np.ndarray, terms: np.ndarray) -> np.ndarray:
-    """``(2, C)`` int64: the sums of the records' terms over ``x_j = 0`` and over ``x_j = 1`` (exact)."""
+def bin_sums(column: np.ndarray, counts: np.ndarray, terms: np.ndarray, n_bins: int = 2) -> np.ndarray:
+    """``(n_bins, C)`` int64: per bin ``b`` the sum of the terms of the records whose bin code is ``b`` (exact;
+    for a 0/1 feature, over ``x_j = 0`` and over ``x_j = 1``)."""
     W = np.asarray(counts, dtype=np.int64)[:, None] * terms
-    one = np.asarray(column) != 0
-    return np.stack([W[~one].sum(axis=0), W[one].sum(axis=0)])
+    if n_bins == 2:
+        one = np.asarray(column) != 0
+        return np.stack([W[~one].sum(axis=0), W[one].sum(axis=0)])
+    out = np.zeros((n_bins, W.shape[1]), dtype=np.int64)
+    np.add.at(out, np.asarray(column, dtype=np.intp), W)
+    return out
 
 
 def initial_scores(class_counts) -> np.ndarray:
@@ -96,26 +101,33 @@ def newton_step(G: np.ndarray, H: np.ndarray, floor: float, learning_rate: float
 @dataclass
 class GamFit:
     """What a fit releases (``class_counts``; ``visits``: the ``(G, H)`` released per visit) and the model they
-    give (``intercept`` ``(C,)``, ``shapes`` ``(d, 2, C)``)."""
+    give (``intercept`` ``(C,)``, ``shapes``: one ``(n_bins_j, C)`` array per feature)."""
 
     class_counts: list
     visits: list
     intercept: np.ndarray
-    shapes: np.ndarray
+    shapes: list
 
 
-def replay(class_counts, visits, plan) -> tuple[np.ndarray, np.ndarray]:
+def zero_shapes(pub) -> list:
+    """One ``(n_bins_j, C)`` array of zeros per feature."""
+    return [np.zeros((pub.n_bins(j), pub.n_classes - 1)) for j in range(pub.n_features)]
+
+
+def replay(class_counts, visits, plan) -> tuple[np.ndarray, list]:
     """``(intercept, shapes)`` from the released values alone (the fit's model, bit for bit)."""
     pub = plan.public
-    shapes = np.zeros((pub.n_features, 2, pub.n_classes - 1))
+    shapes = zero_shapes(pub)
     for (j, _, _), (G, H) in zip(plan.visits, visits):
         shapes[j] += newton_step(G, H, plan.hessian_floor, pub.learning_rate, pub.max_step)
     return initial_scores(class_counts), shapes
 
 
 def fit_gam(table, plan, ledger, rng) -> GamFit:
-    """Cyclic Newton boosting on ``table`` (a PatternTable with class codes 0..K-1), releasing through ``plan``
-    (a :class:`~dpglass.models.gam.plan.GamPlan`) on ``ledger``, which follows it."""
+    """Cyclic Newton boosting on ``table`` (a PatternTable of 0/1 rows, or a binned table of bin codes, with
+    class codes 0..K-1; ``table.column(j)``: feature j's bin code per entry), releasing through ``plan`` (a
+    :class:`~dpglass.models.gam.plan.GamPlan`) on ``ledger``, which follows it (the quantile edges, if any, are
+    released before the table is binned)."""
     pub = plan.public
     K = pub.n_classes
     labels, counts = np.asarray(table.labels), np.asarray(table.counts, dtype=np.int64)
@@ -123,7 +135,7 @@ def fit_gam(table, plan, ledger, rng) -> GamFit:
     class_counts = ledger.release(plan.counts, exact, rng)
     intercept = initial_scores(class_counts)
     F = np.tile(intercept, (labels.size, 1))
-    shapes = np.zeros((pub.n_features, 2, K - 1))
+    shapes = zero_shapes(pub)
     columns: dict = {}
     visits = []
     for j, g_step, h_step in plan.visits:
@@ -131,8 +143,8 @@ def fit_gam(table, plan, ledger, rng) -> GamFit:
         if col is None:
             col = columns[j] = np.asarray(table.column(j), dtype=np.uint8)
         g, h = record_terms(F, labels, K)
-        G = ledger.release(g_step, bin_sums(col, counts, g), rng)
-        H = ledger.release(h_step, bin_sums(col, counts, h), rng)
+        G = ledger.release(g_step, bin_sums(col, counts, g, pub.n_bins(j)), rng)
+        H = ledger.release(h_step, bin_sums(col, counts, h, pub.n_bins(j)), rng)
         step = newton_step(G, H, plan.hessian_floor, pub.learning_rate, pub.max_step)
         shapes[j] += step
         F += step[col]

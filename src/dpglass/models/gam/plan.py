@@ -30,13 +30,35 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpglass.models._binning import (
+    check_categories,
+    check_feature_bounds,
+    check_missing,
+    quantile_step,
+)
 from dpglass.privacy.accounting import DEFAULT_DELTA, calibrate, compose
 from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, count_fields
 from dpglass.privacy.plan import GridMultiples, Integers, PlannedRelease
 
-__all__ = ["ACCOUNTANTS", "COUNT_SHARE", "HESSIAN_FLOOR_SCALES", "QUANTUM", "TOL", "GamPlan", "Public", "SumGrid",
-           "gam_plan", "grid_units", "release_plan", "sum_grid", "term_bounds", "term_caps"]
+__all__ = [
+    "ACCOUNTANTS",
+    "COUNT_SHARE",
+    "HESSIAN_FLOOR_SCALES",
+    "MAX_BINS",
+    "QUANTILE_SHARE",
+    "QUANTUM",
+    "TOL",
+    "GamPlan",
+    "Public",
+    "SumGrid",
+    "gam_plan",
+    "grid_units",
+    "release_plan",
+    "sum_grid",
+    "term_bounds",
+    "term_caps",
+]
 
 #: Per-record terms are rounded to multiples of this unit before they are summed: every sum is an exact integer
 #: in these units (int64), whatever the order of summation.
@@ -64,6 +86,11 @@ COUNT_SHARE = 0.25
 HESSIAN_FLOOR_SCALES = 1.5
 #: The initial scores' clip (log-odds, a public constant).
 OFFSET_LIMIT = 8.0
+#: ``max_bins`` default: bins per numeric column (docs/privacy.md, "DP-GAM (dp-gam)", "Defaults").
+MAX_BINS = 32
+#: ``quantile_share`` default: the share of epsilon for the DP quantile edges (``binning="quantile"``).
+QUANTILE_SHARE = 0.1
+OWNER = "DPGAMClassifier"
 
 
 def term_bounds(n_classes: int) -> tuple[Fraction, Fraction]:
@@ -163,20 +190,56 @@ class Public:
     max_step: float
     n_features: int
     n_classes: int
+    bounds: tuple = ()  # per feature None (0/1 or categorical) or (low, high); () for all 0/1
+    categories: tuple = ()  # per feature None or m (codes 0..m-1); () for none
+    missing: tuple = ()  # per feature True when NaN has its own bin; () for none
+    max_bins: int = MAX_BINS
+    binning: str = "uniform"
+    quantile_share: float = QUANTILE_SHARE
 
     @classmethod
     def of(cls, params: dict, n_features: int, n_classes: int) -> Public:
-        """From a model's parameters (``get_params``, or a file's): None delta and "auto" resolved."""
+        """From a model's parameters (``get_params``, or a file's): None delta, "auto" and the columns'
+        bounds, categories and missing flags resolved (raises InvalidParameterError for bad ones)."""
         T, lr = resolved_sizes(params)
         delta = DEFAULT_DELTA if params["delta"] is None else float(params["delta"])
         floor = params["hessian_floor"]
+        d = int(n_features)
+        bounds = check_feature_bounds(params.get("bounds"), d, OWNER)
+        categories = check_categories(params.get("categories"), bounds, OWNER)
+        missing = check_missing(params.get("missing"), d, OWNER)
+        plain = all(b is None for b in bounds) and all(m is None for m in categories) and not any(missing)
         return cls(float(params["epsilon"]), delta, params["accountant"], T, lr, float(params["hessian_share"]),
                    float(params["count_share"]), None if floor == "auto" else float(floor),
-                   float(params["max_step"]), int(n_features), int(n_classes))
+                   float(params["max_step"]), d, int(n_classes),
+                   () if plain else tuple(bounds), () if plain else tuple(categories), () if plain else tuple(missing),
+                   int(params.get("max_bins", MAX_BINS)), params.get("binning", "uniform"),
+                   float(params.get("quantile_share", QUANTILE_SHARE)))
 
     @property
     def n_visits(self) -> int:
         return self.n_cycles * self.n_features
+
+    @property
+    def plain(self) -> bool:
+        """Every feature a 0/1 column without a missing bin (the original dp-gam: two bins each)."""
+        return not self.bounds
+
+    @property
+    def numeric(self) -> tuple:
+        """The numeric columns (public bounds)."""
+        return tuple(j for j, b in enumerate(self.bounds) if b is not None)
+
+    @property
+    def quantiles(self) -> bool:
+        return self.binning == "quantile" and bool(self.numeric)
+
+    def n_bins(self, j: int) -> int:
+        """Feature j's bins: 2 (0/1), m (categorical), max_bins (numeric), plus one for a missing bin."""
+        if self.plain:
+            return 2
+        m, b = self.categories[j], self.bounds[j]
+        return (m if m is not None else 2 if b is None else self.max_bins) + int(self.missing[j])
 
     def grids(self) -> tuple[SumGrid, SumGrid]:
         """The gradient sums' and the Hessian sums' grids."""
@@ -205,6 +268,7 @@ class GamPlan:
     counts: PlannedRelease
     visits: tuple
     steps: tuple
+    bins: tuple = ()  # binning="quantile": one step per numeric column (its DP quantile edges), first in the plan
 
 
 def _entry_delta(pub: Public) -> float:
@@ -245,8 +309,12 @@ def _notes(pub: Public, grids) -> tuple[str, str]:
     g_b, h_b = term_bounds(pub.n_classes)
     what = "p - y" if C == 1 else f"p_k - 1[y = k] of the {C} classes but the first"
     hwhat = "p(1 - p)" if C == 1 else f"p_k(1 - p_k) of the {C} classes but the first"
-    tail = ("; a record is in one bin (x_j = 0 or 1) and moves one row of the (2, C) table; rounded to the grid: "
-            "+sqrt(C) units; zCDP composed by the plan's accountant")
+    if pub.plain:
+        tail = ("; a record is in one bin (x_j = 0 or 1) and moves one row of the (2, C) table; rounded to the grid: "
+                "+sqrt(C) units; zCDP composed by the plan's accountant")
+    else:
+        tail = ("; a record is in one bin of the feature (its value's, or the missing bin) and moves one row of the "
+                "(bins, C) table; rounded to the grid: +sqrt(C) units; zCDP composed by the plan's accountant")
     return (f"per-bin sums of the gradients {what}, l2 <= sqrt({g_b}) per record{tail}; {grids[0].units} grid units",
             f"per-bin sums of the Hessians {hwhat}, l2 <= sqrt({h_b}) per record{tail}; {grids[1].units} grid units")
 
@@ -261,7 +329,7 @@ def _steps(pub: Public, x: float) -> tuple[PlannedRelease, tuple, tuple]:
     grids = pub.grids()
     g_note, h_note = _notes(pub, grids)
     counts = _count_step(pub, rho_c)
-    visits, steps = [], [counts]
+    visits, steps = [], [*_bin_steps(pub), counts]
     for t in range(1, pub.n_cycles + 1):
         for j in range(pub.n_features):
             gf, hf = visit_fields(len(visits))
@@ -279,7 +347,18 @@ def _entries(pub: Public, x: float) -> list:
     count = _count_step(pub, rho_c).entry
     g = _sum_step(pub, grids[0], rho_g, "", "", "").entry
     h = _sum_step(pub, grids[1], rho_h, "", "", "").entry
-    return [count] + [g, h] * pub.n_visits
+    return [s.entry for s in _bin_steps(pub)] + [count] + [g, h] * pub.n_visits
+
+
+@functools.lru_cache(maxsize=256)
+def _bin_steps(pub: Public) -> tuple:
+    """``binning="quantile"``: per numeric column its ``max_bins - 1`` DP quantiles (the shared
+    :func:`~dpglass.models._binning.quantile_step`, dp-gbdt's), ``quantile_share`` of epsilon split evenly."""
+    if not pub.quantiles:
+        return ()
+    nb, numeric = pub.max_bins, pub.numeric
+    each = pub.epsilon * pub.quantile_share / (len(numeric) * (nb - 1))
+    return tuple(quantile_step(j, pub.bounds[j], nb, each) for j in numeric)
 
 
 def _max_sigma(pub: Public, x: float) -> float:
@@ -335,12 +414,13 @@ def resolved_floor(pub: Public, x: float) -> float:
 
 
 def gam_plan(params: dict, n_features: int, n_classes: int) -> GamPlan:
-    """The plan of a fit with these parameters on ``n_features`` 0/1 features and ``n_classes`` classes (raises
-    ValueError for parameters it cannot plan: delta = 0, an unknown accountant)."""
+    """The plan of a fit with these parameters on ``n_features`` columns and ``n_classes`` classes (raises
+    ValueError for parameters it cannot plan: delta = 0, an unknown accountant; InvalidParameterError for
+    bounds, categories or missing flags that do not describe ``n_features`` columns)."""
     pub = Public.of(params, n_features, n_classes)
     x, accountant = budget(pub)
     counts, visits, steps = _steps(pub, x)
-    return GamPlan(x, accountant, pub.delta, resolved_floor(pub, x), pub, counts, visits, steps)
+    return GamPlan(x, accountant, pub.delta, resolved_floor(pub, x), pub, counts, visits, steps, _bin_steps(pub))
 
 
 def release_plan(params: dict, n_features: int, n_classes: int = 2) -> list:

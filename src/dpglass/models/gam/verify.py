@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from dpglass.exceptions import InvalidParameterError
+from dpglass.models._binning import category_edges, uniform_edges
 from dpglass.models._file_checks import _fail as fail
 from dpglass.models._file_checks import _is_count as is_count
 from dpglass.models._file_checks import _is_num as is_num
@@ -42,22 +43,57 @@ def check_gam(data: dict, ctx) -> None:
         plan = gam_plan(p, d, K)
     except (InvalidParameterError, TypeError, ValueError, KeyError) as exc:
         fail("params", f"give no release plan ({exc})", "parameters DPGAMClassifier accepts")
+    edges = _check_edges(data, plan)
     counts, visits = _released(data, plan, K)
-    view = {"class_counts": counts, **{f"visits[{i}]": v for i, v in enumerate(data["visits"])}}
+    view = {"class_counts": counts, **{f"visits[{i}]": v for i, v in enumerate(data["visits"])},
+            **{f"edges[{j}]": edges[j] for j in plan.public.numeric}}
     replay_plan(ctx, plan.steps, view, plan.accountant)
     for key, want in (("delta", plan.delta), ("visit_epsilon", plan.x), ("hessian_floor", plan.hessian_floor)):
         got = data.get(key)
         if not (is_num(got) and math.isclose(got, want, rel_tol=1e-9, abs_tol=0.0)):
             fail(key, f"is {got!r}", f"{want!r}, the plan's for these parameters ({plan.accountant} composition)")
     intercept, shapes = replay(counts, visits, plan)
-    for key, want in (("intercept", intercept), ("shapes", shapes)):
+    for key, want in (("intercept", [intercept]), ("shapes", shapes)):
         got = data.get(key)
+        got = [got] if key == "intercept" else got
         try:
-            same = np.array_equal(np.array(got, dtype=np.float64), want)
+            same = isinstance(got, list) and len(got) == len(want) and all(
+                np.array_equal(np.array(g, dtype=np.float64), w) for g, w in zip(got, want))
         except (TypeError, ValueError):
             same = False
         if not same:
-            fail(key, f"is {_short(got)}", f"what the released class_counts and visits give: {_short(want.tolist())}")
+            shown = want[0].tolist() if key == "intercept" else [w.tolist() for w in want]
+            fail(key, f"is {_short(data.get(key))}", f"what the released class_counts and visits give: {_short(shown)}")
+
+
+def _check_edges(data: dict, plan) -> list:
+    """A file of raw columns holds each feature's edges: the codes' midpoints of a categorical column, the
+    equal-width grid of a numeric one (``binning="uniform"``) or ``max_bins - 1`` sorted numbers (the DP
+    quantiles, which the plan's replay puts on their public grid); a file of 0/1 columns holds none."""
+    pub = plan.public
+    edges = data.get("edges")
+    if pub.plain:
+        if "edges" in data:
+            fail("edges", f"is {_short(edges)}", "absent: every feature is a 0/1 column (cut at 0.5)")
+        return []
+    if not (isinstance(edges, list) and len(edges) == pub.n_features and all(
+            isinstance(e, list) and all(is_num(v) for v in e) for e in edges)):
+        fail("edges", f"is {_short(edges)}", f"{pub.n_features} lists of numbers, one per feature")
+    for j, (b, m, e) in enumerate(zip(pub.bounds, pub.categories, edges)):
+        if m is not None:
+            want = category_edges(m).tolist()
+        elif b is None:
+            want = [0.5]
+        elif not pub.quantiles:
+            want = uniform_edges(b[0], b[1], pub.max_bins).tolist()
+        else:
+            if not (len(e) == pub.max_bins - 1 and e == sorted(e)):
+                fail(f"edges[{j}]", f"is {_short(e)}", f"max_bins - 1 = {pub.max_bins - 1} sorted points of the DP "
+                     f"quantile grid on the bounds {list(b)}")
+            continue
+        if e != want:
+            fail(f"edges[{j}]", f"is {_short(e)}", f"{_short(want)}, the public edges of this column")
+    return edges
 
 
 def _released(data: dict, plan, K: int) -> tuple[list, list]:
@@ -78,10 +114,11 @@ def _released(data: dict, plan, K: int) -> tuple[list, list]:
             fail(f"visits[{i}]", f"is {_short(v)}", "{gradient_sums, hessian_sums}")
         pair = []
         for key in ("gradient_sums", "hessian_sums"):
-            rows = v[key]
-            if not (isinstance(rows, list) and len(rows) == 2 and all(
+            rows, nb = v[key], plan.public.n_bins(plan.visits[i][0])
+            if not (isinstance(rows, list) and len(rows) == nb and all(
                     isinstance(r, list) and len(r) == K - 1 and all(is_num(x) for x in r) for r in rows)):
-                fail(f"visits[{i}].{key}", f"is {_short(rows)}", f"two rows (x = 0, x = 1) of {K - 1} finite numbers")
+                what = "two rows (x = 0, x = 1)" if nb == 2 else f"{nb} rows (the feature's bins)"
+                fail(f"visits[{i}].{key}", f"is {_short(rows)}", f"{what} of {K - 1} finite numbers")
             pair.append(np.array(rows, dtype=np.float64))
         out.append(tuple(pair))
     return counts, out

@@ -43,10 +43,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpglass.aggregates import CHUNK_ROWS, PatternTable, count_keys, encode_keys, key_dtype, table_from_keys
+from dpglass.aggregates import (
+    CHUNK_ROWS,
+    PatternTable,
+    count_keys,
+    encode_keys,
+    key_dtype,
+    table_from_keys,
+)
 from dpglass.exceptions import DataValidationError
+from dpglass.models._binning import apply_bins
 
-__all__ = ["BinnedTable", "BitLayout", "binned_table", "dask_binned_table", "dask_grid_counts"]
+__all__ = ["BinnedTable", "BitLayout", "DaskData", "binned_table", "dask_binned_table", "dask_grid_counts"]
 
 
 class BitLayout:
@@ -102,6 +110,10 @@ class BinnedTable:
     def n_records(self) -> int:
         return int(self.counts.sum())
 
+    def column(self, j: int) -> np.ndarray:
+        """Feature j's bin code per entry (the learners' view, as :meth:`PatternTable.column`)."""
+        return self.bins[:, j]
+
     def equals(self, other: "BinnedTable") -> bool:
         return (np.array_equal(self.bins, other.bins) and np.array_equal(self.labels, other.labels)
                 and np.array_equal(self.counts, other.counts))
@@ -145,6 +157,8 @@ class PartitionBinning:
     edges: tuple
     n_cuts: tuple
     owner: str
+    categories: tuple = ()  # dp-gam: per feature None or m (codes 0..m-1); () for none
+    missing: tuple = ()  # dp-gam: per feature True when NaN has its own bin; () for none
 
     def matrix(self, part, index: int) -> np.ndarray:
         """The partition's feature columns as float64 (r, d), checked; errors name the partition and column."""
@@ -156,7 +170,7 @@ class PartitionBinning:
             if c not in part.columns:
                 raise DataValidationError(f"{where}: column {c!r} is missing (X has {len(self.columns)} feature "
                                           f"columns; this partition has {list(part.columns)!r}).")
-            if part[c].isna().any():
+            if part[c].isna().any() and not (self.missing and self.missing[j]):
                 raise DataValidationError(
                     f"{where}: column {c!r} has missing values. {self.owner} has no missing-value policy: impute "
                     "with a public value (for example the middle of the column's bounds) or drop the rows first.")
@@ -167,11 +181,11 @@ class PartitionBinning:
                                           f"{self.owner} takes numeric columns with public bounds and 0/1 "
                                           "columns.") from None
             col = X[:, j]
-            if not np.isfinite(col).all():  # NaN was caught above
+            if np.isinf(col).any():  # NaN was caught above (or is declared missing)
                 raise DataValidationError(f"{where}: column {c!r} has infinite values; clip them to the column's "
                                           "public bounds first.")
-            if self.bounds[j] is None:
-                ok = (col == 0) | (col == 1)
+            if self.bounds[j] is None and not (self.categories and self.categories[j] is not None):
+                ok = (col == 0) | (col == 1) | np.isnan(col)
                 if not ok.all():
                     raise DataValidationError(
                         f"{where}: column {c!r} has the value {col[~ok][0]:g} but no bounds. Pass bounds=[...] "
@@ -183,10 +197,9 @@ class PartitionBinning:
         """``map_partitions`` body: the partition's bin codes as a DataFrame of ``W`` 0/1 uint8 columns."""
         import pandas as pd
 
-        from dpglass.models.gbdt.trees import apply_bins
-
         index = partition_info["number"] if partition_info else 0
-        B = apply_bins(self.matrix(part, index), list(self.bounds), list(self.edges), self.owner)
+        B = apply_bins(self.matrix(part, index), list(self.bounds), list(self.edges), self.owner,
+                       list(self.categories) or None, list(self.missing) or None)
         layout = BitLayout(self.n_cuts)
         return pd.DataFrame(layout.expand(B), columns=_bit_names(layout.n_bits), index=part.index)
 
@@ -285,3 +298,60 @@ def _sum_tree(parts, submit):
     while len(parts) > 1:
         parts = [submit(_add_counts, *parts[i : i + FAN_IN]) for i in range(0, len(parts), FAN_IN)]
     return parts[0]
+
+
+class DaskData:
+    """Dask ``X`` and ``y`` of a fit: the public column list, checked on the client; the aggregates, on the cluster."""
+
+    def __init__(self, X, y, columns, classes):
+        self.X, self.y, self.columns, self.classes = X, y, columns, classes
+
+    @classmethod
+    def check(cls, estimator, X, y) -> "DaskData":
+        """Check what the client knows without reading data (types, columns); set ``n_features_in_`` and names."""
+        from dpglass.aggregates import dask_backend, is_distributed
+
+        dask_backend._require_dask()
+        if y is None:
+            raise DataValidationError("This classifier requires y to be passed, but the target y is None.")
+        if not (is_distributed(X) and is_distributed(y)):
+            raise DataValidationError("X and y must both be dask collections (or both in memory).")
+        if not hasattr(X, "columns"):
+            raise DataValidationError(f"X must be a dask DataFrame (one column per feature), not a dask "
+                                      f"{type(X).__name__}.")
+        columns = list(X.columns)
+        if not columns:
+            raise DataValidationError("X has no feature columns.")
+        estimator.n_features_in_ = len(columns)
+        if all(isinstance(c, str) for c in columns):
+            estimator.feature_names_in_ = np.asarray(columns, dtype=object)
+        elif hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+        declared = estimator.__dict__.get("_schema_classes")
+        if declared is None:
+            declared = estimator.classes
+        # the label set first (a pass over the labels when it is not declared): the plan needs K
+        classes = dask_backend._classes(y, declared)
+        estimator.classes_ = np.asarray(classes)
+        return cls(X, y, columns, classes)
+
+    def _binning(self, estimator, edges):
+        missing = getattr(estimator, "missing_", None)  # dp-gam: declared missing columns have a NaN bin
+        n_cuts = tuple(int(e.size) + (1 if missing and missing[j] else 0) for j, e in enumerate(edges))
+        return PartitionBinning(tuple(self.columns), tuple(estimator.bounds_), tuple(edges), n_cuts,
+                                type(estimator).__name__, tuple(getattr(estimator, "categories_", None) or ()),
+                                tuple(missing or ()))
+
+    def grid_counts(self, estimator, numeric: list, grid_cells: int):
+        no_edges = [np.array([0.5])] * len(self.columns)  # not known yet, and counting does not bin
+        return dask_grid_counts(self.X, self._binning(estimator, no_edges), numeric, grid_cells)
+
+    def table(self, estimator, allow_empty: bool = False):
+        """The binned pattern table (sets ``classes_``); empty data is refused unless ``allow_empty`` (a declared
+        label set: whether fit succeeds must not depend on n)."""
+        table, classes = dask_binned_table(self.X, self.y, self._binning(estimator, estimator.edges_),
+                                           classes=self.classes)
+        if table.n_records == 0 and not allow_empty:
+            raise DataValidationError("X is empty: fit needs at least one record.")
+        estimator.classes_ = np.asarray(classes)
+        return table

@@ -46,11 +46,23 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpglass._validation import Interval
 from dpglass.exceptions import DataValidationError, InvalidParameterError
-from dpglass.models._base import DELTA_OR_NONE, EPSILON, CLASSES, RANDOM_STATE, ClassifierBase
+from dpglass.models._base import (
+    CLASSES,
+    DELTA_OR_NONE,
+    EPSILON,
+    RANDOM_STATE,
+    ClassifierBase,
+)
+from dpglass.models._binning import fit_edges, memory_grid_counts
+from dpglass.models.gbdt.binned import DaskData
 from dpglass.models.gbdt.budget import Public, budget, gbdt_plan, resolved_sizes
 from dpglass.models.gbdt.fit import Binned, class_probabilities, fit_dpboost, fit_newton
 from dpglass.models.gbdt.trees import (
-    BinnedTree, apply_bins, check_feature_bounds, check_no_nan, check_tree_arrays, leaf_index, uniform_edges,
+    BinnedTree,
+    apply_bins,
+    check_feature_bounds,
+    check_tree_arrays,
+    leaf_index,
 )
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES
 from dpglass.privacy.ledger import PrivacyLedger
@@ -299,7 +311,7 @@ class DPGradientBoostingClassifier(ClassifierBase):
             self._warn_undeclared_classes()
 
         if is_distributed(X) or is_distributed(y):
-            data = _DaskData.check(self, X, y)
+            data = DaskData.check(self, X, y)
             d = len(data.columns)
         else:
             data = self._check_fit(X, y)
@@ -356,7 +368,7 @@ class DPGradientBoostingClassifier(ClassifierBase):
         from dpglass.models.gbdt.binned import BitLayout, binned_table
 
         n_cuts = np.array([e.size for e in self.edges_], dtype=np.int64)
-        if isinstance(data, _DaskData):
+        if isinstance(data, DaskData):
             table = data.table(self)
         else:
             Xf, y01 = data
@@ -364,23 +376,18 @@ class DPGradientBoostingClassifier(ClassifierBase):
         return Binned(table.bins, n_cuts, table.labels, table.counts)
 
     def _fit_edges(self, data, plan, ledger, rng) -> None:
-        """Cut points of every feature: public ones, or the plan's DP quantiles of each numeric column."""
-        nb = int(self.max_bins)
-        edges = [np.array([0.5]) if b is None else uniform_edges(b[0], b[1], nb) for b in self.bounds_]
-        if plan.bins:
-            from dpglass.privacy.quantile import GRID_CELLS, grid_counts
+        """Cut points of every feature: public ones, or the plan's DP quantiles of each numeric column
+        (:func:`dpglass.models._binning.fit_edges`, shared with dp-gam)."""
+        numeric = list(plan.public.numeric)
 
-            numeric = list(plan.public.numeric)
-            if isinstance(data, _DaskData):  # the grid counts of every numeric column, summed on the cluster
-                below, n = data.grid_counts(self, numeric, GRID_CELLS)
-            else:
-                Xf, below, n = data[0], [], data[0].shape[0]
-                for j in numeric:
-                    check_no_nan(Xf[:, j], type(self).__name__)
-                    below.append(grid_counts(Xf[:, j], self.bounds_[j], GRID_CELLS))
-            for i, (j, step) in enumerate(zip(numeric, plan.bins)):
-                edges[j] = ledger.release(step, (below[i], n), rng)  # the quantiles' statistic: counts and n
-        self.edges_ = edges
+        def grid_source():
+            from dpglass.privacy.quantile import GRID_CELLS
+
+            if isinstance(data, DaskData):  # the grid counts of every numeric column, summed on the cluster
+                return data.grid_counts(self, numeric, GRID_CELLS)
+            return memory_grid_counts(data[0], self.bounds_, numeric, type(self).__name__)
+
+        self.edges_ = fit_edges(self.bounds_, int(self.max_bins), plan.bins, numeric, grid_source, ledger, rng)
 
     # ------------------------------------------------------------ prediction
     def _scores(self, X) -> np.ndarray:
@@ -496,62 +503,3 @@ class DPGradientBoostingClassifier(ClassifierBase):
         self.tree_epsilon_ = float(data["tree_epsilon"])
         self.reg_lambda_ = float(data["reg_lambda"])
         self.delta_ = float(data["delta"])
-
-
-class _DaskData:
-    """Dask ``X`` and ``y`` of a fit: the public column list, checked on the client; the aggregates, on the cluster."""
-
-    def __init__(self, X, y, columns, classes):
-        self.X, self.y, self.columns, self.classes = X, y, columns, classes
-
-    @classmethod
-    def check(cls, estimator, X, y) -> "_DaskData":
-        """Check what the client knows without reading data (types, columns); set ``n_features_in_`` and names."""
-        from dpglass.aggregates import dask_backend, is_distributed
-
-        dask_backend._require_dask()
-        if y is None:
-            raise DataValidationError("This classifier requires y to be passed, but the target y is None.")
-        if not (is_distributed(X) and is_distributed(y)):
-            raise DataValidationError("X and y must both be dask collections (or both in memory).")
-        if not hasattr(X, "columns"):
-            raise DataValidationError(f"X must be a dask DataFrame (one column per feature), not a dask "
-                                      f"{type(X).__name__}.")
-        columns = list(X.columns)
-        if not columns:
-            raise DataValidationError("X has no feature columns.")
-        estimator.n_features_in_ = len(columns)
-        if all(isinstance(c, str) for c in columns):
-            estimator.feature_names_in_ = np.asarray(columns, dtype=object)
-        elif hasattr(estimator, "feature_names_in_"):
-            del estimator.feature_names_in_
-        declared = estimator.__dict__.get("_schema_classes")
-        if declared is None:
-            declared = estimator.classes
-        # the label set first (a pass over the labels when it is not declared): the plan needs K
-        classes = dask_backend._classes(y, declared)
-        estimator.classes_ = np.asarray(classes)
-        return cls(X, y, columns, classes)
-
-    def _binning(self, estimator, edges):
-        from dpglass.models.gbdt.binned import PartitionBinning
-
-        return PartitionBinning(tuple(self.columns), tuple(estimator.bounds_), tuple(edges),
-                                tuple(int(e.size) for e in edges), type(estimator).__name__)
-
-    def grid_counts(self, estimator, numeric: list, grid_cells: int):
-        from dpglass.models.gbdt.binned import dask_grid_counts
-
-        no_edges = [np.array([0.5])] * len(self.columns)  # not known yet, and counting does not bin
-        return dask_grid_counts(self.X, self._binning(estimator, no_edges), numeric, grid_cells)
-
-    def table(self, estimator):
-        """The binned pattern table (sets ``classes_``); empty data is refused."""
-        from dpglass.models.gbdt.binned import dask_binned_table
-
-        table, classes = dask_binned_table(self.X, self.y, self._binning(estimator, estimator.edges_),
-                                           classes=self.classes)
-        if table.n_records == 0:
-            raise DataValidationError("X is empty: fit needs at least one record.")
-        estimator.classes_ = np.asarray(classes)
-        return table

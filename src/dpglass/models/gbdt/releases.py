@@ -6,8 +6,8 @@ ledger records, the mechanism's own noise (drawn by
 :meth:`~dpglass.privacy.ledger.PrivacyLedger.release`, never here) and the
 public domain of the released values:
 
-* :func:`quantile_step`: a numeric column's ``max_bins - 1`` DP quantiles,
-  points of the quantile's public grid on the column's bounds;
+* :func:`quantile_step` (:mod:`dpglass.models._binning`, shared with dp-gam): a numeric column's
+  ``max_bins - 1`` DP quantiles, points of the quantile's public grid on the column's bounds;
 * :func:`split_step`: one exponential-mechanism choice per node of a tree
   level, among the public (feature, cut) candidates (:class:`Candidates`);
 * :func:`leaf_sum_steps` (newton): noisy per-leaf gradient or Hessian sums,
@@ -34,15 +34,34 @@ from functools import cached_property
 
 import numpy as np
 
+from dpglass.models._binning import quantile_step  # shared with dp-gam (one binning)
 from dpglass.privacy.ledger import LedgerEntry
-from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism, LaplaceMechanism
+from dpglass.privacy.mechanisms import (
+    DiscreteGaussianMechanism,
+    DiscreteLaplaceMechanism,
+    LaplaceMechanism,
+)
 from dpglass.privacy.plan import GridMultiples, PlannedRelease, Points
-from dpglass.privacy.quantile import GRID_CELLS, dp_quantile_from_counts, quantile_grid
 
 __all__ = [
-    "Candidates", "QUANTUM", "class_term_caps", "scored_classes", "dpboost_gain_sensitivity", "dpboost_l1", "dpboost_leaf_clip",
-    "dpboost_quantum", "dpboost_units", "gaussian_leaf_mechanism", "grid_for", "leaf_sum_entry", "leaf_sum_steps",
-    "leaf_value_step", "project_l1", "quantile_step", "quantise", "split_step",
+    "QUANTUM",
+    "Candidates",
+    "class_term_caps",
+    "dpboost_gain_sensitivity",
+    "dpboost_l1",
+    "dpboost_leaf_clip",
+    "dpboost_quantum",
+    "dpboost_units",
+    "gaussian_leaf_mechanism",
+    "grid_for",
+    "leaf_sum_entry",
+    "leaf_sum_steps",
+    "leaf_value_step",
+    "project_l1",
+    "quantile_step",
+    "quantise",
+    "scored_classes",
+    "split_step",
 ]
 
 #: Units of the grid below the noise scale: the grid is 2**-16 of it.
@@ -321,24 +340,3 @@ def split_step(entry: LedgerEntry, mech, candidates: Candidates, fields: tuple, 
         return [pairs[mech.select(row, rng)] for row in utilities]
 
     return PlannedRelease(entry, noise, candidates, fields, parts)
-
-
-def quantile_step(column: int, bounds: tuple, max_bins: int, each: float) -> PlannedRelease:
-    """The ``max_bins - 1`` DP quantiles of a numeric column, each ``each``-DP, sorted: its cut points.
-
-    The exact values are the column's grid counts and its number of records
-    (:func:`~dpglass.privacy.quantile.grid_counts`); the noise is the
-    exponential-mechanism quantile (:func:`~dpglass.privacy.quantile.dp_quantile_from_counts`),
-    whose outputs are points of its public grid on ``bounds``.
-    """
-    nb = int(max_bins)
-    entry = LedgerEntry(release=f"bins: {nb - 1} quantiles of column {column}", mechanism="exponential-quantile",
-                        epsilon=each * (nb - 1), guarantee="proven",
-                        note="Smith (2011) exponential-mechanism quantiles on a public grid, basic composition")
-
-    def noise(stat, rng):
-        below, n = stat
-        return np.sort(np.array([dp_quantile_from_counts(below, n, k / nb, each, bounds, rng) for k in range(1, nb)]))
-
-    grid = Points(tuple(quantile_grid(bounds[0], bounds[1], GRID_CELLS).tolist()))
-    return PlannedRelease(entry, noise, grid, (f"edges[{column}]",))

@@ -4,8 +4,10 @@ Bins
     Every feature is cut at public edges: a 0/1 column (``bounds`` None) at
     0.5; a numeric column, clipped to its public ``(low, high)``, at the
     ``max_bins - 1`` inner points of the equal-width grid, or at edges
-    released by DP quantiles (:mod:`dpglass.models.gbdt.estimator`).  A value's bin is
-    the number of edges strictly below it, so "bin <= k" is "x <= edge k".
+    released by DP quantiles.  A value's bin is the number of edges strictly
+    below it, so "bin <= k" is "x <= edge k".  The binning is dpglass's one
+    implementation, shared with dp-gam: :mod:`dpglass.models._binning`
+    (re-exported here).
 
 Trees
     A :class:`BinnedTree` of depth ``D`` is complete: internal nodes
@@ -20,75 +22,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpglass.exceptions import DataValidationError, InvalidParameterError
+from dpglass.exceptions import InvalidParameterError
+from dpglass.models._binning import (  # the one binning
+    apply_bins,
+    check_feature_bounds,
+    check_no_nan,
+    uniform_edges,
+)
 
 __all__ = ["BinnedTree", "apply_bins", "check_feature_bounds", "check_no_nan", "check_tree_arrays", "leaf_index",
            "random_structure", "uniform_edges"]
-
-
-def check_feature_bounds(bounds, d: int, owner: str) -> list:
-    """``bounds`` as a list of ``(low, high)`` floats or None (0/1 columns), one per feature."""
-    if bounds is None:
-        return [None] * d
-    if not isinstance(bounds, (list, tuple)) or len(bounds) != d:
-        size = len(bounds) if isinstance(bounds, (list, tuple)) else type(bounds).__name__
-        raise InvalidParameterError(
-            f"The 'bounds' parameter of {owner} must hold one entry per feature ({d}): a pair "
-            f"(low, high) for a numeric column or None for a 0/1 column. Got {size} entries."
-        )
-    out = []
-    for j, b in enumerate(bounds):
-        if b is None:
-            out.append(None)
-            continue
-        ok = isinstance(b, (list, tuple)) and len(b) == 2 and all(
-            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and np.isfinite(v)
-            for v in b) and float(b[0]) < float(b[1])
-        if not ok:
-            raise InvalidParameterError(
-                f"bounds[{j}] of {owner} must be a pair (low, high) of finite numbers with low < high, or None "
-                f"for a 0/1 column. Got {b!r}."
-            )
-        out.append((float(b[0]), float(b[1])))
-    return out
-
-
-def uniform_edges(low: float, high: float, max_bins: int) -> np.ndarray:
-    """The ``max_bins - 1`` inner points of the equal-width grid on ``[low, high]`` (public)."""
-    return low + (high - low) * (np.arange(1, max_bins) / max_bins)
-
-
-def check_no_nan(X: np.ndarray, owner: str) -> None:
-    """Refuse NaN (no missing-value policy), saying what to do."""
-    if np.isnan(np.asarray(X, dtype=np.float64)).any():
-        raise DataValidationError(
-            f"{owner} got NaN in X. It has no missing-value policy: impute with a public value (for example "
-            "the middle of the column's bounds) or drop the rows first."
-        )
-
-
-def apply_bins(X: np.ndarray, bounds: list, edges: list, owner: str) -> np.ndarray:
-    """Bin index of every value (uint8), clipping numeric columns to their bounds.
-
-    Raises a :class:`DataValidationError` for NaN (no missing-value policy:
-    impute with a public value first) and for a column without bounds that is
-    not 0/1 (it says what to pass).
-    """
-    X = np.asarray(X, dtype=np.float64)
-    check_no_nan(X, owner)
-    B = np.empty(X.shape, dtype=np.uint8)
-    for j, b in enumerate(bounds):
-        col = X[:, j]
-        if b is None:
-            if not np.all((col == 0) | (col == 1)):
-                raise DataValidationError(
-                    f"Column {j} of X has values other than 0 and 1 but no bounds. Pass bounds=[...] with a "
-                    f"public (low, high) for column {j} (values outside are clipped), or None for 0/1 columns."
-                )
-            B[:, j] = col > 0.5
-        else:
-            B[:, j] = np.searchsorted(edges[j], np.clip(col, b[0], b[1]), side="left")
-    return B
 
 
 @dataclass(frozen=True)
