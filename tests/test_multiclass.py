@@ -445,3 +445,23 @@ def test_quick_three_class_audit_of_the_file_flags_a_label_set_read_from_the_dat
     X, y = _two_classes_and_a_lone_third()
     res = _audit_file_view(_make(spec, epsilon=1.0), X, y)
     assert res.violation and res.epsilon_lower > 1.1, res.summary()
+
+
+# ------------------------------------------------------------ the rule-list sweep engine (shared_fit) with K classes
+@pytest.mark.parametrize("make", [lambda s: REGISTRY["dp-rule-list"].make(epsilon=2.0, random_state=s, classes=[0, 1, 2]),
+                                  lambda s: REGISTRY["greedy-rule-list"].make()],
+                         ids=["dp-rule-list", "greedy-rule-list"])
+def test_shared_rule_list_fits_score_three_classes_as_the_fitted_model(make):
+    """dpglass_experiments.shared_fit fits and scores a K-class rule list exactly as est.fit and est.score would (its
+    counts were two columns before session 34): the same accuracies on training and held-out data."""
+    from dpglass_experiments.shared_fit import RuleListFits
+
+    X, y = three_class_data(n=300)
+    X_ev, y_ev = three_class_data(n=120, seed=8)
+    fits = RuleListFits(X, y, X_ev, y_ev, [f"x{j}" for j in range(X.shape[1])])
+    for seed in range(3):
+        cell = fits.fit_score(make(seed))
+        model = make(seed).fit(X, y)
+        assert cell.train_accuracy == pytest.approx(model.score(X, y), abs=1e-12)
+        assert cell.held_out_accuracy == pytest.approx(model.score(X_ev, y_ev), abs=1e-12)
+        assert 0.0 <= cell.vulnerability <= 1.0

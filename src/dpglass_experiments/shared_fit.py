@@ -67,23 +67,32 @@ def _distinct_rows(X: np.ndarray):
     return X[first], inverse.ravel()
 
 
+def _class_counts(inverse, y, m: int, k: int) -> np.ndarray:
+    """(m, K) float counts of each class code among the records of each distinct row."""
+    y = np.asarray(y, dtype=np.int64)
+    return np.column_stack([np.bincount(inverse[y == c], minlength=m).astype(np.float64) for c in range(k)])
+
+
 class RuleListFits:
-    """Rule-list fits on one training set, sharing counts; metrics on distinct rows."""
+    """Rule-list fits on one training set, sharing counts; metrics on distinct rows.
+
+    ``y_tr`` and ``y_ev`` are class codes 0..K-1 (two classes: 0/1); K is the largest code seen plus one, and an
+    estimator fits with its declared classes' count (or, undeclared, the training codes' count, as ``fit``)."""
 
     def __init__(self, X_tr, y_tr, X_ev, y_ev, names):
         self.X_tr, self.y_tr, self.names = X_tr, y_tr, names
         rows, inverse = _distinct_rows(np.vstack([X_tr, X_ev]))
         m, n_tr = rows.shape[0], len(y_tr)
+        codes = np.concatenate([np.asarray(y_tr), np.asarray(y_ev)]).astype(np.int64)
+        self.k = max(2, int(codes.max()) + 1 if codes.size else 2)
         self.rows = rows
-        self.in1 = np.bincount(inverse[:n_tr], weights=y_tr, minlength=m)
-        self.in0 = np.bincount(inverse[:n_tr], minlength=m) - self.in1
-        self.out1 = np.bincount(inverse[n_tr:], weights=y_ev, minlength=m)
-        self.out0 = np.bincount(inverse[n_tr:], minlength=m) - self.out1
+        self.inc = _class_counts(inverse[:n_tr], y_tr, m, self.k)  # training records of each class per row
+        self.outc = _class_counts(inverse[n_tr:], y_ev, m, self.k)
         self.n_tr, self.n_ev = float(n_tr), float(len(y_ev))
-        # each distinct row twice (label 0, then label 1), weighted by its record counts
-        self._labels = np.repeat([0, 1], m)
-        self._w_in = np.concatenate([self.in0, self.in1])
-        self._w_out = np.concatenate([self.out0, self.out1])
+        # each distinct row K times (label 0, then label 1, ...), weighted by its record counts
+        self._labels = np.repeat(np.arange(self.k), m)
+        self._w_in = self.inc.T.reshape(-1)
+        self._w_out = self.outc.T.reshape(-1)
         self._problems = {}
         self._validated = set()
         self._scores = {}
@@ -97,12 +106,19 @@ class RuleListFits:
     def _problem(self, est):
         from dpglass.models.rule_list.candidates import CountCache, SufficientStats
 
-        key = (est.max_card, est.allow_negations, repr(est.candidates))
+        k = self._n_classes(est)
+        key = (est.max_card, est.allow_negations, repr(est.candidates), k)
         if key not in self._problems:
             cands = est._candidate_set(self.X_tr.shape[1], self.names)
-            cache = CountCache(SufficientStats(self.X_tr, self.y_tr, cands), max_entries=MEMO_ENTRIES)
+            cache = CountCache(SufficientStats(self.X_tr, self.y_tr, cands, n_classes=k), max_entries=MEMO_ENTRIES)
             self._problems[key] = (cands, cache, {})
         return self._problems[key]
+
+    def _n_classes(self, est) -> int:
+        """K of ``est``'s fit: its declared classes, else the distinct training codes (at least 2), as ``fit``."""
+        if getattr(est, "classes", None) is not None:
+            return len(est.classes)
+        return max(2, int(np.unique(self.y_tr).size))
 
     def _mask(self, problem, index):
         cands, _, masks = problem
@@ -139,35 +155,36 @@ class RuleListFits:
                 mechanism=est.mechanism, max_length=est.max_length, min_support=est.min_support,
                 confidence=est.confidence, gamma=4.0 if est.gamma is None else float(est.gamma),
                 variant=est.variant, rng=rng, cache=cache, accountant=est.accountant, count_noise=est.count_noise,
+                n_classes=self._n_classes(est),
             )
             release.ledger.replayable = is_replayable(rng)
             return release, problem, True, time.perf_counter() - start
         start = time.perf_counter()
         release = fit_greedy_rule_list(
             self.X_tr, self.y_tr, candidates=cands, max_length=est.max_length, min_support=est.min_support,
-            criterion=est.criterion,
+            criterion=est.criterion, n_classes=self._n_classes(est),
         )
         return release, problem, False, time.perf_counter() - start
 
     def evaluate(self, release, problem, noisy):
         """(train accuracy, held-out accuracy, vulnerability) of a release, as the fitted model scores."""
         from dpglass.audit.membership import distributional_overfitting
+        from dpglass.models.rule_list.rules import majority
 
         n_rules = len(release.selected)
         which = np.full(self.rows.shape[0], n_rules, dtype=np.int64)
         preds = np.empty(n_rules + 1, dtype=np.int64)
-        for i, (cand, (c0, c1)) in enumerate(release.selected):
-            preds[i] = int(c1 >= c0 if noisy else c1 > c0)
-        c0, c1 = release.default_counts
-        preds[n_rules] = int(c1 >= c0 if noisy else c1 > c0)
+        for i, (cand, counts) in enumerate(release.selected):
+            preds[i] = majority(counts, noisy)  # the rule's class: as the fitted model predicts
+        preds[n_rules] = majority(release.default_counts, noisy)
         key = (id(problem[0]), tuple(c for c, _ in release.selected), preds.tobytes())
         if key not in self._scores:  # many cells (large epsilon) give the same list
             for i in range(n_rules - 1, -1, -1):
                 which[self._mask(problem, release.selected[i][0])] = i
-            pred = preds[which] == 1
-            train = float(np.sum(np.where(pred, self.in1, self.in0))) / self.n_tr
-            held = float(np.sum(np.where(pred, self.out1, self.out0))) / self.n_ev
-            groups = np.concatenate([which, which])
+            pred, rows = preds[which], np.arange(self.rows.shape[0])
+            train = float(np.sum(self.inc[rows, pred])) / self.n_tr
+            held = float(np.sum(self.outc[rows, pred])) / self.n_ev
+            groups = np.tile(which, self.k)
             vul = distributional_overfitting(groups, self._labels, groups, self._labels, weights_in=self._w_in,
                                              weights_out=self._w_out).vulnerability
             self._scores[key] = (train, held, vul)
