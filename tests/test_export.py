@@ -3,9 +3,14 @@
 registered model with two and three classes, on 0/1 columns, on DP-GBDT's numeric columns and through a
 DPPipeline on raw columns with missing values; an edited file is refused; a refused model says why."""
 
+import io
 import json
 import math
+import os
+import shlex
+import shutil
 import sqlite3
+import subprocess
 import types
 import warnings
 
@@ -234,3 +239,39 @@ def test_an_edited_file_is_refused_before_anything_is_written(tmp_path, capsys):
     assert main(["export", str(edited), "--to", "sql", "--out", str(out)]) == 2
     assert not out.exists()
     assert "dpglass export: error:" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------ PostgreSQL
+#: ``psql`` arguments of a scratch PostgreSQL database (e.g. "-h /tmp/pg -p 54329 -U postgres"); unset: skipped.
+PSQL = os.environ.get("DPGLASS_TEST_PSQL")
+
+
+def _run_psql(sql: str, frame: pd.DataFrame) -> pd.DataFrame:
+    cmd = ["psql", *shlex.split(PSQL), "-v", "ON_ERROR_STOP=1", "-q"]
+    types_ = [f'"{c}" ' + ("TEXT" if pd.api.types.infer_dtype(frame[c], skipna=True) in ("string", "mixed")
+                           else "DOUBLE PRECISION") for c in frame.columns]
+    csv = frame.to_csv(index=False, header=False, float_format=lambda v: repr(float(v)))
+    load = f"DROP TABLE IF EXISTS t; CREATE TABLE t ({', '.join(types_)});\nCOPY t FROM STDIN WITH (FORMAT csv);\n"
+    done = subprocess.run(cmd, input=load + csv + "\\.\n", text=True, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run(cmd + ["--csv", "-c", sql.rstrip().rstrip(";")], text=True, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    return pd.read_csv(io.StringIO(done.stdout), keep_default_na=False, na_values=[""])
+
+
+@pytest.mark.skipif(not PSQL or shutil.which("psql") is None,
+                    reason="set DPGLASS_TEST_PSQL to the psql arguments of a scratch PostgreSQL database")
+@pytest.mark.parametrize("K", [2, 3])
+def test_postgresql_runs_the_same_sql(K):
+    X, y = _raw_table(K=K)
+    for name in sorted(EXPORTABLE - {"greedy-rule-list"}):
+        spec = REGISTRY[name]
+        inner = spec.make(**{k: v for k, v in spec.test_params.items() if k != "epsilon"})
+        if K > inner._max_classes:
+            continue
+        inner.set_params(classes=[f"c{k}" for k in range(K)])
+        model = DPPipeline(schema=SCHEMA, model=inner, epsilon=3.0, random_state=4).fit(X, y)
+        out = _run_psql(to_sql(model, "t"), X)
+        assert list(out["prediction"].astype(str)) == [str(p) for p in model.predict(X)], name
+        names = list(_module(to_python(model)).SCORES)
+        assert np.array_equal(out[names].to_numpy(dtype=np.float64), _model_scores(model, X)), name

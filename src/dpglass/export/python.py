@@ -131,8 +131,12 @@ class _Writer:
     def num(self, e) -> str:
         if isinstance(e, Const):
             return _float(e.value)
-        if isinstance(e, Case):
-            return f"({self.num(e.then)} if {self.cond(e.cond)} else {self.num(e.other)})"
+        if isinstance(e, Case):  # a chain of choices unnested: a if c else b if d else e
+            parts = []
+            while isinstance(e, Case):
+                parts.append(f"{self.num(e.then)} if {self.cond(e.cond)} else")
+                e = e.other
+            return "(" + " ".join(parts) + f" {self.num(e)})"
         if isinstance(e, Op) and e.op == "+":  # a left-to-right sum: a flat list, however long
             terms = []
             while isinstance(e, Op) and e.op == "+":

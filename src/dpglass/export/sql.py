@@ -92,10 +92,19 @@ class _Writer:
     def num(self, e, indent: str) -> str:
         if isinstance(e, Const):
             return _number(e.value)
-        if isinstance(e, Case):
+        if isinstance(e, Case):  # a chain of choices as one CASE (first match): no nesting to overflow a parser
             inner = indent + "  "
-            return (f"CASE WHEN {self.cond(e.cond)}\n{inner}THEN {self.num(e.then, inner)}\n"
-                    f"{inner}ELSE {self.num(e.other, inner)} END")
+            whens = []
+            while isinstance(e, Case):
+                whens.append(f"WHEN {self.cond(e.cond)} THEN {self.num(e.then, inner)}")
+                e = e.other
+            return "CASE " + f"\n{inner}".join(whens) + f"\n{inner}ELSE {self.num(e, inner)} END"
+        if isinstance(e, Op) and e.op == "+":  # a left-to-right sum, flat: a + b + c is ((a + b) + c) in SQL
+            terms = []
+            while isinstance(e, Op) and e.op == "+":
+                terms.append(e.right)
+                e = e.left
+            return "(" + f"\n{indent}+ ".join(self.num(t, indent) for t in [e, *reversed(terms)]) + ")"
         if isinstance(e, Op):
             return f"({self.num(e.left, indent)}\n{indent}{e.op} {self.num(e.right, indent)})"
         raise TypeError(e)
