@@ -118,6 +118,29 @@ def test_a_refused_model_says_why(name):
         to_python(model)
 
 
+
+def test_a_local_dp_model_is_refused_with_the_reason():
+    from dpglass.local.classifier import LDPHistogramClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (400, 1))
+    model = LDPHistogramClassifier(alpha=1.0, bounds=([0.0], [1.0]), randomizer="laplace", random_state=0,
+                                   classes=[0, 1]).fit(X, (X[:, 0] > 0.5).astype(int))
+    with pytest.raises(NotExportableError, match="local-DP"):
+        to_sql(model)
+
+
+def test_names_and_labels_cannot_escape_their_quotes():
+    """Column names and labels are the file's text: quoted in SQL (identifiers, strings), repr'd in Python, on one
+    comment line in the headers."""
+    X, y = _binary_data(2)
+    X.columns = ['a"""\nimport os', "b'; DROP TABLE t; --", "c\n", "d", "e"]
+    y = y.map({"c0": "it's", "c1": 'say """hi"""'})
+    model = DPLogisticRegression(classes=["it's", 'say """hi"""'], random_state=0, epsilon=5.0).fit(X, y)
+    _check_export(model, X)
+    assert 'FROM "main"."t" AS t' in to_sql(model, "main.t")
+
+
 def test_gbdt_on_numeric_columns_reads_the_bounds_and_the_edges():
     rng = np.random.default_rng(3)
     n = 300

@@ -178,7 +178,8 @@ def _predict_body(decision, w: _Writer) -> list:
 def decision_python(decision, inputs, header: list) -> str:
     """The module's source: ``CLASSES``, ``SCORES``, ``COLUMNS``, ``score(row)``, ``predict(row)``."""
     w = _Writer(inputs)
-    doc = "\n".join(header)
+    # the docstring's text escaped: a name holding quotes or backslashes stays inside it
+    doc = "\n".join(" ".join(str(h).splitlines()).replace("\\", "\\\\").replace('"', '\\"') for h in header)
     columns = tuple(dict.fromkeys(r.column for r in inputs.columns))
     src = [f'"""{doc}\n"""', "", "import math", "import numbers", "",
            f"CLASSES = {list(decision.classes)!r}", f"SCORES = {tuple(decision.score_names)!r}",

@@ -24,6 +24,11 @@ def quote_identifier(name: str) -> str:
     return '"' + str(name).replace('"', '""') + '"'
 
 
+def _one_line(text: str) -> str:
+    """A comment's text on one line (a name holding a line break cannot end the comment)."""
+    return " ".join(str(text).splitlines())
+
+
 def _text(value: str) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
@@ -149,7 +154,8 @@ def _prediction(decision, w: _Writer, scores: list) -> str:
 
 
 def decision_sql(decision, inputs, table: str, header: list) -> str:
-    """The ``SELECT`` over ``table``: its columns, the scores, the prediction (NULL where ``predict`` refuses)."""
+    """The ``SELECT`` over ``table`` (a dotted name is ``schema.table``): its columns, the scores, the prediction
+    (NULL where ``predict`` refuses)."""
     w = _Writer(inputs)
     valid = w.valid()
     cols = []
@@ -165,6 +171,6 @@ def decision_sql(decision, inputs, table: str, header: list) -> str:
     else:  # decided on the scores (NULL scores: NULL prediction)
         pred = _prediction(decision, w, names)
         outer = f"s.*,\n  CASE WHEN {names[0]} IS NULL THEN NULL ELSE {pred} END AS {quote_identifier('prediction')}"
-    lines = [f"-- {h}" if h else "--" for h in header]
+    lines = [f"-- {_one_line(h)}" if h else "--" for h in header]
     return "\n".join(lines + [f"SELECT {outer}", "FROM (", "SELECT t.*,", ",\n".join(cols),
-                              f"FROM {quote_identifier(table)} AS t", ") AS s;"]) + "\n"
+                              f"FROM {'.'.join(quote_identifier(p) for p in str(table).split('.'))} AS t", ") AS s;"]) + "\n"
