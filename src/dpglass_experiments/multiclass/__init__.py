@@ -35,7 +35,7 @@ import warnings
 
 import numpy as np
 
-from dpglass_experiments.multiclass.plan import BINS, FULL, NB_LABEL, PUBLIC_FRACTION, QUICK, REFERENCES
+from dpglass_experiments.multiclass.plan import BINS, FULL, NB_LABEL, NUMERIC_VIEW, PUBLIC_FRACTION, QUICK, REFERENCES
 from dpglass_experiments.reproduction import Reproduction
 
 __all__ = ["REPRODUCTION", "multiclass_models", "reproduce"]
@@ -70,10 +70,13 @@ def _split(data, base_seed, split):
 
 
 def _registry_fit(spec, views, parts, eps, seed_seq, small):
-    """Fit a registered model on the 0/1 view as a user would; ``(accuracy, seconds, ledger or None)``."""
+    """Fit a registered model as a user would, on the 0/1 view (or, for :data:`NUMERIC_VIEW`'s models, the numeric
+    features with their public ranges as bounds); ``(accuracy, seconds, ledger or None)``."""
     B, y, classes = views["binary"], views["y"], views["classes"]
     train, test, public = parts
     params = {k: v for k, v in (spec.test_params.items() if small else ()) if k != "epsilon"}
+    if spec.name in NUMERIC_VIEW:
+        B, params["bounds"] = views["raw"], [tuple(r) for r in views["ranges"]]
     accepted = spec.cls().get_params()
     if "classes" in accepted:
         params["classes"] = classes  # the public label set
@@ -113,7 +116,8 @@ def _reference_fit(maker, view, views, parts, seed_seq, n_bins):
     else:
         model = {"logistic": lambda: LogisticRegression(max_iter=2000),
                  "tree": lambda: DecisionTreeClassifier(max_depth=4, random_state=seed),
-                 "hgb": lambda: HistGradientBoostingClassifier(random_state=seed)}[maker]()
+                 "hgb": lambda: HistGradientBoostingClassifier(random_state=seed),
+                 "additive": lambda: HistGradientBoostingClassifier(max_depth=1, random_state=seed)}[maker]()
         pred = model.fit(X[train], y[train]).predict(X[test])
     return float(np.mean(pred == y[test])), time.perf_counter() - start, None
 
@@ -141,7 +145,7 @@ def _unit(data, split, plan, base_seed, done):
 
     parts = _split(data, base_seed, split)
     views = {"binary": data.binary(), "numeric": data.scaled(), "bins": data.bins(), "y": data.y,
-             "classes": data.classes}
+             "classes": data.classes, "raw": data.X, "ranges": data.ranges}
     rows = []
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")

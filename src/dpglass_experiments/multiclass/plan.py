@@ -42,7 +42,11 @@ REFERENCES = (
     ("decision tree depth 4 (numeric)", "numeric", "tree"),
     ("HistGradientBoosting (0/1)", "binary", "hgb"),
     ("naive Bayes over the bins (non-private)", "bins", "naive-bayes"),
+    ("additive boosting, depth-1 trees (numeric)", "numeric", "additive"),
 )
+#: Registered models fitted on the numeric features themselves, with each feature's public range as its ``bounds``
+#: (the models that bin raw columns); every other model gets the 0/1 view.
+NUMERIC_VIEW = ("dp-gam",)
 #: The private naive Bayes floor (a reference, not a library model: dpglass_experiments.multiclass.naive_bayes).
 NB_LABEL = "reference: private naive Bayes over the bins (not a dpglass model)"
 
@@ -55,6 +59,7 @@ COUNTERPARTS = {
     "smooth-boost-trees": "HistGradientBoosting (0/1)",
     "subsample-aggregate": "logistic regression (multinomial, 0/1)",
     "dp-bag": "logistic regression (multinomial, 0/1)",
+    "dp-gam": "additive boosting, depth-1 trees (numeric)",
     NB_LABEL: "naive Bayes over the bins (non-private)",
 }
 

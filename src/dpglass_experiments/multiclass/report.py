@@ -11,7 +11,7 @@ import numpy as np
 
 from dpglass_experiments.multiclass.data import DIGITS_RANGE, SYNTHETIC, SYNTHETIC_RANGE
 from dpglass_experiments.multiclass.plan import (
-    BINS, COUNTERPARTS, ISSUE_NUMBERS, NB_LABEL, PUBLIC_FRACTION, SYNTHETIC_GAP, TARGETS,
+    BINS, COUNTERPARTS, ISSUE_NUMBERS, NB_LABEL, NUMERIC_VIEW, PUBLIC_FRACTION, SYNTHETIC_GAP, TARGETS,
 )
 
 __all__ = ["summarise", "write_report"]
@@ -127,7 +127,9 @@ def _intro(plan, elapsed, models, rows) -> list:
         f"(`make_classification` with {SYNTHETIC}) {BINS['synthetic']} bins over the assumed range "
         f"[{SYNTHETIC_RANGE[0]:g}, {SYNTHETIC_RANGE[1]:g}] per feature (from the generator's construction: "
         "centroids at ±1, unit normal draws mixed by entries in [-1, 1]). The numeric references get the features "
-        "mapped to [0, 1] by the same ranges.", "",
+        "mapped to [0, 1] by the same ranges; the models that bin raw columns "
+        f"({', '.join(f'`{m}`' for m in NUMERIC_VIEW)}) get the numeric features with the same public ranges as "
+        "their `bounds` (their own bins, at their defaults).", "",
         f"**Reference floor.** `{NB_LABEL}`: one table of class counts and class × feature × bin counts with "
         "dpglass's exact discrete Gaussian, l2 sensitivity √(d+1), (ε, 10⁻⁶)-DP by its zCDP curve "
         "(`dpglass_experiments/multiclass/naive_bayes.py`); built inside the experiment, not a library model.", "",
