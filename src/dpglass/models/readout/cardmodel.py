@@ -85,8 +85,9 @@ def _columns(frame, kind) -> str:
     panels = []
     for g in groups[:MAX_PANELS]:
         part = body[body["group"] == g]
-        values = list(dict.fromkeys(part["value"]))
-        series = {c: [float(v) for v in part[part["class"] == c][value]] for c in dict.fromkeys(part["class"])}
+        classes = list(dict.fromkeys(part["class"]))
+        values = list(part[part["class"] == classes[0]]["value"])  # in bin order (two labels may print alike)
+        series = {c: [float(v) for v in part[part["class"] == c][value]] for c in classes}
         panels.append(f'<div class="panel">{bar_panel(str(g), values, series, f"{value} of {g}")}</div>')
     classes = list(dict.fromkeys(body["class"]))
     legend = ("" if len(classes) == 1 else "<p>Bars: the score of " + ", ".join(

@@ -75,12 +75,12 @@ def _gbdt_column(name: str, j: int, bounds, edges) -> Column:
     edges = [float(e) for e in edges]
     if not edges:
         return Column(name, (j,), (f"[{lo:.6g}, {hi:.6g}]",), np.array([[lo]]), "numeric")
-    labels, values = [f"<= {edges[0]:.6g}"], [edges[0]]
-    for a, b in zip(edges, edges[1:]):
-        labels.append(f"({a:.6g}, {b:.6g}]")
+    labels, values = [f"<= {edges[0]:.4g}"], [edges[0]]
+    for b in edges[1:]:  # the bin (a, b] by its upper edge: bins are many, read left to right
+        labels.append(f"<= {b:.4g}")
         values.append(b)
     if hi > edges[-1]:
-        labels.append(f"> {edges[-1]:.6g}")
+        labels.append(f"> {edges[-1]:.4g}")
         values.append(hi)
     return Column(name, (j,), tuple(labels), np.array(values, dtype=np.float64)[:, None], "numeric")
 
@@ -116,16 +116,24 @@ def _segments(col, cuts) -> tuple:
     return ("0", "1"), np.array([[0.0], [1.0]]), "binary"
 
 
-def pipeline_domain(encoding) -> Domain:
+def pipeline_domain(encoding, inner) -> Domain:
     """A DPPipeline's inner model's domain in the raw columns' terms: one column per schema feature column, one
-    value per interval between its public cut points, per category, or 0/1."""
+    value per interval between its public cut points, per category, or 0/1.  A column the model reads itself (its
+    number or code, one input named after the column) keeps the model's own values (DP-GBDT: its bins)."""
+    names = tuple(encoding.feature_names())
+    own = domain_of(inner).columns
     cols, start = [], 0
     for col, cuts in zip(encoding.schema.features, encoding.cuts):
+        if start < len(names) and names[start] == col.name and own[start].kind == "numeric":
+            cols.append(Column(col.name, (start,), own[start].labels, own[start].blocks, col.kind))
+            start += 1
+            continue
         labels, blocks, kind = _segments(col, cuts)
         width = blocks.shape[1]
         cols.append(Column(col.name, tuple(range(start, start + width)), labels, blocks, kind))
         start += width
-    names = tuple(encoding.feature_names())
+    if start != len(names):  # pragma: no cover - the encoding's own column layout
+        raise RuntimeError("the encoding's columns do not follow its schema's feature columns")
     return Domain(tuple(cols), len(names), names)
 
 

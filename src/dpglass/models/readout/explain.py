@@ -179,13 +179,13 @@ def _pipeline_frame(model) -> pd.DataFrame:
     inner = model.model_
     family = family_of(inner)
     enc = model.encoding_
-    if getattr(enc, "numbers", False) or getattr(enc, "codes", False):
-        frame = explain_model(inner)  # the model reads the raw columns' numbers or codes itself: its own readout
-    elif family == "rules":
+    if family == "rules":
         frame = rules_frame(inner)
+    elif family == "gam" and (getattr(enc, "numbers", False) or getattr(enc, "codes", False)):
+        frame = _gam_frame(inner)  # dp-gam reads the raw columns' numbers itself: its shapes are per raw column
     elif family == "trees":
-        frame = trees_frame(inner, pipeline_domain(enc))
-    else:  # every other family is additive in its 0/1 columns, hence in the raw columns
-        frame = shapes_frame(inner, pipeline_domain(enc))
+        frame = trees_frame(inner, pipeline_domain(enc, inner))
+    else:  # every other family is additive in its inputs, hence in the raw columns
+        frame = shapes_frame(inner, pipeline_domain(enc, inner))
     frame.attrs["model"] = type(inner).__name__
     return frame

@@ -91,7 +91,8 @@ def _columns_figure(Figure, frame, kind: str, max_columns: int):
         ax = fig.add_subplot(nrows, ncols, i + 1)
         part = body[body["group"] == g]
         classes = list(dict.fromkeys(part["class"]))
-        labels = list(dict.fromkeys(part["value"].astype(str) if "value" in part else part["bin"].astype(str)))
+        first = part[part["class"] == classes[0]]
+        labels = list(first["value"].astype(str) if "value" in part else first["bin"].astype(str))
         width = 0.8 / len(classes)
         x = np.arange(len(labels))
         for k, c in enumerate(classes):

@@ -99,7 +99,10 @@ def bar_panel(title: str, values: list, series: dict, label: str, width: int = 3
                         f"<title>{escape(str(values[i]))}, {escape(str(cls))}: {escape(_fmt(v))}</title></rect>")
     body.append(f'<line x1="{left}" x2="{width - 4}" y1="{y_of(0.0):.1f}" y2="{y_of(0.0):.1f}" stroke="#333"/>')
     rotate = any(len(str(v)) > 6 for v in values) or len(values) > 6
+    every = max(1, -(-len(values) // 8))  # at most 8 labels; each bar's tooltip names its value
     for i, v in enumerate(values):
+        if i % every and i != len(values) - 1:
+            continue
         x = left + (i + 0.5) * slot
         y = top_pad + plot_h + 12
         turn = f' transform="rotate(-30 {x:.1f} {y})"' if rotate else ""
