@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dpglass._parsing import parse_value
 from dpglass.exceptions import DataValidationError, InvalidParameterError
+from dpglass.registry import EstimatorSpec
 
-__all__ = ["BASELINE_HINT", "PIPELINE_PARAMS", "build_model", "model_params", "print_ledger_and_save",
-           "public_part"]
+__all__ = ["AUTO_SPEC", "BASELINE_HINT", "PIPELINE_PARAMS", "build_model", "fit_spec", "model_params",
+           "print_ledger_and_save", "public_part"]
 
 #: DPPipeline's own parameters, given with --param when the table is read through a schema.
 PIPELINE_PARAMS = ("quantile_share", "clip_share")
@@ -25,6 +26,38 @@ BASELINE_HINT = """    import pandas as pd
     X = pd.read_csv("FILE.csv").drop(columns=["TARGET"])
     encoding, _, _ = fit_encoding(X, load_schema("SCHEMA.json"), quantile_epsilon=0, clip_epsilon=0, rng=None)
     X01 = pd.DataFrame(encoding.transform(X), columns=encoding.feature_names())"""
+
+
+class AutoModel:
+    """What ``dpglass fit`` knows of ``--model auto`` before the fit: the parameters it passes on (the model is
+    chosen inside :class:`~dpglass.models.DPPipeline`, ``model="auto"``)."""
+
+    def get_params(self, deep=True) -> dict:
+        return {"epsilon": None, "delta": None, "classes": None}
+
+    def fit(self, X, y):  # pragma: no cover - never fitted: a DPPipeline(model="auto") is
+        raise NotImplementedError
+
+
+#: ``--model auto``: DPPipeline(model="auto") over the table's schema (the default with a schema).
+AUTO_SPEC = EstimatorSpec(
+    name="auto", target="dpglass.cli.fit.estimator:AutoModel", private=True,
+    guarantee="that of the model chosen", description="a model chosen by DPPipeline's documented rule from the "
+    "schema, epsilon and one noisy count of records")
+
+
+def fit_spec(args, schema):
+    """The model ``dpglass fit`` trains: ``--model``, else ``auto`` for a raw table read through a schema (the
+    rule of ``DPPipeline(model="auto")``), else ``dp-rule-list`` (the 0/1 tables and built-in datasets)."""
+    from dpglass.registry import get_spec
+
+    name = args.model or ("auto" if schema is not None else "dp-rule-list")
+    if name != "auto":
+        return get_spec(name)
+    if schema is None:
+        raise InvalidParameterError("--model auto chooses a model for a raw table read through a schema: give "
+                                    "--data FILE.csv with --schema (or the inline column options), or name a model.")
+    return AUTO_SPEC
 
 
 def model_params(spec, args) -> dict:
@@ -72,6 +105,8 @@ def build_model(spec, params, schema, rng):
 
     outer = {k: params.pop(k) for k in ("epsilon", "delta", *PIPELINE_PARAMS) if k in params}
     outer["random_state"] = params.pop("random_state", rng)
+    if spec is AUTO_SPEC:  # the pipeline chooses the model and gives it the label set
+        return DPPipeline(schema=schema, model="auto", classes=params.pop("classes", None), **outer)
     return DPPipeline(schema=schema, model=spec.make(**params), **outer)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpglass.cli.fit.estimator import build_model, model_params, print_ledger_and_save, public_part
+from dpglass.cli.fit.estimator import build_model, fit_spec, model_params, print_ledger_and_save, public_part
 from dpglass.cli.held_out import print_accuracy
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 
@@ -22,12 +22,11 @@ def fit_in_memory(args) -> int:
     """The in-memory route of ``dpglass fit`` (the output path is checked already)."""
     from dpglass.privacy.rng import check_random_state, spawn
     from dpglass.privacy.splits import split_rows
-    from dpglass.registry import get_spec
 
     if args.test_size is None:
         args.test_size = 0.3
     X, y, source, schema = _load_fit_data(args)
-    spec = get_spec(args.model)
+    spec = fit_spec(args, schema)
     params = model_params(spec, args)  # --classes included
     labels = np.unique(np.asarray(y))
     if labels.size == 0 and "classes" not in params:
@@ -64,7 +63,8 @@ def fit_in_memory(args) -> int:
         model.fit(X_tr, y_tr)
     # the number of records is private: it is not printed
     what = f"{X_tr.shape[1]} raw columns through a schema" if schema is not None else f"{X_tr.shape[1]} binary features"
-    print(f"{spec.name} on {source}: {what}{_label_meaning(args, source)}\n")
+    name = f"auto ({model.model_choice_}, by DPPipeline's rule)" if spec.name == "auto" else spec.name
+    print(f"{name} on {source}: {what}{_label_meaning(args, source)}\n")
     if args.public:
         print(f"public part: {len(X_public)} records of {args.public} (declared public: not protected)\n")
     elif hasattr(getattr(model, "model_", model), "n_public_"):
@@ -148,5 +148,6 @@ def _check_all_records(model, X, y, schema) -> None:
     from dpglass.schema.encoding import validate_table
 
     validate_table(X, schema)
-    check_labels(y, classes=model.model.get_params().get("classes"), max_classes=model.model._max_classes,
-                 model=type(model.model).__name__)
+    auto = isinstance(model.model, str)  # model="auto": the pipeline holds the label set
+    check_labels(y, classes=model.classes if auto else model.model.get_params().get("classes"),
+                 max_classes=model._max_classes, model="DPPipeline" if auto else type(model.model).__name__)

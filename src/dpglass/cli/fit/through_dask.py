@@ -160,7 +160,10 @@ def _checked_spec(args):
     if args.test_size not in (None, 0):
         raise InvalidParameterError("--test-size is not available through Dask (the model trains on every "
                                     "record); drop it, or fit in memory.")
-    spec = get_spec(args.model)
+    if args.model == "auto":
+        raise InvalidParameterError("--model auto chooses a model for a raw table read through a schema, in memory "
+                                    "(a CSV with --schema); through Dask, name the model.")
+    spec = get_spec(args.model or "dp-rule-list")
     if not getattr(spec.cls, "_distributed_fit", False):
         from dpglass.registry import list_estimators
 

@@ -25,13 +25,15 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from dpglass._validation import InstanceOf, Interval
+from dpglass._validation import InstanceOf, Interval, Options
 from dpglass.aggregates import is_distributed
 from dpglass.exceptions import DataValidationError, InvalidParameterError, WeakGuaranteeWarning
-from dpglass.models._base import DELTA_OR_NONE, EPSILON, RANDOM_STATE, ClassifierBase
+from dpglass.models._base import CLASSES, DELTA_OR_NONE, EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
+from dpglass.models.pipeline.auto import AUTO_CANDIDATES, AUTO_SHARE, auto_plan, choose_model
 from dpglass.models.pipeline.route import model_inputs, model_route
+from dpglass.registry import get_spec
 from dpglass.schema import Encoding, Schema, fit_encoding, load_schema
 from dpglass.schema.encoding import encoder_epsilons  # noqa: F401  (re-exported: the pipeline's budget split)
 
@@ -103,21 +105,24 @@ class DPPipeline(ClassifierBase):
     _distributed_fit = True
     _parameter_constraints = {
         "schema": [InstanceOf((Schema, dict, str)), InstanceOf(type(None))],
-        "model": [InstanceOf(ClassifierBase, "an unfitted dpglass estimator")],
+        "model": [InstanceOf(ClassifierBase, "an unfitted dpglass estimator"), Options(("auto",))],
         "epsilon": EPSILON,
         "delta": DELTA_OR_NONE,
         "quantile_share": _SHARE,
         "clip_share": _SHARE,
         "random_state": RANDOM_STATE,
+        "classes": CLASSES,
     }
 
     @property
     def _max_classes(self) -> int:
         """The pipeline learns the classes its model learns (scikit-learn's ``multi_class`` tag follows)."""
+        if isinstance(self.model, str):  # "auto": what every model the rule may choose learns
+            return min(get_spec(name).cls._max_classes for name in AUTO_CANDIDATES)
         return getattr(self.model, "_max_classes", 2)
 
     def __init__(self, *, schema=None, model=None, epsilon=1.0, delta=None, quantile_share=0.1, clip_share=0.02,
-                 random_state=None):
+                 random_state=None, classes=None):
         self.schema = schema
         self.model = model
         self.epsilon = epsilon
@@ -125,6 +130,7 @@ class DPPipeline(ClassifierBase):
         self.quantile_share = quantile_share
         self.clip_share = clip_share
         self.random_state = random_state
+        self.classes = classes
 
     # ------------------------------------------------------------------ fit
     def _schema(self) -> Schema:
@@ -136,12 +142,12 @@ class DPPipeline(ClassifierBase):
             return load_schema(self.schema)
         raise InvalidParameterError("DPPipeline needs a schema: a Schema, its dict, or a schema file's path.")
 
-    def _route(self) -> dict:
-        """How the columns reach the model: :func:`model_route` of its class (public: never the data)."""
-        return model_route(type(self.model))
+    def _spendable(self) -> float:
+        """The epsilon the encoder and the model share: all of it, but for ``model="auto"``'s noisy count."""
+        return float(self.epsilon) * (1 - AUTO_SHARE) if isinstance(self.model, str) else float(self.epsilon)
 
     def _budget(self, schema: Schema, numbers: bool = False) -> tuple[float, float, float]:
-        eps = float(self.epsilon)
+        eps = self._spendable()
         eps_q, eps_clip = encoder_epsilons(schema, eps, self.quantile_share, self.clip_share, numbers)
         asking = [c.name for c in schema.features if c.kind == "numeric" and c.thresholds == "dp-quantiles"]
         if asking and eps_q <= 0 and not numbers:
@@ -166,21 +172,44 @@ class DPPipeline(ClassifierBase):
         """
         self._validate_params()
         schema = self._schema()
-        if not getattr(self.model, "_private", False):
-            raise InvalidParameterError("DPPipeline's model must be a differentially private dpglass estimator.")
         rng = check_random_state(self.random_state)
+        selector = None
+        if isinstance(self.model, str):  # "auto": one noisy count first, from its own child of the generator
+            count_rng, rng = spawn(rng, 2)
+            selector, base = self._auto_model(X, y, schema, count_rng)
+        else:
+            base = self.model
+        if not getattr(base, "_private", False):
+            raise InvalidParameterError("DPPipeline's model must be a differentially private dpglass estimator.")
+        if self.classes is not None and "classes" in base.get_params():
+            base = clone(base).set_params(classes=list(self.classes))
         enc_rng, model_rng = spawn(rng, 2)
-        encoded = self._fit_encoding(X, y, schema, enc_rng, **self._route())
-        params = {"epsilon": encoded.model_epsilon, "random_state": model_rng, **model_inputs(self.model, encoded.encoding)}
-        if self.delta is not None and "delta" in self.model.get_params():
+        encoded = self._fit_encoding(X, y, schema, enc_rng, **model_route(type(base)))
+        params = {"epsilon": encoded.model_epsilon, "random_state": model_rng, **model_inputs(base, encoded.encoding)}
+        if self.delta is not None and "delta" in base.get_params():
             params["delta"] = self.delta  # None: the model keeps its own (a pure model stays pure)
-        model = clone(self.model).set_params(**params)
+        model = clone(base).set_params(**params)
         self._warn_about_guarantee(float(self.epsilon))  # at the pipeline's epsilon, not the model's share of it
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", WeakGuaranteeWarning)
-            model.fit(encoded.X, encoded.y, **self._public_part(X_public, encoded.encoding))
-        self._set_fitted(schema, encoded, model, is_replayable(rng))
+            model.fit(encoded.X, encoded.y, **self._public_part(X_public, encoded.encoding, model))
+        self._set_fitted(schema, encoded, model, is_replayable(rng), selector)
         return self
+
+    def _auto_model(self, X, y, schema: Schema, rng):
+        """``model="auto"``: release the noisy count of records (:func:`~dpglass.models.pipeline.auto.auto_plan`)
+        and build the model :func:`~dpglass.models.pipeline.auto.choose_model` picks from it and public facts.
+        Returns ``(the selector's ledger, the unfitted model)``."""
+        if is_distributed(X) or is_distributed(y):
+            n = int(len(y))  # one pass over the labels' partitions, summed on the cluster
+        else:
+            n = len(self._check_labels(X, y, schema))
+        eps = float(self.epsilon) * AUTO_SHARE
+        plan = auto_plan(eps)
+        ledger = PrivacyLedger(epsilon=eps).follow(plan)
+        self.records_noisy_ = ledger.release(plan[0], n, rng)
+        self.model_choice_ = choose_model(schema, float(self.epsilon), self.delta, self.records_noisy_)
+        return ledger, get_spec(self.model_choice_).make()
 
     def _fit_encoding(self, X, y, schema: Schema, rng, numbers: bool = False, codes: bool = False) -> "_Encoded":
         """The encoder's part of ``fit``: the budget split, the labels checked, the encoding fitted (its DP
@@ -198,7 +227,7 @@ class DPPipeline(ClassifierBase):
             Xenc = pd.DataFrame(encoding.transform(X), columns=encoding.feature_names(), index=X.index)
         return _Encoded(encoding, enc_ledger, noisy, Xenc, y, eps_model, eps_clip)
 
-    def _set_fitted(self, schema: Schema, encoded: "_Encoded", model, replayable: bool) -> None:
+    def _set_fitted(self, schema: Schema, encoded: "_Encoded", model, replayable: bool, selector=None) -> None:
         """The fitted state: the encoding, the fitted model and one ledger, the encoder's entries then the model's
         (``model: ...``).  ``model`` is any fitted private estimator of the encoded table (PrivateGridSearch
         passes its selection over the encoded table)."""
@@ -207,6 +236,8 @@ class DPPipeline(ClassifierBase):
         # PLD) by at most its epsilon, so the total stays within the encoding's epsilon plus the model's total
         ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=inner.delta, accountant=inner.accountant,
                                replayable=replayable)
+        if selector is not None:  # model="auto": its noisy count first
+            ledger.include(selector)
         ledger.include(encoded.ledger).include(inner, prefix="model: ")  # each released through its own plan
         self.encoding_, self.model_, self.privacy_ledger_ = encoded.encoding, model, ledger
         self.clipped_records_noisy_ = encoded.noisy
@@ -229,7 +260,7 @@ class DPPipeline(ClassifierBase):
             check_columns, encoding_from_statistics, merge_statistics, needs_statistics,
         )
 
-        if not getattr(self.model, "_distributed_fit", False):
+        if not isinstance(self.model, str) and not getattr(self.model, "_distributed_fit", False):  # auto's do
             raise DataValidationError(
                 f"DPPipeline fits through Dask when its model does; {type(self.model).__name__} does not fit on "
                 "dask collections yet. Call .compute() on X and y to fit in memory."
@@ -251,15 +282,15 @@ class DPPipeline(ClassifierBase):
         Xenc = dask_backend.map_partitions_named(X, _encode, encoding, meta=meta)
         return encoding, enc_ledger, noisy, Xenc
 
-    def _public_part(self, X_public, encoding) -> dict:
+    def _public_part(self, X_public, encoding, model) -> dict:
         """``{"X_public": encoded public records}`` for the model's fit, or ``{}`` when none is given."""
         if X_public is None:
             return {}
         import inspect
 
-        if "X_public" not in inspect.signature(self.model.fit).parameters:
+        if "X_public" not in inspect.signature(model.fit).parameters:
             raise InvalidParameterError(
-                f"X_public: {type(self.model).__name__} does not learn from a public part."
+                f"X_public: {type(model).__name__} does not learn from a public part."
             )
         if is_distributed(X_public):  # public and small: brought to the client
             X_public = X_public.compute()
@@ -305,16 +336,19 @@ class DPPipeline(ClassifierBase):
         head = (f"DPPipeline: {type(self.model_).__name__} on {len(self.feature_names())} encoded features of "
                 f"{self.n_features_in_} columns; ({eps:.4g}, {delta:.3g})-DP in all, encoder and model"
                 + ("" if guarantee == "proven" else f" (guarantee: {guarantee})")
+                + (f"; model='auto' chose {self.model_choice_} from a noisy count of {self.records_noisy_} records"
+                   if isinstance(self.model, str) else "")
                 + "; the model's line below counts its part")
         return head + "\n" + self.model_.to_text()
 
     # ----------------------------------------------------------- serialising
     def to_dict(self) -> dict:
         check_is_fitted(self, "model_")
-        return {
+        auto = {"model": "auto"} if isinstance(self.model, str) else {}  # only then: other files are unchanged
+        out = {
             "model": "DPPipeline",
             "params": {"epsilon": float(self.epsilon), "delta": self.delta, "quantile_share": self.quantile_share,
-                       "clip_share": self.clip_share, "random_state": None},
+                       "clip_share": self.clip_share, "random_state": None, **auto},
             "classes": [c.item() if hasattr(c, "item") else c for c in self.classes_],
             "n_features_in": int(self.n_features_in_),
             "feature_names": [str(c) for c in self.feature_names_in_],
@@ -323,6 +357,9 @@ class DPPipeline(ClassifierBase):
             "inner_model": self.model_.to_dict(),
             "privacy_ledger": self.privacy_ledger_.to_dict(),
         }
+        if auto:
+            out["records_noisy"] = int(self.records_noisy_)
+        return out
 
     @classmethod
     def _verify_dict(cls, data: dict) -> None:
@@ -339,7 +376,12 @@ class DPPipeline(ClassifierBase):
         inner_cls = _model_class(data["inner_model"]["model"])
         inner = inner_cls.from_dict(data["inner_model"])
         encoding = Encoding.from_dict(data["encoding"])
-        model = cls(schema=encoding.schema, model=clone(inner), **{k: v for k, v in data["params"].items()})
+        params = dict(data["params"])
+        auto = params.pop("model", None)  # "auto": the file names the rule, and the model it chose is inner
+        model = cls(schema=encoding.schema, model=auto or clone(inner), **params)
+        if auto:
+            model.records_noisy_ = int(data["records_noisy"])
+            model.model_choice_ = _registered_name(type(inner))
         model.encoding_, model.model_ = encoding, inner
         model.privacy_ledger_ = PrivacyLedger.from_dict(data["privacy_ledger"])
         model.clipped_records_noisy_ = data.get("clipped_records_noisy")
@@ -376,6 +418,10 @@ def _statistics(part, schema, clip, numbers):
 def _encode(part, encoding):
     """One partition of raw records as the encoded 0/1 frame (the per-record map, public cut points)."""
     return pd.DataFrame(encoding.transform(part), columns=encoding.feature_names(), index=part.index)
+
+
+def _registered_name(cls) -> str:
+    return next(name for name in AUTO_CANDIDATES if get_spec(name).cls is cls)
 
 
 def _model_class(name: str):

@@ -12,7 +12,9 @@ from dpglass.exceptions import ModelFileError
 from dpglass.models._file_checks import _close as close
 from dpglass.models._file_checks import _fail as fail
 from dpglass.models._verify import _check_ledger_shape, _check_ledger_totals, _check_top_level, verify_model_dict
+from dpglass.models.pipeline.auto import AUTO_SHARE, auto_plan, choose_model
 from dpglass.models.pipeline.route import model_route
+from dpglass.privacy.plan import check_against_plan
 from dpglass.privacy.ledger import PrivacyLedger
 
 __all__ = ["verify_pipeline_dict"]
@@ -20,6 +22,7 @@ __all__ = ["verify_pipeline_dict"]
 _PARAMS = {"epsilon", "delta", "quantile_share", "clip_share", "random_state"}
 _KEYS = {"model", "params", "classes", "n_features_in", "feature_names", "encoding", "clipped_records_noisy",
          "inner_model", "privacy_ledger"}
+_AUTO_KEYS = {"records_noisy"}  # model="auto" files only
 
 
 def verify_pipeline_dict(data: dict, cls) -> None:
@@ -32,12 +35,13 @@ def verify_pipeline_dict(data: dict, cls) -> None:
         if not isinstance(data.get(key), dict):
             fail(key, "is missing or not an object", "what DPPipeline.to_dict writes")
     params = data["params"]
-    if set(params) != _PARAMS:
-        fail("params", f"has keys {sorted(params)!r}", f"exactly {sorted(_PARAMS)!r}")
+    auto = params.get("model") == "auto"
+    if set(params) != _PARAMS | ({"model"} if auto else set()):
+        fail("params", f"has keys {sorted(params)!r}", f"exactly {sorted(_PARAMS)!r} (and model: 'auto')")
     if params["random_state"] is not None:
         fail("params.random_state", f"is {params['random_state']!r}", "null (a private model's file never holds "
              "its seed)")
-    extra = sorted(set(data) - _KEYS)
+    extra = sorted(set(data) - _KEYS - (_AUTO_KEYS if auto else set()))
     if extra:
         fail(extra[0], "is not a field of a DPPipeline file", f"only {sorted(_KEYS)!r}")
     try:
@@ -64,7 +68,8 @@ def verify_pipeline_dict(data: dict, cls) -> None:
         fail("privacy_ledger.budget.epsilon", f"is {ledger.epsilon!r}", f"params.epsilon = {params['epsilon']!r}")
     _check_composition(raw, inner, params)
     _check_entries(raw["entries"], inner["privacy_ledger"]["entries"])
-    _check_encoder_releases(data, encoding, params)
+    n_auto = _check_auto(data, encoding, params) if auto else 0
+    _check_encoder_releases(data, encoding, params, n_auto)
 
 
 def _check_composition(raw: dict, inner: dict, params: dict) -> None:
@@ -116,7 +121,25 @@ def _check_entries(entries, inner_entries) -> None:
                  "the inner model's entry, prefixed 'model: '")
 
 
-def _check_encoder_releases(data: dict, encoding, params: dict) -> None:
+def _check_auto(data: dict, encoding, params: dict) -> int:
+    """A ``model="auto"`` file: its first entry is the selector's noisy count (replayed from its plan, the count an
+    integer in ``records_noisy``), and the inner model is the one the rule chooses from that count and the public
+    parameters.  Returns the number of the selector's entries (1)."""
+    from dpglass.registry import get_spec
+
+    if "records_noisy" not in data:
+        fail("records_noisy", "is missing", "the released noisy count of a model='auto' pipeline")
+    eps = float(params["epsilon"]) * AUTO_SHARE
+    check_against_plan(data["privacy_ledger"]["entries"][:1], auto_plan(eps), data, fail)
+    choice = choose_model(encoding.schema, float(params["epsilon"]), params["delta"], data["records_noisy"])
+    if data["inner_model"]["model"] != get_spec(choice).cls.__name__:
+        fail("inner_model.model", f"is {data['inner_model']['model']!r}",
+             f"{get_spec(choice).cls.__name__!r}, what model='auto' chooses from records_noisy = "
+             f"{data['records_noisy']!r} at epsilon {params['epsilon']!r}")
+    return 1
+
+
+def _check_encoder_releases(data: dict, encoding, params: dict, n_auto: int = 0) -> None:
     """What the encoder released is what its schema and shares make it release (helper-25's review).
 
     The model got the budget the shares leave; the encoder's entries are its
@@ -129,11 +152,10 @@ def _check_encoder_releases(data: dict, encoding, params: dict) -> None:
     spent.)
     """
     from dpglass.schema.encoding import encoder_epsilons
-    from dpglass.privacy.plan import check_against_plan
     from dpglass.schema.encoding import encoder_plan, grid_cut_points, quantile_cut_points
 
     feats = encoding.schema.features
-    eps = float(params["epsilon"])
+    eps = float(params["epsilon"]) * (1 - AUTO_SHARE if n_auto else 1)  # what model="auto"'s count leaves
     eps_q, eps_clip = encoder_epsilons(encoding.schema, eps, params["quantile_share"], params["clip_share"],
                                        encoding.numbers)
     inner_eps = data["inner_model"]["privacy_ledger"]["budget"]["epsilon"]
@@ -142,7 +164,7 @@ def _check_encoder_releases(data: dict, encoding, params: dict) -> None:
              f"{eps - eps_q - eps_clip!r}, what the encoder's shares leave of params.epsilon")
     n_enc = len(data["privacy_ledger"]["entries"]) - len(data["inner_model"]["privacy_ledger"]["entries"])
     # the encoder's releases are its plan, entry for entry, its values in their domains (the clipped count an integer)
-    check_against_plan(data["privacy_ledger"]["entries"][:max(n_enc, 0)],
+    check_against_plan(data["privacy_ledger"]["entries"][n_auto:max(n_enc, n_auto)],
                        encoder_plan(encoding.schema, eps_q, eps_clip, encoding.numbers), data, fail)
     noisy = data.get("clipped_records_noisy")
     if (noisy is not None) != (eps_clip > 0) or (noisy is not None and (isinstance(noisy, bool)
