@@ -193,3 +193,16 @@ def test_a_model_without_a_readout_is_refused_with_the_reason(tmp_path, capsys):
     clf.save(tmp_path / "ldp.json")
     assert main(["card", str(tmp_path / "ldp.json"), "--out", str(tmp_path / "c.html")]) == 2
     assert "has no readout" in capsys.readouterr().err
+
+
+def test_the_card_of_a_private_selection_is_its_selected_models_file(tmp_path, capsys):
+    from dpglass.models import DPRuleListClassifier, PrivateGridSearch
+    from test_explain import _data
+
+    X, y = _data()
+    search = PrivateGridSearch(estimator=DPRuleListClassifier(classes=[0, 1]), param_grid={"max_length": [1, 2]},
+                               epsilon=2.0, random_state=0).fit(X, y)
+    search.save(tmp_path / "sel.json")
+    assert main(["card", str(tmp_path / "sel.json"), "--out", str(tmp_path / "c.html")]) == 0
+    page = (tmp_path / "c.html").read_text()
+    assert "Selected by" in page and search.card().replace("model.card()", "sel.json") == page

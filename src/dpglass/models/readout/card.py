@@ -14,7 +14,7 @@ import math
 import re
 from html import escape
 
-from dpglass.models._files import _registry_names, read_model_file
+from dpglass.models._files import _registry_names, model_class, read_model_file
 from dpglass.models._verify import verify_model_dict
 from dpglass.models.readout.cardmodel import model_section
 from dpglass.privacy.ledger import PrivacyLedger
@@ -54,7 +54,7 @@ details summary { cursor: pointer; color: #1f5fa8; }
 def model_card(model, path=None) -> str:
     """The card of a fitted model, built from its file (``model.to_dict()``, verified first like any file)."""
     data = json.loads(json.dumps(model.to_dict()))  # exactly what save() writes
-    cls = type(model)
+    cls = model_class(data.get("model")) or type(model)  # a private selection writes its selected model's file
     verify_model_dict(data, cls)
     from dpglass.registry import list_estimators
 
@@ -222,6 +222,8 @@ def _schema_section(data: dict) -> str:
         domain = (f"bounds {col.get('bounds')}" if kind == "numeric" else
                   ", ".join(map(str, col.get("categories", []))) if kind == "categorical" else "0 / 1")
         cut_text = ", ".join(_num(float(t)) for t in c) if kind == "numeric" else ""
+        if kind == "numeric" and not c:
+            cut_text = "none: the model reads the number (its own bins above)"
         missing = {"none": "sets none of its indicators"}.get(col.get("missing", "error"), "refused (an error)")
         rows.append(f"<tr><td>{escape(col['name'])}</td><td>{escape(kind)}</td><td>{escape(domain)}</td>"
                     f"<td>{escape(cut_text)}</td><td>{escape(missing)}</td></tr>")
