@@ -33,7 +33,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--model", default=None,
                    help="a registered model (see `dpglass models`), or 'auto'; default: 'auto' for --data read "
                    "through --schema or the inline options (DPPipeline's rule: dp-gbdt when epsilon >= 0.25 and "
-                   "about epsilon x records >= 1000, else dp-rule-list; one noisy count of records paid from "
+                   "about epsilon x records >= 500, else dp-rule-list; one noisy count of records paid from "
                    "epsilon), else dp-rule-list")
     p.add_argument("--epsilon", type=float, help="privacy budget epsilon of private models (default: 1)")
     p.add_argument("--delta", type=float, help="privacy budget delta (default 1e-8 where used)")

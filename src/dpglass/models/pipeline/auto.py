@@ -25,7 +25,7 @@ AUTO_SHARE = 0.02
 #: The ledger's name for that count.
 AUTO_RELEASE = "selector: noisy count of records (model='auto')"
 #: dp-gbdt when (noisy records) x epsilon reaches this and epsilon reaches MIN_EPSILON; else dp-rule-list.
-SIGNAL = 1000.0
+SIGNAL = 500.0
 MIN_EPSILON = 0.25
 
 
