@@ -4,6 +4,7 @@ force with more than two bins, the file (round trip, edges and sums tampered ref
 summing to the decision function, Dask = in memory, zero records, and errors in the user's terms."""
 
 import copy
+import itertools
 import json
 import math
 import re
@@ -20,6 +21,7 @@ from dpglass.exceptions import (
 from dpglass.models import DPGAMClassifier
 from dpglass.models._binning import apply_bins, category_edges, uniform_edges
 from dpglass.models._verify import verify_model_dict
+from dpglass.models.gam.first import bin_class_counts, table_scale
 from dpglass.models.gam.fit import bin_sums, record_terms
 from dpglass.models.gam.plan import (
     QUANTUM,
@@ -210,3 +212,58 @@ def test_dask_equals_in_memory_on_raw_columns():
                                                      dd.from_pandas(pd.Series(y), npartitions=3))
         assert json.dumps(mem.to_dict()) == json.dumps(dsk.to_dict())
 
+
+
+# --------------------------------------------------------------------------- the count-based first cycle
+@pytest.mark.parametrize("d", [1, 2, 3, 5, 13, 64, 117])
+def test_the_first_cycle_scale_bounds_the_sensitivity_tightly(d):
+    """k >= a sqrt(d) in integers, k - 1 < a sqrt(d) (a smaller integer bound fails), within 1% of the real one."""
+    a, k = table_scale(d)
+    assert k * k >= a * a * d > (k - 1) ** 2
+    assert k / (a * math.sqrt(d)) < 1.01
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_the_first_cycle_table_moves_by_its_sensitivity_on_every_neighbouring_pair(K):
+    """Brute force (d = 2 features of 3 and 2 bins, every (bins, y) record, every dataset of up to 2 records and
+    each with one more record): the exact vector moves by a sqrt(d) <= k in l2, reached."""
+    pub = gam_plan(model(bounds=[(0, 1), None], categories=None, missing=None, max_bins=3, classes=list(range(K)),
+                         first_cycle="counts").get_params(), 2, K).public
+    a, k = table_scale(2)
+    rows = [(b0, b1, c) for b0 in range(3) for b1 in range(2) for c in range(K)]
+
+    class T:  # a binned table of the given records (entries: one per record)
+        def __init__(self, recs):
+            self.labels = np.array([r[2] for r in recs], dtype=np.intp)
+            self.counts = np.ones(len(recs), dtype=np.int64)
+            self.bins = np.array([r[:2] for r in recs], dtype=np.intp).reshape(-1, 2)
+
+        def column(self, j):
+            return self.bins[:, j]
+
+    worst = 0.0
+    for size in range(3):
+        for recs in itertools.combinations_with_replacement(rows, size):
+            base = bin_class_counts(T(list(recs)), pub)
+            for extra in rows:
+                moved = bin_class_counts(T([*recs, extra]), pub) - base
+                worst = max(worst, float(np.sqrt((moved.astype(float) ** 2).sum())))
+    assert worst == pytest.approx(a * math.sqrt(2)) and worst <= k
+
+
+def test_a_count_first_fit_spends_its_plan_and_verifies():
+    X, y = raw(n=1500)
+    m = model(first_cycle="counts", n_cycles=1, max_bins=6).fit(X, y)
+    plan = gam_plan(m.get_params(), 4, 3)
+    assert [e for e in m.privacy_ledger_] == [s.entry for s in plan.steps]
+    assert plan.steps[1].entry.release == "first cycle: class counts per bin of every feature"
+    assert m.privacy_ledger_.total()[0] <= 1.0 + 1e-9
+    data = json.loads(json.dumps(m.to_dict()))
+    back = DPGAMClassifier.from_dict(data)
+    assert np.array_equal(back.decision_function(X), m.decision_function(X))
+    for edit in (lambda d: d["first_cycle_counts"].__setitem__(0, d["first_cycle_counts"][0] + 1),
+                 lambda d: d["first_cycle_counts"].__setitem__(0, 0.5), lambda d: d.pop("first_cycle_counts")):
+        with pytest.raises(ModelFileError, match="first_cycle_counts|shapes"):
+            verify_model_dict(_tampered(data, edit), DPGAMClassifier)
+    zero = model(first_cycle="counts", n_cycles=0).fit(X, y)
+    assert len(zero.privacy_ledger_) == 2 and zero.score(X, y) > 0.5

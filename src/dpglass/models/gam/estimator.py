@@ -27,10 +27,12 @@ from dpglass.models.gam.columns import (
     is_plain,
     resolve_columns,
 )
+from dpglass.models.gam.first import FIELD as FIRST_FIELD
 from dpglass.models.gam.fit import class_probabilities, fit_gam
 from dpglass.models.gam.plan import (
     ACCOUNTANTS,
     COUNT_SHARE,
+    FIRST_SHARE,
     MAX_BINS,
     QUANTILE_SHARE,
     gam_plan,
@@ -78,8 +80,16 @@ class DPGAMClassifier(ClassifierBase):
         ``k / max_bins``, released first in the plan with ``quantile_share`` of epsilon (dp-gbdt's step).
     quantile_share : float, default=0.1
         Share of epsilon for the quantiles (``binning="quantile"``).
+    first_cycle : {"gradients", "counts"}, default="gradients"
+        ``"counts"``: before the cycles, one release of the class counts in every bin of every feature (a
+        record moves one cell per feature: l2 sensitivity sqrt(d)), from which each shape starts at its
+        naive-Bayes log-likelihood ratio; the cycles then correct them.  ``"gradients"``: the shapes start at 0.
+    first_share : float, default=0.5
+        Share of the plan's zCDP for the count-based first cycle (``first_cycle="counts"``; with ``count_share``
+        below 1).
     n_cycles : int, default=2
-        Passes over the features (each visit of a feature is two releases).
+        Passes over the features (each visit of a feature is two releases); 0: no visit (the initial scores,
+        and with ``first_cycle="counts"`` the naive-Bayes shapes, are the model).
     learning_rate : float, default=1.0
         Shrinkage of each Newton step, in (0, 1].
     hessian_floor : float or "auto", default="auto"
@@ -153,7 +163,9 @@ class DPGAMClassifier(ClassifierBase):
         "max_bins": [Interval(numbers.Integral, 2, 255, closed="both")],
         "binning": [["uniform", "quantile"]],
         "quantile_share": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "n_cycles": [Interval(numbers.Integral, 1, None, closed="left")],
+        "first_cycle": [["gradients", "counts"]],
+        "first_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "n_cycles": [Interval(numbers.Integral, 0, None, closed="left")],
         "learning_rate": [Interval(numbers.Real, 0, 1, closed="right")],
         "hessian_floor": [Interval(numbers.Real, 0, None, closed="neither"), ["auto"]],
         "max_step": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -165,7 +177,8 @@ class DPGAMClassifier(ClassifierBase):
     }
 
     def __init__(self, *, epsilon=1.0, delta=None, feature_groups=None, bounds=None, categories=None, missing=None,
-                 max_bins=MAX_BINS, binning="uniform", quantile_share=QUANTILE_SHARE, n_cycles=2, learning_rate=1.0,
+                 max_bins=MAX_BINS, binning="uniform", quantile_share=QUANTILE_SHARE, first_cycle="gradients",
+                 first_share=FIRST_SHARE, n_cycles=2, learning_rate=1.0,
                  hessian_floor="auto", max_step=2.0, hessian_share=0.1, count_share=COUNT_SHARE, accountant="auto",
                  classes=None, random_state=None):
         self.epsilon = epsilon
@@ -177,6 +190,8 @@ class DPGAMClassifier(ClassifierBase):
         self.max_bins = max_bins
         self.binning = binning
         self.quantile_share = quantile_share
+        self.first_cycle = first_cycle
+        self.first_share = first_share
         self.n_cycles = n_cycles
         self.learning_rate = learning_rate
         self.hessian_floor = hessian_floor
@@ -218,6 +233,7 @@ class DPGAMClassifier(ClassifierBase):
             table = binned_fit_table(self, data, plan, ledger, rng)
         result = fit_gam(table, plan, ledger, rng)
         self.class_counts_ = [int(c) for c in result.class_counts]
+        self.first_counts_ = None if result.first is None else [int(c) for c in result.first]
         self.visit_sums_ = result.visits
         self.intercept_, self.shapes_ = result.intercept, result.shapes
         self.visit_epsilon_, self.hessian_floor_, self.delta_ = plan.x, plan.hessian_floor, delta
@@ -293,8 +309,10 @@ class DPGAMClassifier(ClassifierBase):
     def _state_to_dict(self) -> dict:
         rows = lambda a: [[float(v) for v in row] for row in np.asarray(a)]  # noqa: E731
         edges = {} if self._plain() else {"edges": [[float(v) for v in e] for e in self.edges_]}
+        first = {} if self.first_counts_ is None else {FIRST_FIELD: [int(c) for c in self.first_counts_]}
         return {
             **edges,
+            **first,
             "class_counts": [int(c) for c in self.class_counts_],
             "visits": [{"gradient_sums": rows(G), "hessian_sums": rows(H)} for G, H in self.visit_sums_],
             "intercept": [float(v) for v in self.intercept_],
@@ -315,6 +333,7 @@ class DPGAMClassifier(ClassifierBase):
 
     def _state_from_dict(self, data: dict) -> None:
         self.class_counts_ = [int(c) for c in data["class_counts"]]
+        self.first_counts_ = [int(c) for c in data[FIRST_FIELD]] if FIRST_FIELD in data else None
         self.visit_sums_ = [(np.array(v["gradient_sums"], dtype=np.float64),
                              np.array(v["hessian_sums"], dtype=np.float64)) for v in data["visits"]]
         self.intercept_ = np.array(data["intercept"], dtype=np.float64)

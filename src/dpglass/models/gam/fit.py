@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
+from dpglass.models.gam.first import bin_class_counts, first_shapes
 from dpglass.models.gam.plan import OFFSET_LIMIT, QUANTUM, term_caps
 
 __all__ = ["GamFit", "bin_sums", "class_probabilities", "fit_gam", "initial_scores", "newton_step", "project_l2",
@@ -107,6 +108,7 @@ class GamFit:
     visits: list
     intercept: np.ndarray
     shapes: list
+    first: list | None = None  # first_cycle="counts": the released class counts per bin
 
 
 def zero_shapes(pub) -> list:
@@ -114,10 +116,10 @@ def zero_shapes(pub) -> list:
     return [np.zeros((pub.n_bins(j), pub.n_classes - 1)) for j in range(pub.n_features)]
 
 
-def replay(class_counts, visits, plan) -> tuple[np.ndarray, list]:
+def replay(class_counts, visits, plan, first=None) -> tuple[np.ndarray, list]:
     """``(intercept, shapes)`` from the released values alone (the fit's model, bit for bit)."""
     pub = plan.public
-    shapes = zero_shapes(pub)
+    shapes = zero_shapes(pub) if plan.first is None else first_shapes(first, pub)
     for (j, _, _), (G, H) in zip(plan.visits, visits):
         shapes[j] += newton_step(G, H, plan.hessian_floor, pub.learning_rate, pub.max_step)
     return initial_scores(class_counts), shapes
@@ -135,8 +137,14 @@ def fit_gam(table, plan, ledger, rng) -> GamFit:
     class_counts = ledger.release(plan.counts, exact, rng)
     intercept = initial_scores(class_counts)
     F = np.tile(intercept, (labels.size, 1))
-    shapes = zero_shapes(pub)
+    shapes, first = zero_shapes(pub), None
     columns: dict = {}
+    if plan.first is not None:  # the count-based first cycle: every shape starts at its naive-Bayes ratios
+        first = ledger.release(plan.first, bin_class_counts(table, pub), rng)
+        shapes = first_shapes(first, pub)
+        for j in range(pub.n_features):
+            col = columns[j] = np.asarray(table.column(j), dtype=np.intp)
+            F += shapes[j][col]
     visits = []
     for j, g_step, h_step in plan.visits:
         col = columns.get(j)
@@ -149,4 +157,4 @@ def fit_gam(table, plan, ledger, rng) -> GamFit:
         shapes[j] += step
         F += step[col]
         visits.append((G, H))
-    return GamFit(list(class_counts), visits, intercept, shapes)
+    return GamFit(list(class_counts), visits, intercept, shapes, first)

@@ -30,12 +30,14 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpglass.exceptions import InvalidParameterError
 from dpglass.models._binning import (
     check_categories,
     check_feature_bounds,
     check_missing,
     quantile_step,
 )
+from dpglass.models.gam.first import first_step
 from dpglass.privacy.accounting import DEFAULT_DELTA, calibrate, compose
 from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, count_fields
@@ -90,6 +92,8 @@ OFFSET_LIMIT = 8.0
 MAX_BINS = 32
 #: ``quantile_share`` default: the share of epsilon for the DP quantile edges (``binning="quantile"``).
 QUANTILE_SHARE = 0.1
+#: ``first_share`` default: the share of the plan's zCDP for the count-based first cycle (``first_cycle="counts"``).
+FIRST_SHARE = 0.5
 OWNER = "DPGAMClassifier"
 
 
@@ -196,6 +200,8 @@ class Public:
     max_bins: int = MAX_BINS
     binning: str = "uniform"
     quantile_share: float = QUANTILE_SHARE
+    first_cycle: str = "gradients"
+    first_share: float = FIRST_SHARE
 
     @classmethod
     def of(cls, params: dict, n_features: int, n_classes: int) -> Public:
@@ -214,7 +220,8 @@ class Public:
                    float(params["max_step"]), d, int(n_classes),
                    () if plain else tuple(bounds), () if plain else tuple(categories), () if plain else tuple(missing),
                    int(params.get("max_bins", MAX_BINS)), params.get("binning", "uniform"),
-                   float(params.get("quantile_share", QUANTILE_SHARE)))
+                   float(params.get("quantile_share", QUANTILE_SHARE)), params.get("first_cycle", "gradients"),
+                   float(params.get("first_share", FIRST_SHARE)))
 
     @property
     def n_visits(self) -> int:
@@ -246,12 +253,31 @@ class Public:
         g_cap, h_cap = term_caps(self.n_classes)
         return sum_grid(g_cap, self.n_classes - 1), sum_grid(h_cap, self.n_classes - 1)
 
+    @property
+    def counts_first(self) -> bool:
+        """Whether the first cycle is the count table (``first_cycle="counts"``)."""
+        return self.first_cycle == "counts"
+
     def rhos(self, x: float) -> tuple[float, float, float]:
         """``(counts, one gradient release, one Hessian release)`` zCDP when each visit spends ``x**2 / 2``."""
         visit = x * x / 2.0
         total = self.n_visits * visit
-        counts = total * self.count_share / (1.0 - self.count_share) if self.n_visits else x * x / 2.0
+        if self.counts_first:
+            counts = self._total(x) * self.count_share
+        else:
+            counts = total * self.count_share / (1.0 - self.count_share) if self.n_visits else x * x / 2.0
         return counts, visit * (1.0 - self.hessian_share), visit * self.hessian_share
+
+    def _total(self, x: float) -> float:
+        """The plan's zCDP with a count-based first cycle: the visits take ``1 - count_share - first_share`` of
+        it (without visits, ``x**2 / 2`` is the whole)."""
+        if not self.n_visits:
+            return x * x / 2.0 / (self.count_share + self.first_share)
+        return self.n_visits * x * x / 2.0 / (1.0 - self.count_share - self.first_share)
+
+    def rho_first(self, x: float) -> float:
+        """The count-based first cycle's zCDP."""
+        return self._total(x) * self.first_share
 
 
 @dataclass(frozen=True)
@@ -269,6 +295,7 @@ class GamPlan:
     visits: tuple
     steps: tuple
     bins: tuple = ()  # binning="quantile": one step per numeric column (its DP quantile edges), first in the plan
+    first: PlannedRelease | None = None  # first_cycle="counts": the class counts per bin, after the class counts
 
 
 def _entry_delta(pub: Public) -> float:
@@ -330,6 +357,8 @@ def _steps(pub: Public, x: float) -> tuple[PlannedRelease, tuple, tuple]:
     g_note, h_note = _notes(pub, grids)
     counts = _count_step(pub, rho_c)
     visits, steps = [], [*_bin_steps(pub), counts]
+    if pub.counts_first:
+        steps.append(first_step(pub, pub.rho_first(x), _entry_delta(pub)))
     for t in range(1, pub.n_cycles + 1):
         for j in range(pub.n_features):
             gf, hf = visit_fields(len(visits))
@@ -347,7 +376,8 @@ def _entries(pub: Public, x: float) -> list:
     count = _count_step(pub, rho_c).entry
     g = _sum_step(pub, grids[0], rho_g, "", "", "").entry
     h = _sum_step(pub, grids[1], rho_h, "", "", "").entry
-    return [s.entry for s in _bin_steps(pub)] + [count] + [g, h] * pub.n_visits
+    first = [first_step(pub, pub.rho_first(x), _entry_delta(pub)).entry] if pub.counts_first else []
+    return [s.entry for s in _bin_steps(pub)] + [count] + first + [g, h] * pub.n_visits
 
 
 @functools.lru_cache(maxsize=256)
@@ -364,7 +394,8 @@ def _bin_steps(pub: Public) -> tuple:
 def _max_sigma(pub: Public, x: float) -> float:
     rho_c, rho_g, rho_h = pub.rhos(x)
     grids = pub.grids()
-    return max(_sigma(1, rho_c), _sigma(grids[0].units, rho_g), _sigma(grids[1].units, rho_h))
+    first = [first_step(pub, pub.rho_first(x), _entry_delta(pub)).entry.curve["sigma"]] if pub.counts_first else []
+    return max(_sigma(1, rho_c), _sigma(grids[0].units, rho_g), _sigma(grids[1].units, rho_h), *first)
 
 
 @functools.lru_cache(maxsize=256)
@@ -418,9 +449,14 @@ def gam_plan(params: dict, n_features: int, n_classes: int) -> GamPlan:
     ValueError for parameters it cannot plan: delta = 0, an unknown accountant; InvalidParameterError for
     bounds, categories or missing flags that do not describe ``n_features`` columns)."""
     pub = Public.of(params, n_features, n_classes)
+    if pub.counts_first and pub.count_share + pub.first_share >= 1.0:
+        raise InvalidParameterError(
+            f"{OWNER}'s count_share + first_share is {pub.count_share + pub.first_share:g}: with "
+            "first_cycle='counts' they must leave a share of the budget for the cycles (sum below 1).")
     x, accountant = budget(pub)
     counts, visits, steps = _steps(pub, x)
-    return GamPlan(x, accountant, pub.delta, resolved_floor(pub, x), pub, counts, visits, steps, _bin_steps(pub))
+    first = steps[len(_bin_steps(pub)) + 1] if pub.counts_first else None
+    return GamPlan(x, accountant, pub.delta, resolved_floor(pub, x), pub, counts, visits, steps, _bin_steps(pub), first)
 
 
 def release_plan(params: dict, n_features: int, n_classes: int = 2) -> list:

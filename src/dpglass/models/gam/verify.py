@@ -25,6 +25,7 @@ from dpglass.models._file_checks import _fail as fail
 from dpglass.models._file_checks import _is_count as is_count
 from dpglass.models._file_checks import _is_num as is_num
 from dpglass.models._file_checks import _replay_plan as replay_plan
+from dpglass.models.gam.first import FIELD
 from dpglass.models.gam.fit import replay
 from dpglass.models.gam.plan import gam_plan
 from dpglass.models.gam.readout import resolve_groups
@@ -45,14 +46,15 @@ def check_gam(data: dict, ctx) -> None:
         fail("params", f"give no release plan ({exc})", "parameters DPGAMClassifier accepts")
     edges = _check_edges(data, plan)
     counts, visits = _released(data, plan, K)
+    first = _first(data, plan)
     view = {"class_counts": counts, **{f"visits[{i}]": v for i, v in enumerate(data["visits"])},
-            **{f"edges[{j}]": edges[j] for j in plan.public.numeric}}
+            **{f"edges[{j}]": edges[j] for j in plan.public.numeric}, **({FIELD: first} if first is not None else {})}
     replay_plan(ctx, plan.steps, view, plan.accountant)
     for key, want in (("delta", plan.delta), ("visit_epsilon", plan.x), ("hessian_floor", plan.hessian_floor)):
         got = data.get(key)
         if not (is_num(got) and math.isclose(got, want, rel_tol=1e-9, abs_tol=0.0)):
             fail(key, f"is {got!r}", f"{want!r}, the plan's for these parameters ({plan.accountant} composition)")
-    intercept, shapes = replay(counts, visits, plan)
+    intercept, shapes = replay(counts, visits, plan, first)
     for key, want in (("intercept", [intercept]), ("shapes", shapes)):
         got = data.get(key)
         got = [got] if key == "intercept" else got
@@ -64,6 +66,21 @@ def check_gam(data: dict, ctx) -> None:
         if not same:
             shown = want[0].tolist() if key == "intercept" else [w.tolist() for w in want]
             fail(key, f"is {_short(data.get(key))}", f"what the released class_counts and visits give: {_short(shown)}")
+
+
+def _first(data: dict, plan) -> list | None:
+    """The count-based first cycle's released vector: one integer per (feature, bin, class), present exactly
+    when the parameters ask for it."""
+    if plan.first is None:
+        if FIELD in data:
+            fail(FIELD, f"is {_short(data[FIELD])}", "absent: params.first_cycle is 'gradients'")
+        return None
+    pub = plan.public
+    cells = sum(pub.n_bins(j) for j in range(pub.n_features)) * pub.n_classes
+    got = data.get(FIELD)
+    if not (isinstance(got, list) and len(got) == cells and all(is_count(c) for c in got)):
+        fail(FIELD, f"is {_short(got)}", f"{cells} released integers, one per (feature, bin, class)")
+    return got
 
 
 def _check_edges(data: dict, plan) -> list:
