@@ -30,6 +30,8 @@ from dpglass.schema import Schema, binary, categorical, numeric
 EXPORTABLE = {"greedy-rule-list", "dp-rule-list", "smooth-boost-stumps", "smooth-boost-trees",
               "dp-logistic-regression", "dp-gbdt", "dp-gam"}
 REFUSED = {"subsample-aggregate": "teacher ensemble", "dp-bag": "teacher ensemble"}
+#: Faster fits of the same models: the RDP accountant (the default "auto" tries PLD, seconds a fit).
+FAST = {"dp-gbdt": {"accountant": "rdp"}, "dp-gam": {"accountant": "rdp"}}
 
 
 @pytest.fixture(autouse=True)
@@ -94,7 +96,7 @@ def test_every_registered_model_is_classified():
 @pytest.mark.parametrize("name", sorted(EXPORTABLE))
 def test_export_gives_predict_on_every_row(name, K):
     spec = REGISTRY[name]
-    model = spec.make(**spec.test_params)
+    model = spec.make(**spec.test_params, **FAST.get(name, {}))
     if K > model._max_classes:
         pytest.skip(f"{name} learns two classes")
     X, y = _binary_data(K)
@@ -148,11 +150,36 @@ def test_gbdt_on_numeric_columns_reads_the_bounds_and_the_edges():
     y = np.where(X.a + X.b - 0.5 * X.c + rng.normal(0, 1, n) > 0, "yes", "no")
     for K_y, kw in ((y, {}), (np.where(X.c > 3, "hi", y), {"classes": ["no", "yes", "hi"]})):
         model = DPGradientBoostingClassifier(n_estimators=4, max_depth=2, epsilon=2.0, bounds=[(-3, 3), None, (0, 4)],
-                                             random_state=2, **({"classes": ["no", "yes"]} | kw)).fit(X, K_y)
+                                             random_state=2, accountant="rdp",
+                                             **({"classes": ["no", "yes"]} | kw)).fit(X, K_y)
         # values beyond the bounds (clipped by predict) and on the edges themselves
         edges = [float(e) for e in model.edges_[0]]
         extra = pd.DataFrame({"a": [-10.0, 10.0] + edges, "b": [0, 1] + [1] * len(edges),
                               "c": [-5.0, 9.0] + [float(model.edges_[2][0])] * len(edges)})
+        _check_export(model, pd.concat([X, extra], ignore_index=True))
+
+
+
+@pytest.mark.parametrize("binning", ["uniform", "quantile"])
+def test_gam_on_its_own_columns_reads_bins_codes_and_the_missing_bin(binning):
+    """dp-gam's columns: numeric with bounds (clipped, binned at its edges), category codes, 0/1, and the
+    missing bin of the columns that declare it."""
+    rng = np.random.default_rng(5)
+    n = 300
+    X = pd.DataFrame({"a": rng.normal(0, 2, n), "code": rng.integers(0, 4, n).astype(float),
+                      "b": rng.integers(0, 2, n).astype(float), "c": rng.uniform(-1, 5, n)})
+    for col in ("a", "code", "b"):
+        X.loc[rng.random(n) < 0.1, col] = np.nan
+    y = np.where(np.nan_to_num(X.a) + X.code.fillna(1) - X.c / 2 + rng.normal(0, 1, n) > 0.5, "yes", "no")
+    for labels, classes in ((y, ["no", "yes"]), (np.where(X.c > 3.5, "hi", y), ["no", "yes", "hi"])):
+        model = REGISTRY["dp-gam"].make(n_cycles=1, epsilon=3.0, bounds=[(-3, 3), None, None, (0, 4)],
+                                        categories=[None, 4, None, None], missing=[True, True, True, False],
+                                        max_bins=6, binning=binning, classes=classes, random_state=2,
+                                        accountant="rdp")
+        model.fit(X, labels)
+        edges = [float(e) for e in model.edges_[0]]
+        extra = pd.DataFrame({"a": [-10.0, 10.0, *edges], "code": [0.0, 3.0] + [np.nan] * len(edges),
+                              "b": [1.0, 0.0] + [np.nan] * len(edges), "c": [-5.0, 9.0] + [4.0] * len(edges)})
         _check_export(model, pd.concat([X, extra], ignore_index=True))
 
 
@@ -180,7 +207,7 @@ def _raw_table(n: int = 160, seed: int = 0, K: int = 2):
 @pytest.mark.parametrize("name", sorted(EXPORTABLE - {"greedy-rule-list"}))
 def test_a_pipeline_reads_the_raw_columns(name, K):
     spec = REGISTRY[name]
-    inner = spec.make(**{k: v for k, v in spec.test_params.items() if k != "epsilon"})
+    inner = spec.make(**{k: v for k, v in spec.test_params.items() if k != "epsilon"}, **FAST.get(name, {}))
     if K > inner._max_classes:
         pytest.skip(f"{name} learns two classes")
     X, y = _raw_table(K=K)
@@ -216,7 +243,8 @@ def test_ties_go_where_predict_sends_them():
     t = expit_threshold()
     assert 0 < t < 1e-15
     X, y = _binary_data(2)
-    model = DPGradientBoostingClassifier(n_estimators=2, epsilon=1.0, classes=["c0", "c1"], random_state=0).fit(X, y)
+    model = DPGradientBoostingClassifier(n_estimators=2, epsilon=1.0, classes=["c0", "c1"], random_state=0,
+                                         accountant="rdp").fit(X, y)
     for tree in model.estimators_:
         tree.value[:] = 0.0
     for s in (0.0, math.nextafter(t, 0.0), t, -t, 1e-300):
@@ -224,7 +252,7 @@ def test_ties_go_where_predict_sends_them():
         _check_export(model, X.iloc[:3])
     X3, y3 = _binary_data(3)
     model = DPGradientBoostingClassifier(n_estimators=3, epsilon=1.0, classes=["c0", "c1", "c2"],
-                                         random_state=0).fit(X3, y3)
+                                         random_state=0, accountant="rdp").fit(X3, y3)
     for tree in model.estimators_:
         tree.value[:] = 0.0
     for init in ([0.5, 0.5, 0.1], [0.1, 0.5, 0.5], [0.2, 0.1, 0.2], [0.0, 0.0, 0.0]):
@@ -289,7 +317,7 @@ def test_postgresql_runs_the_same_sql(K):
     X, y = _raw_table(K=K)
     for name in sorted(EXPORTABLE - {"greedy-rule-list"}):
         spec = REGISTRY[name]
-        inner = spec.make(**{k: v for k, v in spec.test_params.items() if k != "epsilon"})
+        inner = spec.make(**{k: v for k, v in spec.test_params.items() if k != "epsilon"}, **FAST.get(name, {}))
         if K > inner._max_classes:
             continue
         inner.set_params(classes=[f"c{k}" for k in range(K)])

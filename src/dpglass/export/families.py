@@ -8,7 +8,9 @@ bit for bit on every row), and says where a tie goes:
 - smooth boosting: the vote margins of ``decision_function``; two classes ``classes_[1]`` iff the vote sum is
   > 0 (``predict_proba``'s ``(1 + m) / 2`` against ``1 - (1 + m) / 2`` is exact there), K classes the first
   class of most votes;
-- DP-GBDT, dp-gam, DP logistic regression: the scores of ``decision_function``; two classes ``classes_[1]`` iff
+- DP-GBDT (trees on bins: clipped numbers against edges, 0/1 columns) and dp-gam (a shape per column read at
+  the column's bin: clipped numbers against edges, category codes, 0/1, the missing bin), DP logistic
+  regression: the scores of ``decision_function``; two classes ``classes_[1]`` iff
   the log-odds reach the smallest double at which ``predict_proba``'s ``expit`` beats ``1 - expit``
   (:func:`expit_threshold`), K classes the first class of largest score (see :data:`SOFTMAX_NOTE`).
 """
@@ -22,8 +24,8 @@ from scipy.special import expit
 
 from dpglass.export.inputs import plain_inputs, schema_inputs
 from dpglass.export.ir import (
-    Above, Argmax, Bit, Const, Decision, Not, NotExportableError, Op, Rules, Threshold, Truth, case, conjunction,
-    total,
+    Above, Argmax, Bit, Const, Decision, Missing, Not, NotExportableError, Op, Rules, Threshold, Truth, case,
+    conjunction, negate, total,
 )
 
 __all__ = ["EXPORTABLE", "NOT_EXPORTABLE", "SOFTMAX_NOTE", "decision_of", "expit_threshold"]
@@ -145,19 +147,24 @@ def _log_odds_decision(model, scores, first_zero: bool, meaning: str, notes=()) 
                     Argmax(tuple(range(len(scores)))), meaning, (*notes, SOFTMAX_NOTE))
 
 
+def clipped_above(j: int, t: float, bounds) -> object:
+    """``clip(x_j, lo, hi) > t`` (a bounded numeric column as DP-GBDT and dp-gam bin it): always true below the
+    lower bound, never at or above the upper one, else ``x_j > t``."""
+    lo, hi = float(bounds[0]), float(bounds[1])
+    if t < lo:
+        return Truth(True)
+    if t >= hi:
+        return Truth(False)
+    return Above(j, float(t))
+
+
 def _gbdt_right(model, j: int, cut: int):
     """``bin > cut`` for feature j (``apply_bins``: a 0/1 column's bin is its value; a numeric column's bin is
     the number of edges below its value clipped to the bounds, so ``bin > cut`` iff ``clip(x) > edge[cut]``)."""
     bounds = model.bounds_[j]
     if bounds is None:
         return Bit(j) if cut == 0 else Truth(False)
-    t = float(model.edges_[j][cut])
-    lo, hi = float(bounds[0]), float(bounds[1])
-    if t < lo:
-        return Truth(True)
-    if t >= hi:
-        return Truth(False)
-    return Above(j, t)
+    return clipped_above(j, float(model.edges_[j][cut]), bounds)
 
 
 def _gbdt_tree(model, tree, node: int = 0):
@@ -177,19 +184,37 @@ def gbdt_decision(model) -> Decision:
                               if C == 1 else "decision_function: each class's boosted score (softmax: predict_proba)")
 
 
+def _columns(model) -> tuple:
+    """``(bounds, categories, missing)`` of a model's own columns, one entry per feature (None, None, False: a
+    0/1 column; models without these attributes read 0/1 columns)."""
+    d = int(model.n_features_in_)
+    return (list(getattr(model, "bounds_", None) or [None] * d), list(getattr(model, "categories_", None) or [None] * d),
+            list(getattr(model, "missing_", None) or [False] * d))
+
+
+def _gam_term(model, j: int, k: int):
+    """Feature j's contribution to score k: its shape at the feature's bin (``apply_bins``: the number of edges
+    below the value, clipped to the bounds for a numeric column; the missing bin last)."""
+    bounds, categories, missing = (c[j] for c in _columns(model))
+    shape = np.asarray(model.shapes_[j], dtype=np.float64).reshape(-1, len(model.classes_) - 1)[:, k]
+    edges = [float(e) for e in getattr(model, "edges_", [[0.5]] * (j + 1))[j]]
+    if bounds is not None:
+        above = [clipped_above(j, e, bounds) for e in edges]
+    elif categories is not None:
+        above = [Above(j, e) for e in edges]  # a code's bin is the code
+    else:
+        above = [Bit(j)]  # a 0/1 column: its bin is its value
+    term = Const(float(shape[len(above)]))
+    for b in range(len(above) - 1, -1, -1):  # bin b when no edge from b on is below the value
+        term = case(negate(above[b]), Const(float(shape[b])), term)
+    return case(Missing(j), Const(float(shape[len(edges) + 1])), term) if missing else term
+
+
 def gam_decision(model) -> Decision:
-    try:
-        shapes = np.asarray(model.shapes_, dtype=np.float64)
-    except ValueError:  # one shape a column, of its own length: not the 0/1 form
-        shapes = np.zeros(0)
-    if shapes.ndim != 3 or shapes.shape[1] != 2:
-        raise NotExportableError(f"{type(model).__name__}: this export reads dp-gam's shapes on 0/1 features "
-                                 "(shapes_ of shape (d, 2, K - 1)); this model's are of another form.")
     intercept = np.atleast_1d(np.asarray(model.intercept_, dtype=np.float64))
     scores = []
-    for k in range(intercept.size):  # intercept, then each feature's contribution at its value, in order
-        terms = [case(Bit(j), Const(float(shapes[j, 1, k])), Const(float(shapes[j, 0, k])))
-                 for j in range(shapes.shape[0])]
+    for k in range(intercept.size):  # intercept, then each feature's contribution in its bin, feature by feature
+        terms = [_gam_term(model, j, k) for j in range(int(model.n_features_in_))]
         scores.append(total(Const(float(intercept[k])), terms))
     return _log_odds_decision(model, scores, True, "decision_function: the log-odds of the second class"
                               if len(scores) == 1 else "decision_function: each class's score (the first class's "
@@ -247,5 +272,4 @@ def decision_of(model):
         why = NOT_EXPORTABLE.get(name, "not a model this export knows")
         raise NotExportableError(f"{name} cannot be exported to SQL or Python: {why}. Exportable: "
                                  f"{', '.join(sorted(EXPORTABLE))}, and any of them inside a DPPipeline.")
-    numeric = [j for j, b in enumerate(getattr(model, "bounds_", None) or []) if b is not None]
-    return EXPORTABLE[name](model), plain_inputs(model.feature_names(), numeric)
+    return EXPORTABLE[name](model), plain_inputs(model.feature_names(), *_columns(model))

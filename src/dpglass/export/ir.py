@@ -9,8 +9,8 @@ written left to right in the order the model's own ``decision_function`` adds it
 arithmetic in SQLite, PostgreSQL or Python gives the model's own bits.
 
 Features are the model's input columns, by index: ``Bit(j)`` is "feature j is 1" (a 0/1 feature, or one
-indicator of a DPPipeline's encoding) and ``Above(j, t)`` is "feature j > t" (DP-GBDT's bounded numeric
-columns).  How a feature is read from a row (a column of the table, or the schema's encoding of a raw column)
+indicator of a DPPipeline's encoding), ``Above(j, t)`` is "feature j > t" (a number or a category code: DP-GBDT's
+and dp-gam's bins) and ``Missing(j)`` "feature j is missing" (dp-gam's missing bin).  How a feature is read from a row (a column of the table, or the schema's encoding of a raw column)
 is the writers' business (:mod:`dpglass.export.inputs`).
 """
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from dpglass.exceptions import InvalidParameterError
 
-__all__ = ["Above", "All", "Argmax", "Bit", "Case", "Const", "Decision", "Not", "NotExportableError", "Op",
-           "Rules", "Threshold", "Truth", "case", "conjunction", "total"]
+__all__ = ["Above", "All", "Argmax", "Bit", "Case", "Const", "Decision", "Missing", "Not", "NotExportableError",
+           "Op", "Rules", "Threshold", "Truth", "case", "conjunction", "negate", "total"]
 
 
 class NotExportableError(InvalidParameterError):
@@ -52,8 +52,20 @@ class Above:
 
 
 @dataclass(frozen=True)
+class Missing:
+    """Feature ``j`` is missing (a model that declares missing values: dp-gam's own bin)."""
+
+    j: int
+
+
+@dataclass(frozen=True)
 class Not:
     arg: object
+
+
+def negate(cond) -> object:
+    """``Not(cond)``, a constant folded."""
+    return Truth(not cond.value) if isinstance(cond, Truth) else Not(cond)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ Python's float arithmetic gives the model's own bits.
 from __future__ import annotations
 
 from dpglass.export.ir import (
-    Above, All, Argmax, Bit, Case, Const, Not, NotExportableError, Op, Rules, Threshold, Truth,
+    Above, All, Argmax, Bit, Case, Const, Missing, Not, NotExportableError, Op, Rules, Threshold, Truth,
 )
 
 __all__ = ["decision_python"]
@@ -29,11 +29,22 @@ def _missing(v):
     return v is None or (isinstance(v, float) and v != v)
 
 
-def _bit(row, name):
+def _bit(row, name, missing_ok=False):
     v = row[name]
+    if missing_ok and _missing(v):
+        return None
     if isinstance(v, bool) or (isinstance(v, numbers.Real) and v in (0, 1)):
         return int(v)
     raise ValueError(f"column {name!r} must be 0 or 1, not {v!r}")
+
+
+def _code(row, name, size, missing_ok=False):
+    v = row[name]
+    if missing_ok and _missing(v):
+        return None
+    if not isinstance(v, bool) and isinstance(v, numbers.Real) and v in range(size):
+        return float(v)
+    raise ValueError(f"column {name!r} must hold a category code 0..{size - 1}, not {v!r}")
 
 
 def _number(row, name, missing_ok=False, integer=False):
@@ -89,18 +100,27 @@ def _reads(inputs) -> list:
     """The body of ``_features(row)``: the model's features, read and checked column by column."""
     lines, out = [], []
     if not inputs.schema:
-        for j, f in enumerate(inputs.features):
-            out.append(f"_bit(row, {f.column!r})" if f.kind == "bit" else f"_number(row, {f.column!r})")
+        for f in inputs.features:
+            if f.kind == "code":
+                out.append(f"_code(row, {f.column!r}, {f.value!r}, {f.missing_ok!r})")
+            else:
+                out.append(f"_{'bit' if f.kind == 'bit' else 'number'}(row, {f.column!r}, {f.missing_ok!r})")
         return ["    return ["] + [f"        {x}," for x in out] + ["    ]"]
     for i, r in enumerate(inputs.columns):
         v = f"v{i}"
+        mine = [f for f in inputs.features if f.column == r.column]
         if r.kind == "numeric":
             lines.append(f"    {v} = _number(row, {r.column!r}, {r.missing_ok!r}, {r.integer!r})")
-            out += [f"int({v} is not None and {v} > {f.value!r})" for f in inputs.features
-                    if f.kind == "above" and f.column == r.column]
+            for f in mine:  # the 0/1 route's indicators, or the numbers route's clipped value (missing: low)
+                lo, hi = f.value if f.kind == "clipped" else (None, None)
+                out.append(f"int({v} is not None and {v} > {f.value!r})" if f.kind == "above" else
+                           f"{lo!r} if {v} is None else min(max({v}, {lo!r}), {hi!r})")
         elif r.kind == "categorical":
             lines.append(f"    {v} = _category(row, {r.column!r}, {tuple(r.categories)!r}, {r.missing_ok!r})")
-            out += [f"int({v} == {f.value!r})" for f in inputs.features if f.kind == "is" and f.column == r.column]
+            for f in mine:  # the indicators, or the codes route's index (missing or unlisted: the last)
+                out.append(f"int({v} == {f.value!r})" if f.kind == "is" else
+                           f"float({tuple(f.value)!r}.index({v})) if {v} in {tuple(f.value)!r} else "
+                           f"{float(len(f.value))!r}")
         else:
             lines.append(f"    {v} = _binary(row, {r.column!r}, {r.missing_ok!r})")
             out.append(v)
@@ -114,14 +134,17 @@ class _Writer:
     def cond(self, c) -> str:
         if isinstance(c, Truth):
             return repr(bool(c.value))
+        kind = self.inputs.features[c.j].kind if isinstance(c, (Bit, Above, Missing)) else None
         if isinstance(c, Bit):
-            if self.inputs.features[c.j].kind == "number":
-                raise NotExportableError(f"Feature {c.j} is a number, not a 0/1 feature.")
+            if kind not in ("bit", "above", "is", "true"):
+                raise NotExportableError(f"Feature {c.j} is a {kind} feature, not a 0/1 one.")
             return f"x[{c.j}] == 1"
         if isinstance(c, Above):
-            if self.inputs.features[c.j].kind != "number":
-                raise NotExportableError(f"A threshold on feature {c.j}, which is not a number.")
+            if kind not in ("number", "code", "clipped", "index"):
+                raise NotExportableError(f"A threshold on feature {c.j}, a {kind} feature.")
             return f"x[{c.j}] > {float(c.t)!r}"
+        if isinstance(c, Missing):
+            return f"x[{c.j}] is None"
         if isinstance(c, Not):
             return f"not ({self.cond(c.arg)})"
         if isinstance(c, All):

@@ -13,7 +13,7 @@ decimal and do decimal arithmetic.  A row that ``predict`` would refuse (a value
 from __future__ import annotations
 
 from dpglass.export.ir import (
-    Above, All, Argmax, Bit, Case, Const, Not, NotExportableError, Op, Rules, Threshold, Truth,
+    Above, All, Argmax, Bit, Case, Const, Missing, Not, NotExportableError, Op, Rules, Threshold, Truth,
 )
 
 __all__ = ["decision_sql", "quote_identifier"]
@@ -64,7 +64,7 @@ class _Writer:
 
     def feature_true(self, j: int) -> str:
         f = self.inputs.features[j]
-        if f.kind == "bit":  # checked 0/1 by the row's validity condition
+        if f.kind == "bit":  # checked 0/1 (or missing, where declared: tested first) by the row's validity
             return f"{_col(f.column)} = 1"
         # a schema indicator is false, never NULL, on a missing value (so that NOT of it holds)
         present = f"t.{quote_identifier(f.column)} IS NOT NULL AND "
@@ -74,7 +74,27 @@ class _Writer:
             return f"{present}{_col(f.column)} > {_number(f.value)}"
         if f.kind == "is":
             return f"{present}{_key(f.column)} = {_text(f.value)}"
-        raise NotExportableError(f"Feature {f.column!r} is a number, not a 0/1 feature.")
+        raise NotExportableError(f"Feature {j} ({f.column!r}) is a {f.kind} feature, not a 0/1 one.")
+
+    def above(self, j: int, t: float) -> str:
+        """Feature j > t: a number or code of the model's own columns, a numeric column clipped to the schema's
+        bounds (missing: the lower bound), a categorical column's index (missing or unlisted: the last)."""
+        f = self.inputs.features[j]
+        if f.kind in ("number", "code"):
+            return f"{_col(f.column)} > {_number(t)}"
+        if f.kind == "clipped":
+            lo, hi = f.value
+            if t < lo or t >= hi:
+                return "1 = 1" if t < lo else "1 = 0"
+            return f"t.{quote_identifier(f.column)} IS NOT NULL AND {_col(f.column)} > {_number(t)}"
+        if f.kind == "index":
+            keys = [k for i, k in enumerate(f.value) if i > t]
+            parts = [f"{_key(f.column)} IN ({', '.join(_text(k) for k in keys)})"] if keys else []
+            if len(f.value) > t:  # the extra code: missing or unlisted (only where the schema allows them)
+                parts += [f"t.{quote_identifier(f.column)} IS NULL",
+                          f"{_key(f.column)} NOT IN ({', '.join(_text(k) for k in f.value)})"]
+            return " OR ".join(parts) if parts else "1 = 0"
+        raise NotExportableError(f"A threshold on feature {j} ({f.column!r}), a {f.kind} feature.")
 
     def cond(self, c) -> str:
         if isinstance(c, Truth):
@@ -82,10 +102,10 @@ class _Writer:
         if isinstance(c, Bit):
             return self.feature_true(c.j)
         if isinstance(c, Above):
+            return self.above(c.j, float(c.t))
+        if isinstance(c, Missing):  # a model's own column declared missing (the encoding never hands one on)
             f = self.inputs.features[c.j]
-            if f.kind != "number":
-                raise NotExportableError(f"A threshold on feature {c.j} ({f.column!r}), which is not a number.")
-            return f"{_col(f.column)} > {_number(c.t)}"
+            return f"t.{quote_identifier(f.column)} IS NULL" if f.missing_ok else "1 = 0"
         if isinstance(c, Not):
             if isinstance(c.arg, Bit) and self.inputs.features[c.arg.j].kind == "bit":
                 return f"{_col(self.inputs.features[c.arg.j].column)} = 0"
@@ -119,10 +139,12 @@ class _Writer:
         parts = []
         for r in self.inputs.columns:
             c = _col(r.column)
-            if r.kind == "bit":
-                parts.append(f"{c} IN (0, 1)")
+            if r.kind in ("bit", "code"):
+                values = ", ".join(str(v) for v in range(r.size if r.kind == "code" else 2))
+                parts.append(f"({c} IN ({values}) OR {c} IS NULL)" if r.missing_ok else f"{c} IN ({values})")
             elif r.kind == "number":
-                parts.append(f"{c} IS NOT NULL")
+                if not r.missing_ok:
+                    parts.append(f"{c} IS NOT NULL")
             elif r.kind == "numeric":
                 checks = ([] if r.missing_ok else [f"{c} IS NOT NULL"]) + (
                     [f"{c} = CAST({c} AS INTEGER)"] if r.integer else [])
