@@ -44,9 +44,10 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .panels { display: flex; flex-wrap: wrap; gap: .5rem; }
 .panel { flex: 1 1 17rem; max-width: 22rem; }
 svg.chart { display: block; max-width: 100%; height: auto; }
+.budget svg.chart, .shapes > svg.chart, .shapes > p + svg.chart, .importance svg.chart { max-width: 36rem; }
 pre { white-space: pre-wrap; font-size: .8rem; background: #f6f6f6; padding: .5rem; }
 details summary { cursor: pointer; color: #1f5fa8; }
-@media print { details > * { display: block; } .panel { break-inside: avoid; } h2 { break-after: avoid; }
+@media print { .panel, svg.chart { break-inside: avoid; } h2 { break-after: avoid; }
                main { max-width: none; } }
 """
 
@@ -178,7 +179,7 @@ def _budget_section(ledger) -> str:
     rows = [(f"{name}" + (f" (\u00d7{count})" if count > 1 else ""), 100.0 * eps / total,
              BUDGET_COLOURS["weak" if weak else "proven"], f"{name}: epsilon {eps:.4g} in {count} release(s)")
             for name, eps, count, weak in drawn] if total > 0 else []
-    chart = hbar_chart(rows, "the privacy budget: each release's share of epsilon", label_chars=38) if rows else ""
+    chart = hbar_chart(rows, "the privacy budget: each release's share of epsilon") if rows else ""
     how = ("share of the total epsilon" if ledger.accountant == "basic" else
            f"share of the sum of the releases' epsilons (the {escape(ledger.accountant)} accountant composes them to "
            "less than that sum)")

@@ -46,7 +46,7 @@ def _rules(frame, kind) -> str:
                     f"</b></td>{cells}</tr>")
     table = ("<div class=scroll><table><tr><th class=num>#</th><th>condition</th><th>predicts</th>" + head + "</tr>"
              + "".join(rows) + "</table></div>")
-    chart = stacked_hbar_chart([(f"{r['position']}. \u2192 {r['prediction']}", [float(r[c]) for c in counts])
+    chart = stacked_hbar_chart([(f"{r['position']}. {r['condition']} \u2192 {r['prediction']}", [float(r[c]) for c in counts])
                                 for _, r in frame.iterrows()], classes, "each rule's counts per class")
     what = ("The counts are the released noisy counts (noise added for privacy; a negative count is possible)."
             if noisy else "The counts are exact (a non-private model).")

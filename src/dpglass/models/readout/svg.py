@@ -28,52 +28,54 @@ def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "\u2026"
 
 
-def hbar_chart(rows: list, label: str, width: int = 640, label_chars: int = 34) -> str:
-    """Horizontal bars, one row each: ``(label, value, colour, tooltip)``; negative values go left of a centre
-    line."""
-    left, bar_h, gap = 7.2 * label_chars + 8, 16, 6
+def hbar_chart(rows: list, label: str, width: int = 460, label_chars: int = 70) -> str:
+    """Horizontal bars, one row each: ``(label, value, colour, tooltip)``, the label above its bar (so that the
+    chart stays legible when a phone scales it down); negative values go left of a zero line."""
+    pad, step = 6, 40
     lo = min([0.0] + [r[1] for r in rows])
     hi = max([0.0] + [r[1] for r in rows])
     span = (hi - lo) or 1.0
-    plot_w = width - left - 70
-    zero = left + plot_w * (-lo / span)
+    plot_w = width - 2 * pad - 56
+    zero = pad + plot_w * (-lo / span)
     body = []
     for i, (name, value, colour, tip) in enumerate(rows):
-        y = 4 + i * (bar_h + gap)
+        y = 4 + i * step
         x0, x1 = sorted((zero, zero + plot_w * value / span))
-        body.append(f'<text x="{left - 6}" y="{y + 12}" text-anchor="end" font-size="12" {FONT}>'
-                    f'{escape(_short(str(name), label_chars))}</text>')
-        body.append(f'<rect x="{x0:.1f}" y="{y}" width="{max(x1 - x0, 0.0):.1f}" height="{bar_h}" fill="{colour}">'
+        body.append(f'<text x="{pad}" y="{y + 13}" font-size="14" {FONT}>{escape(_short(str(name), label_chars))}'
+                    "</text>")
+        body.append(f'<rect x="{x0:.1f}" y="{y + 18}" width="{max(x1 - x0, 0.0):.1f}" height="14" fill="{colour}">'
                     f"<title>{escape(tip)}</title></rect>")
-        body.append(f'<text x="{x1 + 4:.1f}" y="{y + 12}" font-size="11" {FONT}>{escape(_fmt(value))}</text>')
-    height = 8 + len(rows) * (bar_h + gap)
-    body.append(f'<line x1="{zero:.1f}" x2="{zero:.1f}" y1="0" y2="{height}" stroke="#333" stroke-width="1"/>')
+        body.append(f'<text x="{max(x1, zero) + 4:.1f}" y="{y + 30}" font-size="13" {FONT}>{escape(_fmt(value))}'
+                    "</text>")
+    height = 8 + len(rows) * step
+    body.append(f'<line x1="{zero:.1f}" x2="{zero:.1f}" y1="16" y2="{height - 4}" stroke="#333" stroke-width="1"/>')
     return _svg(width, height, body, label)
 
 
-def stacked_hbar_chart(rows: list, classes: list, label: str, width: int = 640, label_chars: int = 40) -> str:
-    """One stacked bar per row: ``(label, [value per class])``; negative values are drawn as 0."""
-    left, bar_h, gap = 7.2 * label_chars + 8, 16, 6
+def stacked_hbar_chart(rows: list, classes: list, label: str, width: int = 460, label_chars: int = 70) -> str:
+    """One stacked bar per row: ``(label, [value per class])``, the label above its bar; negative values are
+    drawn as 0."""
+    pad, step = 6, 40
     totals = [sum(max(v, 0.0) for v in vals) for _, vals in rows]
     top = max(totals + [1.0])
-    plot_w = width - left - 60
+    plot_w = width - 2 * pad - 10
     body = []
     for i, (name, vals) in enumerate(rows):
-        y = 22 + i * (bar_h + gap)
-        x = left
-        body.append(f'<text x="{left - 6}" y="{y + 12}" text-anchor="end" font-size="12" {FONT}>'
-                    f'{escape(_short(str(name), label_chars))}</text>')
+        y = 22 + i * step
+        x = pad
+        body.append(f'<text x="{pad}" y="{y + 13}" font-size="14" {FONT}>{escape(_short(str(name), label_chars))}'
+                    "</text>")
         for k, v in enumerate(vals):
             w = plot_w * max(v, 0.0) / top
-            body.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar_h}" '
+            body.append(f'<rect x="{x:.1f}" y="{y + 18}" width="{w:.1f}" height="14" '
                         f'fill="{CLASS_COLOURS[k % len(CLASS_COLOURS)]}"><title>{escape(str(classes[k]))}: '
                         f"{escape(_fmt(v))}</title></rect>")
             x += w
     for k, c in enumerate(classes):  # the legend
-        body.append(f'<rect x="{left + 90 * k}" y="2" width="12" height="12" '
-                    f'fill="{CLASS_COLOURS[k % len(CLASS_COLOURS)]}"/><text x="{left + 90 * k + 16}" y="12" '
+        body.append(f'<rect x="{pad + 90 * k}" y="2" width="12" height="12" '
+                    f'fill="{CLASS_COLOURS[k % len(CLASS_COLOURS)]}"/><text x="{pad + 90 * k + 16}" y="12" '
                     f'font-size="11" {FONT}>{escape(_short(str(c), 10))}</text>')
-    return _svg(width, 26 + len(rows) * (bar_h + gap), body, label)
+    return _svg(width, 26 + len(rows) * step, body, label)
 
 
 def bar_panel(title: str, values: list, series: dict, label: str, width: int = 300, height: int = 190) -> str:
