@@ -6,7 +6,8 @@ Run from the repository root::
         [--peer-python /work/peers-venv/bin/python] [--reps 5] [--out table.md] [--quick]
 
 Rows are models, columns are ε ∈ {0.1, 0.4, 1, 5}; a cell is the test
-accuracy, mean ± sd over ``--reps`` repetitions.
+accuracy, mean ± sd over ``--reps`` repetitions, then the test AUC (mean;
+for K classes, one-vs-rest macro AUC), as ``0.849 ± 0.002 · 0.902``.
 
 * **Splits.** Adult: UCI's canonical train/test files, the same in every
   repetition (repetitions redraw the models' noise).  Other datasets (compas
@@ -18,7 +19,16 @@ accuracy, mean ± sd over ``--reps`` repetitions.
   the numeric columns with the public bounds of
   ``dpglass_experiments.gbdt.data`` where the dataset has them (Adult); the
   others get the built-in 0/1 encoding.  The δ column is read from the fitted
-  models' ledgers.
+  models' ledgers.  ``--delta`` sets δ on every dpglass model that takes one
+  and on DP-EBM's second row (default: each model's own, DP-EBM's second row
+  at dpglass's 10⁻⁸).
+* **The schema route** (Adult): ``DPPipeline`` on the 13 raw columns of
+  UCI's files with a public schema (the numeric bounds above, the documented
+  category lists, ``fnlwgt`` ignored, a missing or unlisted category as no
+  indicator), with dp-gbdt and dp-gam inside: the route ``dpglass fit
+  --schema`` takes.  The fit time of dp-gam's pipeline and of DP-EBM on the
+  13 raw columns is summed over the same fits of one run and their ratio
+  printed.
 * **References** (non-private, do not depend on ε): majority class, the
   registry's GreedyRL rule list (0/1 input), and scikit-learn's depth-4
   DecisionTree, LogisticRegression (``max_iter=1000``) and
@@ -30,7 +40,10 @@ accuracy, mean ± sd over ``--reps`` repetitions.
   ``benchmarks/_peers_worker.py`` fits them there on the same splits (passed
   as a temporary .npz, the [0, 1]-mapped numeric columns) with their defaults
   and the public bounds [0, 1]; DP-EBM runs twice, at its default δ = 1e-5
-  and at dpglass's 1e-8 (equal guarantees).  Without an interpreter the peers are skipped,
+  and at dpglass's 1e-8 (equal guarantees; ``--delta`` for another), and on
+  Adult a third time on the 13 raw columns (numeric ones mapped to [0, 1] by
+  the public bounds, categorical ones as codes of the public category lists,
+  ``nominal`` to DP-EBM), at the second row's δ.  Without an interpreter the peers are skipped,
   and the output says so.  To make the environment::
 
       python -m venv /work/peers-venv
@@ -84,6 +97,9 @@ class Split:
     bounds: list  # public bounds of xnum's columns; None: a 0/1 column
     y_train: np.ndarray
     y_test: np.ndarray
+    raw_train: object = None  # Adult: the raw columns (a DataFrame) read through ``schema``; else None
+    raw_test: object = None
+    schema: object = None
 
     def scaled(self, part: str) -> np.ndarray:
         """``xnum`` mapped to [0, 1] by the public bounds (clipped): a per-record map."""
@@ -91,6 +107,25 @@ class Split:
         lo = np.array([0.0 if b is None else b[0] for b in self.bounds])
         hi = np.array([1.0 if b is None else b[1] for b in self.bounds])
         return np.clip((np.asarray(X, dtype=np.float64) - lo) / (hi - lo), 0.0, 1.0)
+
+    def coded(self, part: str) -> tuple[np.ndarray, list]:
+        """The raw columns for DP-EBM: numeric ones mapped to [0, 1] by the schema's public bounds (clipped),
+        categorical ones as codes of the schema's public list (a missing or unlisted value: the next code), and
+        their DP-EBM feature types; a per-record map."""
+        from dpglass.schema.columns import category_key
+
+        frame = self.raw_train if part == "train" else self.raw_test
+        cols, types = [], []
+        for col in self.schema.features:
+            if col.kind == "numeric":
+                lo, hi = col.bounds
+                cols.append(np.clip((frame[col.name].to_numpy(dtype=np.float64) - lo) / (hi - lo), 0.0, 1.0))
+                types.append("continuous")
+            else:
+                index = {category_key(c): i for i, c in enumerate(col.categories)}
+                cols.append(np.array([index.get(category_key(v), len(index)) for v in frame[col.name]], float))
+                types.append("nominal")
+        return np.stack(cols, axis=1), types
 
 
 @dataclass
@@ -100,6 +135,8 @@ class Row:
     input: str
     privacy: str = ""
     accuracy: dict = field(default_factory=dict)  # epsilon -> list of accuracies
+    auc: dict = field(default_factory=dict)  # epsilon -> list of AUCs
+    seconds: float = 0.0  # fit time summed over the row's fits (the schema route and DP-EBM's raw row)
     error: str = ""
 
 
@@ -120,11 +157,12 @@ def load_splits(name: str, reps: int, quick: bool) -> list[Split]:
         for part in ("train", "test"):
             X01, y = load_dataset("adult", split=part)
             Xnum, y_num, bounds = load_numeric("adult", part)
-            assert np.array_equal(y, y_num), "the 0/1 and numeric Adult files disagree on the labels"
+            raw, y_raw = adult_raw(part)
+            assert np.array_equal(y, y_num) and np.array_equal(y, y_raw), "the Adult views disagree on the labels"
             keep = _subsample(len(y), 0) if quick else slice(None)
-            parts[part] = (X01.iloc[keep], Xnum.to_numpy()[keep], np.asarray(y)[keep])
-        (a, b, c), (d, e, f) = parts["train"], parts["test"]
-        return [Split(a, d, b, e, bounds, c, f) for _ in range(reps)]
+            parts[part] = (X01.iloc[keep], Xnum.to_numpy()[keep], np.asarray(y)[keep], raw.iloc[keep])
+        (a, b, c, g), (d, e, f, h) = parts["train"], parts["test"]
+        return [Split(a, d, b, e, bounds, c, f, g, h, adult_schema()) for _ in range(reps)]
     X01, y = load_dataset(name)
     y = np.asarray(y)
     splits = []
@@ -138,6 +176,39 @@ def load_splits(name: str, reps: int, quick: bool) -> list[Split]:
     return splits
 
 
+def adult_raw(part: str):
+    """Adult's raw columns as UCI's file holds them (a DataFrame) and the labels (1: >50K)."""
+    from dpglass.datasets._home import get_data_home
+    from dpglass.datasets._loaders import _ADULT_FILES, _read_adult
+
+    frame = _read_adult(get_data_home(None) / _ADULT_FILES[part], _ADULT_FILES[part], part)
+    y = (frame["income"].str.rstrip(".") == ">50K").to_numpy().astype(np.uint8)
+    return frame.drop(columns=["income"]), y
+
+
+def adult_schema():
+    """A public schema of Adult's raw columns: the bounds of ``dpglass_experiments.gbdt.data`` (4 grid cut points
+    for the 0/1 models), the documented category lists (a missing "?" is listed there; anything unlisted sets no
+    indicator), ``fnlwgt`` (a sampling weight) ignored."""
+    from dpglass.datasets._loaders import _ADULT_CATEGORIES, _ADULT_COLUMNS
+    from dpglass.schema import Schema, categorical, ignore, numeric
+    from dpglass_experiments.gbdt.data import ADULT_BOUNDS
+
+    cols = [ignore(c) if c == "fnlwgt" else numeric(c, *ADULT_BOUNDS[c]) if c in ADULT_BOUNDS
+            else categorical(c, _ADULT_CATEGORIES[c], missing="none") for c in _ADULT_COLUMNS if c != "income"]
+    return Schema(cols, target="income")
+
+
+def auc_score(model, X, y) -> float:
+    """Test AUC from the model's probabilities (K classes: one-vs-rest macro average)."""
+    from sklearn.metrics import roc_auc_score
+
+    proba = model.predict_proba(X)
+    if proba.shape[1] == 2:
+        return float(roc_auc_score(y, proba[:, 1]))
+    return float(roc_auc_score(y, proba, multi_class="ovr", labels=list(model.classes_)))
+
+
 def privacy_label(delta) -> str:
     """What the fits' ledgers (or the peer's parameters) say: ``ε-DP`` when δ = 0."""
     if delta is None:
@@ -145,21 +216,28 @@ def privacy_label(delta) -> str:
     return "ε-DP" if delta == 0 else f"(ε, δ = {delta:g})-DP"
 
 
-def _fit_score(make, split: Split, view: str) -> tuple[float, object]:
+def _fit_score(make, split: Split, view: str) -> tuple[float, float, object, float]:
+    """``(test accuracy, test AUC, the fitted model, fit seconds)``."""
     if view == "0/1":
         Xtr, Xte = split.x01_train, split.x01_test
     elif view == "numeric":
         Xtr, Xte = split.xnum_train, split.xnum_test
+    elif view == "raw":
+        Xtr, Xte = split.raw_train, split.raw_test
     else:
         Xtr, Xte = split.scaled("train"), split.scaled("test")
+    start = time.perf_counter()
     model = make().fit(Xtr, split.y_train)
-    return float(model.score(Xte, split.y_test)), model
+    seconds = time.perf_counter() - start
+    return float(model.score(Xte, split.y_test)), auc_score(model, Xte, split.y_test), model, seconds
 
 
 def _view_name(view: str, split: Split) -> str:
     numeric = any(b is not None for b in split.bounds)
     if view == "0/1":
         return "0/1"
+    if view == "raw":
+        return f"{len(split.schema.features)} raw columns, schema"
     if not numeric:
         return "0/1"
     return "numeric, public bounds" if view == "numeric" else "numeric → [0, 1] by public bounds"
@@ -177,9 +255,13 @@ def needs_public_part(spec) -> bool:
     return "X_public" in inspect.signature(spec.cls.fit).parameters
 
 
-def dpglass_rows(dataset: str, splits: list[Split], epsilons, quick: bool) -> list[Row]:
-    """One row per private estimator of the registry."""
-    from dpglass.registry import list_estimators
+#: The models fitted through the schema route (DPPipeline on the raw columns) where a dataset has them.
+SCHEMA_ROUTE = ("dp-gbdt", "dp-gam")
+
+
+def dpglass_rows(dataset: str, splits: list[Split], epsilons, quick: bool, delta=None) -> list[Row]:
+    """One row per private estimator of the registry, then (Adult) the schema route's rows."""
+    from dpglass.registry import get_spec, list_estimators
 
     rows = []
     for spec in list_estimators(private=True):
@@ -187,25 +269,46 @@ def dpglass_rows(dataset: str, splits: list[Split], epsilons, quick: bool) -> li
             continue  # learns from a declared public part too: compared in `dpglass reproduce boosting`
         takes_bounds = "bounds" in spec.cls().get_params()
         view = "numeric" if takes_bounds else "0/1"
-        params = {k: v for k, v in spec.test_params.items() if k != "epsilon"} if quick else {}
-        row = Row(dataset, spec.name, _view_name(view, splits[0]))
-        deltas, start = set(), time.perf_counter()
-        try:
-            for eps in epsilons:
-                row.accuracy[eps] = []
-                for r, split in enumerate(splits):
-                    extra = {"bounds": split.bounds} if takes_bounds else {}
-                    acc, model = _fit_score(lambda: spec.make(**params, **extra, epsilon=eps, random_state=r),
-                                            split, view)
-                    row.accuracy[eps].append(acc)
-                    deltas.add(float(model.privacy_ledger_.total()[1]))
-        except Exception as exc:  # noqa: BLE001 - a broken model gets a row saying so; the others still run
-            row.error = f"{type(exc).__name__}: {exc}"
-            traceback.print_exc()
-        row.privacy = privacy_label(max(deltas, default=None))
-        rows.append(row)
-        print(f"  {dataset} {spec.name}: {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+        extra = {"bounds": splits[0].bounds} if takes_bounds else {}
+        rows.append(_dpglass_row(dataset, spec, spec.name, view, splits, epsilons, quick, delta, extra))
+    if splits[0].schema is not None:
+        for name in SCHEMA_ROUTE:
+            rows.append(_dpglass_row(dataset, get_spec(name), f"{name} (DPPipeline, schema route)", "raw", splits,
+                                     epsilons, quick, delta, {}))
     return rows
+
+
+def _dpglass_row(dataset, spec, label, view, splits, epsilons, quick, delta, extra) -> Row:
+    """One dpglass model over every ε and repetition; ``view="raw"``: inside a DPPipeline with the split's schema."""
+    from dpglass.models import DPPipeline
+
+    params = {k: v for k, v in spec.test_params.items() if k != "epsilon"} if quick else {}
+    if delta is not None and "delta" in spec.cls().get_params():
+        params["delta"] = delta
+    row = Row(dataset, label, _view_name(view, splits[0]))
+    deltas, start = set(), time.perf_counter()
+
+    def make(eps, r):
+        if view != "raw":
+            return spec.make(**params, **extra, epsilon=eps, random_state=r)
+        return DPPipeline(schema=splits[0].schema, model=spec.make(**params), epsilon=eps, delta=params.get("delta"),
+                          random_state=r)
+
+    try:
+        for eps in epsilons:
+            row.accuracy[eps], row.auc[eps] = [], []
+            for r, split in enumerate(splits):
+                acc, auc, model, seconds = _fit_score(lambda: make(eps, r), split, view)
+                row.accuracy[eps].append(acc)
+                row.auc[eps].append(auc)
+                row.seconds += seconds
+                deltas.add(float(model.privacy_ledger_.total()[1]))
+    except Exception as exc:  # noqa: BLE001 - a broken model gets a row saying so; the others still run
+        row.error = f"{type(exc).__name__}: {exc}"
+        traceback.print_exc()
+    row.privacy = privacy_label(max(deltas, default=None))
+    print(f"  {dataset} {label}: {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+    return row
 
 
 def _references():
@@ -231,8 +334,9 @@ def reference_rows(dataset: str, splits: list[Split], epsilons) -> list[Row]:
     for label, view, make in _references():
         row, start = Row(dataset, label, _view_name(view, splits[0]), "non-private"), time.perf_counter()
         try:
-            accs = [_fit_score(lambda: make(r), split, view)[0] for r, split in enumerate(splits)]
-            row.accuracy = {eps: accs for eps in epsilons}
+            fits = [_fit_score(lambda: make(r), split, view) for r, split in enumerate(splits)]
+            row.accuracy = {eps: [f[0] for f in fits] for eps in epsilons}
+            row.auc = {eps: [f[1] for f in fits] for eps in epsilons}
         except Exception as exc:  # noqa: BLE001
             row.error = f"{type(exc).__name__}: {exc}"
             traceback.print_exc()
@@ -246,13 +350,18 @@ def peer_python(argument: str | None) -> str | None:
     return argument or os.environ.get("DPGLASS_PEER_PYTHON") or None
 
 
-def peer_rows(dataset: str, splits: list[Split], epsilons, python: str, notes: list) -> tuple[list[Row], dict]:
+def peer_rows(dataset: str, splits: list[Split], epsilons, python: str, notes: list,
+              delta=None) -> tuple[list[Row], dict]:
     """Run the worker in the peers' environment on these splits; its rows and the versions it reports."""
     with tempfile.TemporaryDirectory(prefix="dpglass-peers-") as tmp:
-        arrays = {"epsilons": np.asarray(epsilons, dtype=float), "seeds": np.arange(len(splits))}
+        arrays = {"epsilons": np.asarray(epsilons, dtype=float), "seeds": np.arange(len(splits)),
+                  "delta": np.asarray(1e-8 if delta is None else delta, dtype=float)}
         for r, split in enumerate(splits):
             arrays.update({f"X_train_{r}": split.scaled("train"), f"y_train_{r}": split.y_train,
                            f"X_test_{r}": split.scaled("test"), f"y_test_{r}": split.y_test})
+            if split.schema is not None:  # the raw columns, for DP-EBM's raw-column row
+                (Rtr, types), (Rte, _) = split.coded("train"), split.coded("test")
+                arrays.update({f"R_train_{r}": Rtr, f"R_test_{r}": Rte, "raw_types": np.array(types)})
         np.savez(Path(tmp) / "splits.npz", **arrays)
         out = Path(tmp) / "result.json"
         try:
@@ -275,30 +384,45 @@ def peer_rows(dataset: str, splits: list[Split], epsilons, python: str, notes: l
         print(f"  {dataset} {name}: {res['seconds']} s (peers' environment)", file=sys.stderr, flush=True)
         if res["note"]:
             notes.append(f"{name}: {res['note']}")
-        row = Row(dataset, name, _view_name("scaled", splits[0]), privacy_label(res["delta"]))
+        view = f"{len(splits[0].schema.features)} raw columns → [0, 1] / codes" if res.get("raw") else \
+            _view_name("scaled", splits[0])
+        row = Row(dataset, name, view, privacy_label(res["delta"]), seconds=float(res["seconds"]))
         row.accuracy = {eps: res["accuracy"][repr(float(eps))] for eps in epsilons}
+        row.auc = {eps: res.get("auc", {}).get(repr(float(eps)), []) for eps in epsilons}
         rows.append(row)
     return rows, result["versions"]
 
 
-def _cell(values) -> str:
+def _cell(values, aucs=None) -> str:
+    """Accuracy (mean ± sd), then the mean AUC: ``0.849 ± 0.002 · 0.902``."""
     if not values:
         return "–"
-    if len(values) == 1:
-        return f"{values[0]:.3f}"
-    return f"{np.mean(values):.3f} ± {np.std(values, ddof=1):.3f}"
+    acc = f"{values[0]:.3f}" if len(values) == 1 else f"{np.mean(values):.3f} ± {np.std(values, ddof=1):.3f}"
+    return f"{acc} · {np.mean(aucs):.3f}" if aucs else acc
 
 
 def format_table(rows: list[Row], epsilons) -> str:
     """Markdown: one row per (dataset, model), one column per ε."""
-    head = ["dataset", "model", "input", "privacy"] + [f"ε = {eps:g}" for eps in epsilons]
+    head = ["dataset", "model", "input", "privacy"] + [f"ε = {eps:g}" for eps in epsilons]  # accuracy · AUC
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
-        cells = [_cell(row.accuracy.get(eps)) for eps in epsilons]
+        cells = [_cell(row.accuracy.get(eps), row.auc.get(eps)) for eps in epsilons]
         if row.error:
             cells = [f"failed: {row.error}"[:60]] + ["–"] * (len(epsilons) - 1)
         lines.append("| " + " | ".join([row.dataset, row.model, row.input, row.privacy] + cells) + " |")
     return "\n".join(lines)
+
+
+def time_ratio(dataset: str, rows: list[Row]) -> list[str]:
+    """The fit time of dp-gam's schema route over that of DP-EBM on the raw columns, summed over the same fits
+    (every ε and repetition) of this run; nothing when either row is missing."""
+    gam = next((r for r in rows if r.dataset == dataset and r.model.startswith("dp-gam (DPPipeline")
+                and not r.error), None)
+    ebm = next((r for r in rows if r.dataset == dataset and r.model.endswith("raw columns")), None)
+    if gam is None or ebm is None or ebm.seconds <= 0:
+        return []
+    return [f"{dataset}: fit time in this run, dp-gam through the schema route {gam.seconds:.1f} s, DP-EBM on the "
+            f"raw columns {ebm.seconds:.1f} s (same fits): ratio dp-gam / DP-EBM = {gam.seconds / ebm.seconds:.2f}"]
 
 
 def _versions(peer_versions: dict) -> str:
@@ -328,6 +452,9 @@ def parse_args(argv=None):
     parser.add_argument("--quick", action="store_true", help="smoke test: 1 repetition, small models, ≤ 2000 rows")
     parser.add_argument("--peer-python", default=None,
                         help="interpreter of the peers' environment (default: $DPGLASS_PEER_PYTHON; none: skip peers)")
+    parser.add_argument("--delta", type=float, default=None,
+                        help="delta of every dpglass model that takes one and of DP-EBM's second row (default: "
+                        "each model's own; DP-EBM's second row at dpglass's 1e-8)")
     parser.add_argument("--out", default=None, help="also write the table, command and versions to this file")
     args = parser.parse_args(argv)
     if args.reps is None:
@@ -354,14 +481,16 @@ def _run(args, argv) -> str:
     for name in args.datasets:
         splits = load_splits(name, args.reps, args.quick)
         rows += reference_rows(name, splits, args.epsilons)
-        rows += dpglass_rows(name, splits, args.epsilons, args.quick)
+        rows += dpglass_rows(name, splits, args.epsilons, args.quick, args.delta)
         if python:
-            found, peer_versions = peer_rows(name, splits, args.epsilons, python, notes)
+            found, peer_versions = peer_rows(name, splits, args.epsilons, python, notes, args.delta)
             rows += found
+        notes += time_ratio(name, rows)
     command = "python benchmarks/peers.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     text = "\n".join([
         format_table(rows, args.epsilons), "",
-        f"Test accuracy, mean ± sd over {args.reps} repetition(s){' (quick mode)' if args.quick else ''}.",
+        f"Test accuracy, mean ± sd over {args.reps} repetition(s){' (quick mode)' if args.quick else ''}, "
+        "· the mean test AUC.",
         f"Command: `{command.strip()}`",
         f"Versions: {_versions(peer_versions)}",
         f"Wall time: {time.perf_counter() - start:.0f} s",

@@ -47,8 +47,9 @@ def test_quick_mode_prints_one_row_per_model_and_one_column_per_epsilon(quick_ru
     assert models == [label for label, _, _ in peers._references()] + private
     for row in body:
         assert len(row) == len(header)
-        values = [float(cell) for cell in row[-4:]]  # one repetition: a plain number, never "failed"
-        assert all(0.0 <= v <= 1.0 for v in values), row
+        # one repetition: accuracy · AUC, plain numbers, never "failed"
+        values = [float(v) for cell in row[-4:] for v in cell.split(" · ")]
+        assert len(values) == 8 and all(0.0 <= v <= 1.0 for v in values), row
     assert "peers skipped" in text
     assert "Command: `python benchmarks/peers.py --datasets breast-cancer --quick" in text
     assert out.read_text().strip() == text.strip()
@@ -60,7 +61,7 @@ def test_majority_row_is_the_test_share_of_the_training_majority(quick_run):
     majority = int(np.mean(split.y_train) >= 0.5)
     expected = f"{np.mean(split.y_test == majority):.3f}"
     _, body = _table_rows(text)
-    assert [row for row in body if row[1] == "majority class"][0][-4:] == [expected] * 4
+    assert [row for row in body if row[1] == "majority class"][0][-4:] == [f"{expected} · 0.500"] * 4
 
 
 def test_private_rows_state_the_privacy_their_ledgers_report(quick_run):
@@ -90,5 +91,5 @@ def test_worker_reports_every_peer_as_run_or_skipped(tmp_path):
         sys.path.remove(str(BENCHMARKS))
     assert set(result["results"]) | set(result["skipped"]) == set(PEERS)
     for res in result["results"].values():
-        assert set(res["accuracy"]) == {"1.0", "5.0"}
+        assert set(res["accuracy"]) == set(res["auc"]) == {"1.0", "5.0"}
         assert all(len(v) == 1 and 0.0 <= v[0] <= 1.0 for v in res["accuracy"].values())
