@@ -169,3 +169,18 @@ def test_plot_without_matplotlib_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r"dpglass\[plot\]"):
         model.plot()
+
+
+@pytest.mark.parametrize("name", ["dp-gbdt", "smooth-boost-trees", "dp-rule-list", "dp-logistic-regression"])
+def test_plot_of_three_classes_and_of_a_pipeline(name):
+    pytest.importorskip("matplotlib")
+    spec = next(s for s in SPECS if s.name == name)
+    assert fit_spec(spec, K=3)[0].plot().axes
+    raw = _raw()
+    model = spec.make(**{k: v for k, v in spec.test_params.items() if k != "epsilon"}, classes=["no", "yes"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = DPPipeline(schema=SCHEMA, model=model, epsilon=2.0, random_state=0).fit(raw.drop(columns="y"), raw["y"])
+    fig = pipe.plot()
+    if pipe.explain().attrs["kind"] in ("shapes", "trees"):
+        assert {ax.get_title() for ax in fig.axes} == {"age", "job", "hours"}
