@@ -206,3 +206,12 @@ def test_the_card_of_a_private_selection_is_its_selected_models_file(tmp_path, c
     assert main(["card", str(tmp_path / "sel.json"), "--out", str(tmp_path / "c.html")]) == 0
     page = (tmp_path / "c.html").read_text()
     assert "Selected by" in page and search.card().replace("model.card()", "sel.json") == page
+
+
+def test_bad_paths_get_one_clear_line(tmp_path, capsys):
+    assert main(["card", str(tmp_path / "missing.json"), "--out", str(tmp_path / "c.html")]) == 2
+    assert "could not read a dpglass model file" in capsys.readouterr().err
+    model = _fitted("dp-rule-list", tmp_path)
+    model.save(tmp_path / "m.json")
+    assert main(["card", str(tmp_path / "m.json"), "--out", str(tmp_path / "no" / "such" / "c.html")]) == 2
+    assert "could not write the card" in capsys.readouterr().err
