@@ -24,8 +24,22 @@ from scipy.special import expit
 
 from dpglass.export.inputs import plain_inputs, schema_inputs
 from dpglass.export.ir import (
-    Above, Argmax, Bit, Const, Decision, Missing, Not, NotExportableError, Op, Rules, Threshold, Truth, case,
-    conjunction, negate, total,
+    Above,
+    Argmax,
+    Bit,
+    Const,
+    Decision,
+    Missing,
+    Not,
+    NotExportableError,
+    Op,
+    Rules,
+    Threshold,
+    Truth,
+    case,
+    conjunction,
+    negate,
+    total,
 )
 
 __all__ = ["EXPORTABLE", "NOT_EXPORTABLE", "SOFTMAX_NOTE", "decision_of", "expit_threshold"]
@@ -188,7 +202,8 @@ def _columns(model) -> tuple:
     """``(bounds, categories, missing)`` of a model's own columns, one entry per feature (None, None, False: a
     0/1 column; models without these attributes read 0/1 columns)."""
     d = int(model.n_features_in_)
-    return (list(getattr(model, "bounds_", None) or [None] * d), list(getattr(model, "categories_", None) or [None] * d),
+    return (list(getattr(model, "bounds_", None) or [None] * d),
+            list(getattr(model, "categories_", None) or [None] * d),
             list(getattr(model, "missing_", None) or [False] * d))
 
 
@@ -238,8 +253,8 @@ def logistic_decision(model) -> Decision:
         terms = [case(Bit(j), Const(float(c)), Const(0.0)) for j, c in enumerate(coef[k]) if c != 0.0]
         scores.append(Op("+", total(terms[0], terms[1:]) if terms else Const(0.0), Const(float(intercept[k]))))
     notes = () if _exact_sums(coef, getattr(model, "grid_step_", None)) else (
-        "the coefficients are not on a power-of-two grid: the export adds them in feature order, which may differ "
-        "from predict's sum in the last bits",)
+        ("the coefficients are not on a power-of-two grid: the export adds them in feature order, which may "
+         "differ from predict's sum in the last bits"),)
     meaning = ("decision_function: the log-odds of the second class" if len(scores) == 1
                else "decision_function: each class's score (softmax: predict_proba)")
     return _log_odds_decision(model, scores, False, meaning, notes)

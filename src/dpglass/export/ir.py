@@ -10,8 +10,9 @@ arithmetic in SQLite, PostgreSQL or Python gives the model's own bits.
 
 Features are the model's input columns, by index: ``Bit(j)`` is "feature j is 1" (a 0/1 feature, or one
 indicator of a DPPipeline's encoding), ``Above(j, t)`` is "feature j > t" (a number or a category code: DP-GBDT's
-and dp-gam's bins) and ``Missing(j)`` "feature j is missing" (dp-gam's missing bin).  How a feature is read from a row (a column of the table, or the schema's encoding of a raw column)
-is the writers' business (:mod:`dpglass.export.inputs`).
+and dp-gam's bins) and ``Missing(j)`` "feature j is missing" (dp-gam's missing bin).  How a feature is read
+from a row (a column of the table, or the schema's encoding of a raw column) is the writers' business
+(:mod:`dpglass.export.inputs`).
 """
 
 from __future__ import annotations

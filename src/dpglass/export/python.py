@@ -9,8 +9,22 @@ Python's float arithmetic gives the model's own bits.
 
 from __future__ import annotations
 
+import math
+
 from dpglass.export.ir import (
-    Above, All, Argmax, Bit, Case, Const, Missing, Not, NotExportableError, Op, Rules, Threshold, Truth,
+    Above,
+    All,
+    Argmax,
+    Bit,
+    Case,
+    Const,
+    Missing,
+    Not,
+    NotExportableError,
+    Op,
+    Rules,
+    Threshold,
+    Truth,
 )
 
 __all__ = ["decision_python"]
@@ -173,7 +187,7 @@ class _Writer:
 
 def _float(value: float) -> str:
     value = float(value)
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):
         raise NotExportableError(f"The model holds the number {value!r}, which this export cannot write.")
     return repr(value)
 
@@ -186,8 +200,8 @@ def _predict_body(decision, w: _Writer) -> list:
         return lines + [f"    return CLASSES[{p.default}]"]
     lines = ["    s = score(row)"]
     if isinstance(p, Threshold):
-        return lines + [f"    return CLASSES[1] if s[{p.score}] {'>' if p.strict else '>='} {_float(p.t)} "
-                        "else CLASSES[0]"]
+        return lines + [(f"    return CLASSES[1] if s[{p.score}] {'>' if p.strict else '>='} {_float(p.t)} "
+                         "else CLASSES[0]")]
     if isinstance(p, Argmax):  # the first class of largest score
         return lines + [f"    scores = [{', '.join(f's[{i}]' for i in p.scores)}]",
                         "    best = 0",
@@ -207,8 +221,9 @@ def decision_python(decision, inputs, header: list) -> str:
     src = [f'"""{doc}\n"""', "", "import math", "import numbers", "",
            f"CLASSES = {list(decision.classes)!r}", f"SCORES = {tuple(decision.score_names)!r}",
            f"COLUMNS = {columns!r}", _RUNTIME, "",
-           "def _features(row):", "    \"\"\"The model's features, read from the row (ValueError if predict would "
-           "refuse it).\"\"\""] + _reads(inputs)
+           "def _features(row):",
+           "    \"\"\"The model's features, read from the row (ValueError if predict would refuse it).\"\"\""]
+    src += _reads(inputs)
     src += ["", "", "def score(row):", f"    \"\"\"{decision.score_meaning}: a tuple, named by SCORES.\"\"\"",
             "    x = _features(row)", "    return ("]
     src += [f"        {w.num(e)}," for e in decision.scores] + ["    )"]

@@ -12,8 +12,22 @@ decimal and do decimal arithmetic.  A row that ``predict`` would refuse (a value
 
 from __future__ import annotations
 
+import math
+
 from dpglass.export.ir import (
-    Above, All, Argmax, Bit, Case, Const, Missing, Not, NotExportableError, Op, Rules, Threshold, Truth,
+    Above,
+    All,
+    Argmax,
+    Bit,
+    Case,
+    Const,
+    Missing,
+    Not,
+    NotExportableError,
+    Op,
+    Rules,
+    Threshold,
+    Truth,
 )
 
 __all__ = ["decision_sql", "quote_identifier"]
@@ -35,7 +49,7 @@ def _text(value: str) -> str:
 
 def _number(value: float) -> str:
     value = float(value)
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):
         raise NotExportableError(f"The model holds the number {value!r}, which SQL cannot write.")
     return f"CAST({value!r} AS DOUBLE PRECISION)"
 
@@ -194,5 +208,6 @@ def decision_sql(decision, inputs, table: str, header: list) -> str:
         pred = _prediction(decision, w, names)
         outer = f"s.*,\n  CASE WHEN {names[0]} IS NULL THEN NULL ELSE {pred} END AS {quote_identifier('prediction')}"
     lines = [f"-- {_one_line(h)}" if h else "--" for h in header]
+    source = ".".join(quote_identifier(p) for p in str(table).split("."))
     return "\n".join(lines + [f"SELECT {outer}", "FROM (", "SELECT t.*,", ",\n".join(cols),
-                              f"FROM {'.'.join(quote_identifier(p) for p in str(table).split('.'))} AS t", ") AS s;"]) + "\n"
+                              f"FROM {source} AS t", ") AS s;"]) + "\n"
