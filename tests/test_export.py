@@ -84,6 +84,7 @@ def _check_export(model, X):
     rows = X.to_dict("records")
     assert [mod.predict(r) for r in rows] == list(pred)
     assert np.array_equal(np.array([mod.score(r) for r in rows], dtype=np.float64), scores)
+    assert [mod.predict(X.iloc[i]) for i in range(min(len(X), 5))] == list(pred[:5])  # a pandas row (numpy values)
 
 
 def _binary_data(K: int, n: int = 120, d: int = 5, seed: int = 0):
@@ -110,6 +111,17 @@ def test_export_gives_predict_on_every_row(name, K):
         params["classes"] = [f"c{k}" for k in range(K)]
     model.set_params(**params).fit(X, y)
     _check_export(model, X)
+
+
+@pytest.mark.parametrize("name", sorted(EXPORTABLE - {"greedy-rule-list"}))
+def test_a_model_fitted_on_zero_records_exports(name):
+    """With a declared label set a private fit succeeds on zero records (n is private): its export too (a rule
+    list of the default rule alone, all-zero shapes, ...)."""
+    spec = REGISTRY[name]
+    X, y = _binary_data(3)
+    model = spec.make(**spec.test_params, **FAST.get(name, {}), classes=["c0", "c1", "c2"], random_state=0)
+    model.fit(X.iloc[:0], y.iloc[:0])
+    _check_export(model, X.iloc[:20])
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
@@ -146,6 +158,13 @@ def test_names_and_labels_cannot_escape_their_quotes():
     model = DPLogisticRegression(classes=["it's", 'say """hi"""'], random_state=0, epsilon=5.0).fit(X, y)
     _check_export(model, X)
     assert 'FROM "main"."t" AS t' in to_sql(model, "main.t")
+
+
+def test_boolean_columns_are_read_as_predict_reads_them():
+    X, y = _binary_data(2)
+    X = X.astype(bool)
+    model = REGISTRY["dp-rule-list"].make(max_length=3, epsilon=2.0, classes=["c0", "c1"], random_state=0).fit(X, y)
+    _check_export(model, X)
 
 
 def test_gbdt_on_numeric_columns_reads_the_bounds_and_the_edges():

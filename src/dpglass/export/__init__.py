@@ -62,10 +62,14 @@ def to_python(model) -> str:
 def export_file(path, to: str, table: str = "data") -> str:
     """The export of a model file, read and verified by the library's loader (an edited file raises
     :class:`~dpglass.exceptions.ModelFileError` before anything is written)."""
-    from dpglass.models._files import read_model_file
+    from dpglass.exceptions import ModelFileError
+    from dpglass.models._files import open_model_file
 
     if to not in FORMATS:
         raise NotExportableError(f"Export to {to!r}? The formats are {', '.join(FORMATS)}.")
-    data, cls, _ = read_model_file(path)  # verifies, or raises ModelFileError naming the path and the field
-    model = cls.from_dict(data)
+    data, cls = open_model_file(path)
+    try:
+        model = cls.from_dict(data)  # verifies the file first (verify_model_dict), as load_model and inspect do
+    except ModelFileError as exc:
+        raise ModelFileError(f"{path}: {exc}") from None
     return to_sql(model, table) if to == "sql" else to_python(model)

@@ -43,8 +43,14 @@ def _missing(v):
     return v is None or (isinstance(v, float) and v != v)
 
 
-def _bit(row, name, missing_ok=False):
+def _value(row, name):
+    """The row's value, a numpy scalar as its Python value."""
     v = row[name]
+    return v.item() if hasattr(v, "item") and not isinstance(v, (str, bytes)) else v
+
+
+def _bit(row, name, missing_ok=False):
+    v = _value(row, name)
     if missing_ok and _missing(v):
         return None
     if isinstance(v, bool) or (isinstance(v, numbers.Real) and v in (0, 1)):
@@ -53,7 +59,7 @@ def _bit(row, name, missing_ok=False):
 
 
 def _code(row, name, size, missing_ok=False):
-    v = row[name]
+    v = _value(row, name)
     if missing_ok and _missing(v):
         return None
     if not isinstance(v, bool) and isinstance(v, numbers.Real) and v in range(size):
@@ -62,7 +68,7 @@ def _code(row, name, size, missing_ok=False):
 
 
 def _number(row, name, missing_ok=False, integer=False):
-    v = row[name]
+    v = _value(row, name)
     if _missing(v):
         if missing_ok:
             return None
@@ -81,7 +87,7 @@ def _number(row, name, missing_ok=False, integer=False):
 
 
 def _category(row, name, categories, missing_ok=False):
-    v = row[name]
+    v = _value(row, name)
     if _missing(v):
         key = None
     elif isinstance(v, bool):
@@ -99,7 +105,7 @@ def _category(row, name, categories, missing_ok=False):
 
 
 def _binary(row, name, missing_ok=False):
-    v = row[name]
+    v = _value(row, name)
     if _missing(v):
         if missing_ok:
             return 0

@@ -176,6 +176,8 @@ def _prediction(decision, w: _Writer, scores: list) -> str:
     labels = [_label(c) for c in decision.classes]
     p = decision.prediction
     if isinstance(p, Rules):
+        if not p.rules:  # the default rule alone
+            return labels[p.default]
         whens = [f"  WHEN {w.cond(c)} THEN {labels[k]}" for c, k in p.rules]
         return "CASE\n" + "\n".join(whens) + f"\n  ELSE {labels[p.default]} END"
     if isinstance(p, Threshold):
