@@ -352,6 +352,24 @@ def test_postgresql_runs_the_same_sql(K):
         assert np.array_equal(out[names].to_numpy(dtype=np.float64), _model_scores(model, X)), name
 
 
+@pytest.mark.parametrize("edit", ["cut", "label", "shape"])
+def test_an_edited_pipeline_file_is_refused(tmp_path, edit):
+    X, y = _raw_table()
+    model = DPPipeline(schema=SCHEMA, model=REGISTRY["dp-gam"].make(n_cycles=1, accountant="rdp", classes=["c0", "c1"]),
+                       epsilon=3.0, random_state=0).fit(X, y)
+    data = model.to_dict()
+    if edit == "cut":
+        data["encoding"]["schema"]["columns"][0]["bounds"] = [18, 95]
+    elif edit == "label":
+        data["classes"] = ["c0", "c9"]
+    else:
+        data["inner_model"]["shapes"][0][0][0] += 1.0
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ModelFileError, match="edited.json"):
+        export_file(path, "python")
+
+
 @pytest.mark.parametrize("name", ["dp-gam", "dp-gbdt", "dp-rule-list"])
 def test_the_cli_loop_fit_export_predict_agrees(tmp_path, capsys, name):
     """`dpglass fit --data --schema` then `dpglass export`: the SQL over the CSV's rows (loaded as text and

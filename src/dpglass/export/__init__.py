@@ -46,7 +46,9 @@ def to_sql(model, table: str = "data") -> str:
     """One SQL ``SELECT`` over ``table`` (the model's columns): its columns, the scores and ``prediction``."""
     decision, inputs = decision_of(model)
     header = _header(model, decision, inputs, "SQL") + [
-        "rows predict would refuse (a value off the model's inputs) get NULL scores and prediction"]
+        "rows predict would refuse (a value off the model's inputs) get NULL scores and prediction",
+        "store numbers as numbers (SQLite casts a non-numeric text to 0) and categories as text or integers",
+        "scores, not probabilities: exp() is not standard SQL (predict_proba is their softmax / logistic)"]
     return decision_sql(decision, inputs, str(table), header)
 
 
