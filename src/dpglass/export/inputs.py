@@ -7,7 +7,8 @@ declares it (dp-gam's ``missing``).  A :class:`~dpglass.models.DPPipeline` reads
 its :class:`~dpglass.schema.Encoding`: on the 0/1 route its model's features are the indicators ``column > cut``
 (``"above"``), ``column = category`` (``"is"``, compared by :func:`~dpglass.schema.columns.category_key`'s text)
 and ``column`` (``"true"``, a binary column); on the numbers route a numeric column is one feature, its value
-clipped to the schema's bounds, a missing value read as the lower bound (``"clipped"``); on the codes route a
+clipped to the schema's bounds, a missing value read as the lower bound, or kept missing for the model's own
+missing bin when the encoding says ``missing_bins`` (``"clipped"``); on the codes route a
 categorical column is its category's index, a missing or unlisted value the extra last code (``"index"``).  A
 value the model's ``predict`` refuses (missing where not declared, a category outside the list, a fraction in an
 integer column, anything but 0/1 in a 0/1 column) makes the exported SQL return NULL for that row and the
@@ -73,12 +74,14 @@ def schema_inputs(encoding) -> Inputs:
     """A DPPipeline's model read through its encoding of the schema's raw columns (``Encoding.transform``'s
     features, in its order, on its route)."""
     numbers, codes = bool(getattr(encoding, "numbers", False)), bool(getattr(encoding, "codes", False))
+    keep_missing = bool(getattr(encoding, "missing_bins", False))  # a missing number stays missing (its own bin)
     features, rules = [], []
     for col, cuts in zip(encoding.schema.features, encoding.cuts):
         ok = col.missing == "none"
         if col.kind == "numeric":
             if numbers:
-                features.append(Feature("clipped", col.name, (float(col.bounds[0]), float(col.bounds[1]))))
+                features.append(Feature("clipped", col.name, (float(col.bounds[0]), float(col.bounds[1])),
+                                        missing_ok=ok and keep_missing))
             else:
                 features += [Feature("above", col.name, float(t)) for t in cuts]
             rules.append(ColumnRule(col.name, "numeric", ok, bool(col.integer)))

@@ -133,8 +133,9 @@ def _reads(inputs) -> list:
             lines.append(f"    {v} = _number(row, {r.column!r}, {r.missing_ok!r}, {r.integer!r})")
             for f in mine:  # the 0/1 route's indicators, or the numbers route's clipped value (missing: low)
                 lo, hi = f.value if f.kind == "clipped" else (None, None)
+                missing = None if f.missing_ok else lo  # kept missing (the model's missing bin) or the low bound
                 out.append(f"int({v} is not None and {v} > {f.value!r})" if f.kind == "above" else
-                           f"{lo!r} if {v} is None else min(max({v}, {lo!r}), {hi!r})")
+                           f"{missing!r} if {v} is None else min(max({v}, {lo!r}), {hi!r})")
         elif r.kind == "categorical":
             lines.append(f"    {v} = _category(row, {r.column!r}, {tuple(r.categories)!r}, {r.missing_ok!r})")
             for f in mine:  # the indicators, or the codes route's index (missing or unlisted: the last)
@@ -162,6 +163,8 @@ class _Writer:
         if isinstance(c, Above):
             if kind not in ("number", "code", "clipped", "index"):
                 raise NotExportableError(f"A threshold on feature {c.j}, a {kind} feature.")
+            if self.inputs.features[c.j].missing_ok:  # a missing value is above nothing
+                return f"(x[{c.j}] is not None and x[{c.j}] > {float(c.t)!r})"
             return f"x[{c.j}] > {float(c.t)!r}"
         if isinstance(c, Missing):
             return f"x[{c.j}] is None"

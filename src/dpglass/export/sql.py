@@ -98,8 +98,9 @@ class _Writer:
             return f"{_col(f.column)} > {_number(t)}"
         if f.kind == "clipped":
             lo, hi = f.value
-            if t < lo or t >= hi:
-                return "1 = 1" if t < lo else "1 = 0"
+            if t < lo or t >= hi:  # a missing value kept missing is above nothing (tested first where it counts)
+                return ((f"t.{quote_identifier(f.column)} IS NOT NULL" if f.missing_ok else "1 = 1") if t < lo
+                        else "1 = 0")
             return f"t.{quote_identifier(f.column)} IS NOT NULL AND {_col(f.column)} > {_number(t)}"
         if f.kind == "index":
             keys = [k for i, k in enumerate(f.value) if i > t]
