@@ -206,10 +206,9 @@ def test_dask_equals_in_memory_on_raw_columns():
     dd = pytest.importorskip("dask.dataframe")
     X, y = raw(n=1500)
     df = pd.DataFrame(X, columns=[f"c{j}" for j in range(4)])
-    for binning in ("uniform", "quantile"):
-        mem = model(binning=binning, max_bins=6).fit(df, y)
-        dsk = model(binning=binning, max_bins=6).fit(dd.from_pandas(df, npartitions=3),
-                                                     dd.from_pandas(pd.Series(y), npartitions=3))
+    for kw in ({"binning": "uniform"}, {"binning": "quantile"}, {"first_cycle": "counts", "n_cycles": 1}):
+        mem = model(max_bins=6, **kw).fit(df, y)
+        dsk = model(max_bins=6, **kw).fit(dd.from_pandas(df, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3))
         assert json.dumps(mem.to_dict()) == json.dumps(dsk.to_dict())
 
 

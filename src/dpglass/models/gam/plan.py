@@ -89,7 +89,7 @@ HESSIAN_FLOOR_SCALES = 1.5
 #: The initial scores' clip (log-odds, a public constant).
 OFFSET_LIMIT = 8.0
 #: ``max_bins`` default: bins per numeric column (docs/privacy.md, "DP-GAM (dp-gam)", "Defaults").
-MAX_BINS = 32
+MAX_BINS = 16
 #: ``quantile_share`` default: the share of epsilon for the DP quantile edges (``binning="quantile"``).
 QUANTILE_SHARE = 0.1
 #: ``first_share`` default: the share of the plan's zCDP for the count-based first cycle (``first_cycle="counts"``).
