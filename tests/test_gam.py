@@ -348,16 +348,17 @@ def _raw(n=1500, seed=8):
 def test_the_pipeline_hands_dp_gam_each_columns_raw_column(tmp_path):
     df, y = _raw()
     p = DPPipeline(schema=SCHEMA, model=DPGAMClassifier(), epsilon=2.0, random_state=0).fit(df, y)
-    assert p.model_.feature_groups == ["age"] * 3 + ["job"] * 3 + ["flag"]
+    # the schema route (issue 28): age as numbers with its bounds, job as codes, one column (one group) each
+    assert p.model_.feature_groups == ["age", "job", "flag"] and p.model_.categories == [None, 3, None]
     table = p.model_.explain()
     assert list(dict.fromkeys(table.group)) == ["(intercept)", "age", "job", "flag"]
-    assert "group age" in p.to_text() and "group job" in p.to_text()
+    assert "age" in p.to_text() and "job" in p.to_text()
     p.save(tmp_path / "p.json")
     back = load_model(tmp_path / "p.json")
     assert np.array_equal(back.predict_proba(df), p.predict_proba(df))
     # a model given its own groups keeps them
-    own = DPPipeline(schema=SCHEMA, model=DPGAMClassifier(feature_groups=list("abcdefg")), random_state=0).fit(df, y)
-    assert own.model_.feature_groups == list("abcdefg")
+    own = DPPipeline(schema=SCHEMA, model=DPGAMClassifier(feature_groups=list("abc")), random_state=0).fit(df, y)
+    assert own.model_.feature_groups == list("abc")
 
 
 def test_the_pipeline_leaves_other_models_parameters_alone():

@@ -54,13 +54,13 @@ def _fit(model, *args, **kw):
 
 
 def test_routes_are_declared_by_the_models_parameters():
-    assert model_route(DPGradientBoostingClassifier) == {"numbers": True, "codes": False}
-    assert model_route(DPRuleListClassifier) == {"numbers": False, "codes": False}
+    assert model_route(DPGradientBoostingClassifier) == {"numbers": True, "codes": False, "missing_bins": False}
+    assert model_route(DPRuleListClassifier) == {"numbers": False, "codes": False, "missing_bins": False}
 
     class Opted(DPGradientBoostingClassifier):
         _takes_numeric = False  # a class may decline the route its parameters suggest
 
-    assert model_route(Opted) == {"numbers": False, "codes": False}
+    assert model_route(Opted) == {"numbers": False, "codes": False, "missing_bins": False}
 
 
 @pytest.mark.parametrize("clip_share", [0.0, 0.02])
@@ -111,6 +111,10 @@ def test_missing_values_follow_the_schemas_rule_on_every_route():
     assert not any("quantile" in e.release for e in ledger)  # no cut points on the numbers route: no quantile
     assert Encoding.from_dict(both.to_dict()) == both
     assert "numbers" not in binary_route.to_dict() and "codes" not in binary_route.to_dict()  # 0/1 files unchanged
+    gaps, _, _ = fit_encoding(frame, SCHEMA, quantile_epsilon=0.0, clip_epsilon=0.0, rng=0, numbers=True,
+                              missing_bins=True)
+    np.testing.assert_array_equal(gaps.transform(frame)[:, 0], [np.nan, 20.0, 90.0])  # NaN: the model's own bin
+    assert gaps.column_missing() == [True, False, False, False, False] and Encoding.from_dict(gaps.to_dict()) == gaps
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +165,7 @@ def test_the_rule_list_keeps_the_01_route():
 def test_dp_gam_takes_numbers_and_codes():
     from dpglass.models import DPGAMClassifier
 
-    if model_route(DPGAMClassifier) != {"numbers": True, "codes": True}:
+    if model_route(DPGAMClassifier) != {"numbers": True, "codes": True, "missing_bins": True}:
         pytest.skip("dp-gam does not take bounds and categories yet (helper A's interface)")
     df, y = _raw()
     pipe = _fit(DPPipeline(schema=SCHEMA, model=DPGAMClassifier(classes=["hi", "lo"]), epsilon=1.0, delta=1e-6,
@@ -170,8 +174,15 @@ def test_dp_gam_takes_numbers_and_codes():
     assert pipe.encoding_.feature_names() == ["age", "job", "flag", "hours"]
     assert params["categories"] == [None, 3, None, None]
     assert [None if b is None else tuple(b) for b in params["bounds"]] == [(17.0, 90.0), None, None, (0.0, 99.0)]
-    again = DPPipeline.from_dict(json.loads(json.dumps(pipe.to_dict())))
+    assert params["missing"] == [True, False, False, False]  # a missing age: dp-gam's own bin
+    assert np.isnan(pipe._encode(df)["age"].to_numpy()).sum() == df.age.isna().sum()
+    data = json.loads(json.dumps(pipe.to_dict()))
+    again = DPPipeline.from_dict(data)
     np.testing.assert_array_equal(again.predict(df), pipe.predict(df))
+    for key, value, field in (("missing", [False] * 4, "inner_model.params.missing"),
+                              ("categories", [None, 2, None, None], "inner_model.params.categories")):
+        with pytest.raises(ModelFileError, match=field):
+            DPPipeline.from_dict(_edit(data, ("inner_model", "params", key), value))
 
 
 def test_dask_route_is_the_in_memory_model(dask_client, tmp_path):

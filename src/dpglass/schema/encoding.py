@@ -65,7 +65,10 @@ class Encoding:
     the model bins it within its own plan).  ``codes=True`` (a model that
     reads category codes, ``_takes_categories``: dp-gam): every categorical
     column is one column of integer codes ``0..m-1`` in the schema's order.
-    Binary columns are 0/1 in every route.  The route is a function of the
+    ``missing_bins=True`` (with ``numbers``; a model that bins missing values
+    itself, dp-gam): a missing value of a numeric column declaring
+    ``missing="none"`` stays NaN, for the model's own missing bin, instead of
+    reading as the lower bound.  Binary columns are 0/1 in every route.  The route is a function of the
     model's class, never of the data.
     """
 
@@ -73,6 +76,7 @@ class Encoding:
     cuts: tuple  # one tuple of cut points per feature column (empty for non-numeric, and for numbers=True)
     numbers: bool = False  # numeric columns as their clipped values (the model bins them)
     codes: bool = False  # categorical columns as integer codes (the model reads categories)
+    missing_bins: bool = False  # numbers route: a missing number stays NaN (the model's own missing bin)
 
     def feature_names(self) -> list:
         names = []
@@ -108,6 +112,15 @@ class Encoding:
                 out += [None] * self._width(col)
         return out
 
+    def column_missing(self) -> list:
+        """One flag per encoded column: True for a numeric column that may hold NaN (``missing_bins`` and the
+        column declares ``missing="none"``): dp-gam's ``missing``."""
+        out = []
+        for col in self.schema.features:
+            flag = col.kind == "numeric" and self.numbers and self.missing_bins and col.missing == "none"
+            out += [flag] * self._width(col)
+        return out
+
     def source_columns(self) -> list:
         """The raw column each encoded column comes from, in the encoding's column order (public: the schema)."""
         return [col.name for col in self.schema.features for _ in range(self._width(col))]
@@ -128,7 +141,7 @@ class Encoding:
         for col, cuts in zip(self.schema.features, self.cuts):
             v = _checked_values(frame[col.name], col)
             if col.kind == "numeric" and self.numbers:
-                blocks.append(_clipped(v, col)[:, None])
+                blocks.append(_clipped(v, col, self.missing_bins)[:, None])
             elif col.kind == "numeric":
                 blocks.append(np.stack([v > t for t in cuts], axis=1) if cuts else np.zeros((len(v), 0), bool))
             elif col.kind == "categorical" and self.codes:
@@ -147,19 +160,21 @@ class Encoding:
             out["numbers"] = True
         if self.codes:
             out["codes"] = True
+        if self.missing_bins:
+            out["missing_bins"] = True
         return out
 
     @classmethod
     def from_dict(cls, data: dict) -> "Encoding":
-        unknown = sorted(set(data) - {"schema", "cuts", "numbers", "codes"})
+        unknown = sorted(set(data) - {"schema", "cuts", "numbers", "codes", "missing_bins"})
         if unknown:
             raise DataValidationError(f"The encoding has the key {unknown[0]!r}; its keys are schema, cuts, "
-                                      "numbers and codes.")
+                                      "numbers, codes and missing_bins.")
         schema = Schema.from_dict(data["schema"])
         cuts = tuple(tuple(float(t) for t in c) for c in data["cuts"])
         if len(cuts) != len(schema.features):
             raise DataValidationError("The encoding's cut points do not match its schema's feature columns.")
-        flags = {k: data.get(k, False) for k in ("numbers", "codes")}
+        flags = {k: data.get(k, False) for k in ("numbers", "codes", "missing_bins")}
         for key, value in flags.items():
             if not isinstance(value, bool):
                 raise DataValidationError(f"The encoding's {key!r} is {value!r}; it is true or false.")
@@ -172,11 +187,12 @@ def category_count(col) -> int:
     return len(col.categories) + (1 if col.missing == "none" else 0)
 
 
-def _clipped(values: np.ndarray, col) -> np.ndarray:
+def _clipped(values: np.ndarray, col, keep_missing: bool = False) -> np.ndarray:
     """A numeric column as numbers: clipped to its public bounds; a missing value (``missing="none"``) is the
-    lower bound, the number read as "above no cut point" as on the 0/1 route (a per-record rule)."""
+    lower bound, the number read as "above no cut point" as on the 0/1 route, or with ``keep_missing`` stays NaN
+    for the model's own missing bin (per-record rules)."""
     lo, hi = (float(b) for b in col.bounds)
-    return np.clip(np.where(np.isnan(values), lo, values), lo, hi)
+    return np.clip(values if keep_missing else np.where(np.isnan(values), lo, values), lo, hi)
 
 
 def _codes(keys: np.ndarray, col) -> np.ndarray:
@@ -335,7 +351,7 @@ def _clipped_records(frame, schema) -> int:
 
 
 def fit_encoding(frame, schema: Schema, *, quantile_epsilon: float, clip_epsilon: float, rng, numbers: bool = False,
-                 codes: bool = False):
+                 codes: bool = False, missing_bins: bool = False):
     """Fix the encoding; return ``(encoding, the encoder's ledger, noisy clipped count or None)``.
 
     ``numbers``, ``codes``: the route of numeric and categorical columns (:class:`Encoding`); with ``numbers``
@@ -353,7 +369,7 @@ def fit_encoding(frame, schema: Schema, *, quantile_epsilon: float, clip_epsilon
     check_columns(frame, schema, fitting=True)
     stats = encoding_statistics(frame, schema, clip=clip_epsilon > 0, numbers=numbers)
     return encoding_from_statistics(schema, stats, quantile_epsilon=quantile_epsilon, clip_epsilon=clip_epsilon,
-                                    rng=rng, numbers=numbers, codes=codes)
+                                    rng=rng, numbers=numbers, codes=codes, missing_bins=missing_bins)
 
 
 def needs_statistics(schema: Schema, clip: bool, numbers: bool = False) -> bool:
@@ -453,7 +469,7 @@ def _nothing(value, rng):
 
 
 def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: float, clip_epsilon: float, rng,
-                             numbers: bool = False, codes: bool = False):
+                             numbers: bool = False, codes: bool = False, missing_bins: bool = False):
     """:func:`fit_encoding` from the statistics of the data (:func:`encoding_statistics`): the releases, in order,
     through the encoder's ledger following :func:`encoder_plan`."""
     feats = schema.features
@@ -487,7 +503,7 @@ def encoding_from_statistics(schema: Schema, stats: dict, *, quantile_epsilon: f
                 "value is out of bounds; smaller counts are not reported. Check the bounds, or turn the count off "
                 "with clip_share=0.",
                 ClippingWarning, stacklevel=4)
-    return Encoding(schema, tuple(cuts), numbers, codes), ledger, noisy
+    return Encoding(schema, tuple(cuts), numbers, codes, numbers and missing_bins), ledger, noisy
 
 
 #: The probability that the clipping warning fires when no value is out of bounds (noise alone), at most.

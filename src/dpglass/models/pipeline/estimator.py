@@ -231,13 +231,14 @@ class DPPipeline(ClassifierBase):
         self.model_choice_ = choose_model(schema, float(self.epsilon), self.delta, self.records_noisy_)
         return ledger, get_spec(self.model_choice_).make()
 
-    def _fit_encoding(self, X, y, schema: Schema, rng, numbers: bool = False, codes: bool = False) -> "_Encoded":
+    def _fit_encoding(self, X, y, schema: Schema, rng, numbers: bool = False, codes: bool = False,
+                      missing_bins: bool = False) -> "_Encoded":
         """The encoder's part of ``fit``: the budget split, the labels checked, the encoding fitted (its DP
         releases drawn from ``rng``) and the table encoded, on the route ``numbers``/``codes``
         (:class:`~dpglass.schema.Encoding`).  :class:`~dpglass.models.PrivateGridSearch` calls it too, once,
         on the 0/1 route, before selecting the model on the encoded table."""
         eps_q, eps_clip, eps_model = self._budget(schema, numbers)
-        route = {"numbers": numbers, "codes": codes}
+        route = {"numbers": numbers, "codes": codes, "missing_bins": missing_bins}
         if is_distributed(X) or is_distributed(y):
             encoding, enc_ledger, noisy, Xenc = self._encode_partitioned(X, y, schema, eps_q, eps_clip, rng, route)
         else:

@@ -15,11 +15,14 @@ def model_route(model_cls) -> dict:
     """How a model class takes a table, as it declares it: ``numbers`` when it takes numeric columns with
     public bounds (a ``bounds`` parameter, one entry per column: ``(lo, hi)``, or None for a 0/1 column:
     dp-gbdt, dp-gam), ``codes`` when it takes categorical columns as integer codes (a ``categories`` parameter,
-    one entry per column: ``m`` codes ``0..m-1``, or None: dp-gam).  A class may say otherwise with the class
-    attributes ``_takes_numeric`` / ``_takes_categories``.  A function of the class only."""
+    one entry per column: ``m`` codes ``0..m-1``, or None: dp-gam), ``missing_bins`` when it gives missing
+    numbers a bin of their own (a ``missing`` parameter, one flag per column: dp-gam).  A class may say
+    otherwise with the class attributes ``_takes_numeric`` / ``_takes_categories`` / ``_takes_missing``.  A
+    function of the class only."""
     names = set(model_cls._get_param_names())
     return {"numbers": bool(getattr(model_cls, "_takes_numeric", "bounds" in names)),
-            "codes": bool(getattr(model_cls, "_takes_categories", "categories" in names))}
+            "codes": bool(getattr(model_cls, "_takes_categories", "categories" in names)),
+            "missing_bins": bool(getattr(model_cls, "_takes_missing", "missing" in names))}
 
 
 def model_inputs(model, encoding: Encoding) -> dict:
@@ -33,6 +36,8 @@ def model_inputs(model, encoding: Encoding) -> dict:
         params["bounds"] = encoding.column_bounds()
     if encoding.codes:
         params["categories"] = encoding.column_categories()
+    if encoding.missing_bins:
+        params["missing"] = encoding.column_missing()
     if model.get_params().get("feature_groups", False) is None:
         params["feature_groups"] = encoding.source_columns()
     return params

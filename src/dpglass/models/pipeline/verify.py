@@ -94,7 +94,8 @@ def _check_route(encoding, inner: dict, inner_cls) -> None:
     route, as written before the route existed, loads for any model), and the model read the encoded columns
     with the schema's bounds and category counts (:func:`~dpglass.models.pipeline.estimator.model_inputs`)."""
     route = model_route(inner_cls)
-    for flag, what in (("numbers", "numeric columns as numbers"), ("codes", "categorical columns as codes")):
+    for flag, what in (("numbers", "numeric columns as numbers"), ("codes", "categorical columns as codes"),
+                       ("missing_bins", "missing numbers in a bin of their own")):
         if getattr(encoding, flag) and not route[flag]:
             fail(f"encoding.{flag}", "is true", f"false: {inner_cls.__name__} does not take {what}")
     inner_params = inner.get("params", {})
@@ -105,6 +106,11 @@ def _check_route(encoding, inner: dict, inner_cls) -> None:
         if got != want:
             fail("inner_model.params.bounds", f"is {inner_params.get('bounds')!r}",
                  f"the schema's bounds of the numeric columns, None elsewhere: {want!r}")
+    if encoding.missing_bins and not encoding.numbers:
+        fail("encoding.missing_bins", "is true", "false: missing numbers stay NaN only on the numbers route")
+    if encoding.missing_bins and inner_params.get("missing") != encoding.column_missing():
+        fail("inner_model.params.missing", f"is {inner_params.get('missing')!r}",
+             f"True for each numeric column declaring missing='none', False elsewhere: {encoding.column_missing()!r}")
     if encoding.codes and inner_params.get("categories") != encoding.column_categories():
         fail("inner_model.params.categories", f"is {inner_params.get('categories')!r}",
              f"the schema's number of codes of each categorical column, None elsewhere: "
