@@ -182,10 +182,23 @@ def _pipeline_frame(model) -> pd.DataFrame:
     if family == "rules":
         frame = rules_frame(inner)
     elif family == "gam" and (getattr(enc, "numbers", False) or getattr(enc, "codes", False)):
-        frame = _gam_frame(inner)  # dp-gam reads the raw columns' numbers itself: its shapes are per raw column
+        frame = _category_names(_gam_frame(inner), enc)  # dp-gam reads numbers and codes: shapes per raw column
     elif family == "trees":
         frame = trees_frame(inner, pipeline_domain(enc, inner))
     else:  # every other family is additive in its inputs, hence in the raw columns
         frame = shapes_frame(inner, pipeline_domain(enc, inner))
     frame.attrs["model"] = type(inner).__name__
+    return frame
+
+
+def _category_names(frame: pd.DataFrame, enc) -> pd.DataFrame:
+    """A categorical column read as codes (the pipeline's codes route: a category's index in the schema's list,
+    the extra last code for a missing or unlisted value) shown by its categories' names."""
+    cats = {c.name: [str(v) for v in c.categories] for c in enc.schema.features if c.kind == "categorical"}
+    values = []
+    for g, b, v in zip(frame["group"], frame["bin"], frame["value"]):
+        if g in cats and not pd.isna(b) and v == str(int(b)):
+            v = cats[g][int(b)] if int(b) < len(cats[g]) else "missing / other"
+        values.append(v)
+    frame["value"] = values
     return frame
