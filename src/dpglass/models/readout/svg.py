@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 __all__ = ["BUDGET_COLOURS", "CLASS_COLOURS", "bar_panel", "hbar_chart", "stacked_hbar_chart"]
@@ -22,6 +23,13 @@ def _svg(width: float, height: float, body: list, label: str) -> str:
     return (f'<svg class="chart" role="img" aria-label="{escape(label)}" viewBox="0 0 {width:.0f} {height:.0f}" '
             f'width="100%" preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg">'
             + "".join(body) + "</svg>")
+
+
+def _tick(text: str) -> str:
+    """An interval's tick label by its upper end (``(2.875, 3.812]`` -> ``<= 3.812``): bins are read left to
+    right, and each bar's tooltip keeps the whole interval."""
+    m = re.fullmatch(r"[\(\[]\s*[^,]+,\s*([^\]\)]+?)\s*([\]\)])", text)
+    return text if m is None else ("<= " if m.group(2) == "]" else "< ") + m.group(1)
 
 
 def _short(text: str, n: int) -> str:
@@ -80,7 +88,7 @@ def stacked_hbar_chart(rows: list, classes: list, label: str, width: int = 460, 
 
 def bar_panel(title: str, values: list, series: dict, label: str, width: int = 300, height: int = 190) -> str:
     """One column's panel: a group of bars per value (one bar per scored class) around a zero line."""
-    top_pad, bottom_pad, left = 22, 46, 56
+    top_pad, bottom_pad, left = 22, 58, 56
     everything = [v for vals in series.values() for v in vals]
     lo, hi = min(everything + [0.0]), max(everything + [0.0])
     span = (hi - lo) or 1.0
@@ -109,5 +117,5 @@ def bar_panel(title: str, values: list, series: dict, label: str, width: int = 3
         y = top_pad + plot_h + 12
         turn = f' transform="rotate(-30 {x:.1f} {y})"' if rotate else ""
         body.append(f'<text x="{x:.1f}" y="{y}" text-anchor="{"end" if rotate else "middle"}" font-size="10" '
-                    f'{FONT}{turn}>{escape(_short(str(v), 14))}</text>')
+                    f'{FONT}{turn}>{escape(_short(_tick(str(v)), 12))}</text>')
     return _svg(width, height, body, label)
