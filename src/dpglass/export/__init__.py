@@ -47,7 +47,8 @@ def to_sql(model, table: str = "data") -> str:
     decision, inputs = decision_of(model)
     header = _header(model, decision, inputs, "SQL") + [
         "rows predict would refuse (a value off the model's inputs) get NULL scores and prediction",
-        "store numbers as numbers (SQLite casts a non-numeric text to 0) and categories as text or integers",
+        ("store numbers as numbers (SQLite casts a non-numeric text to 0), categories as text or integers, and "
+         "missing values as NULL (PostgreSQL's NaN is a number above all others)"),
         "scores, not probabilities: exp() is not standard SQL (predict_proba is their softmax / logistic)"]
     return decision_sql(decision, inputs, str(table), header)
 

@@ -83,16 +83,16 @@ def schema_inputs(encoding) -> Inputs:
                 features.append(Feature("clipped", col.name, (float(col.bounds[0]), float(col.bounds[1])),
                                         missing_ok=ok and keep_missing))
             else:
-                features += [Feature("above", col.name, float(t)) for t in cuts]
+                features += [Feature("above", col.name, float(t), ok) for t in cuts]
             rules.append(ColumnRule(col.name, "numeric", ok, bool(col.integer)))
         elif col.kind == "categorical":
             keys = tuple(category_key(c) for c in col.categories)
             if codes:
                 features.append(Feature("index", col.name, keys))
             else:
-                features += [Feature("is", col.name, k) for k in keys]
+                features += [Feature("is", col.name, k, ok) for k in keys]
             rules.append(ColumnRule(col.name, "categorical", ok, categories=keys))
         else:
-            features.append(Feature("true", col.name))
+            features.append(Feature("true", col.name, missing_ok=ok))
             rules.append(ColumnRule(col.name, "binary", ok))
     return Inputs(tuple(features), tuple(rules), schema=True)

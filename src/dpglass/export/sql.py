@@ -80,8 +80,9 @@ class _Writer:
         f = self.inputs.features[j]
         if f.kind == "bit":  # checked 0/1 (or missing, where declared: tested first) by the row's validity
             return f"{_col(f.column)} = 1"
-        # a schema indicator is false, never NULL, on a missing value (so that NOT of it holds)
-        present = f"t.{quote_identifier(f.column)} IS NOT NULL AND "
+        # a schema indicator is false, never NULL, on a missing value (so that NOT of it holds); where the column
+        # may not be missing, the row's validity has checked it is not
+        present = f"t.{quote_identifier(f.column)} IS NOT NULL AND " if f.missing_ok else ""
         if f.kind == "true":
             return f"{present}{_col(f.column)} = 1"
         if f.kind == "above":
@@ -153,15 +154,15 @@ class _Writer:
         """The rows ``predict`` accepts (None: every row)."""
         parts = []
         for r in self.inputs.columns:
-            c = _col(r.column)
+            c, raw = _col(r.column), f"t.{quote_identifier(r.column)}"
             if r.kind in ("bit", "code"):
                 values = ", ".join(str(v) for v in range(r.size if r.kind == "code" else 2))
                 parts.append(f"({c} IN ({values}) OR {c} IS NULL)" if r.missing_ok else f"{c} IN ({values})")
             elif r.kind == "number":
                 if not r.missing_ok:
-                    parts.append(f"{c} IS NOT NULL")
+                    parts.append(f"{raw} IS NOT NULL")
             elif r.kind == "numeric":
-                checks = ([] if r.missing_ok else [f"{c} IS NOT NULL"]) + (
+                checks = ([] if r.missing_ok else [f"{raw} IS NOT NULL"]) + (
                     [f"{c} = CAST({c} AS INTEGER)"] if r.integer else [])
                 if checks and r.missing_ok:
                     checks = [f"({c} IS NULL OR {' AND '.join(checks)})"]
