@@ -17,6 +17,7 @@ bit for bit on every row), and says where a tie goes:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -45,13 +46,12 @@ from dpglass.export.ir import (
 __all__ = ["EXPORTABLE", "NOT_EXPORTABLE", "SOFTMAX_NOTE", "decision_of", "expit_threshold"]
 
 #: Why a class is not exported (by class name).
+_TEACHERS = ("its released model is a logistic student fitted to noisy teacher votes, whose coefficients are free "
+             "floats (not on a power-of-two grid), so an export could not promise predict's sums to the last bit; "
+             "this export covers rule lists, smooth boosting, dp-gbdt, dp-gam and DP logistic regression")
 NOT_EXPORTABLE = {
-    "SubsampleAggregateClassifier": "a teacher ensemble: what it releases is a student fitted to noisy teacher "
-                                    "votes, and this export writes only the glass-box families (rule lists, "
-                                    "stumps, trees, dp-gam, logistic regression)",
-    "DPBaggingClassifier": "a teacher ensemble (DP-Bag): what it releases is a student fitted to noisy teacher "
-                           "votes, and this export writes only the glass-box families (rule lists, stumps, trees, "
-                           "dp-gam, logistic regression)",
+    "SubsampleAggregateClassifier": f"a teacher ensemble (subsample-and-aggregate): {_TEACHERS}",
+    "DPBaggingClassifier": f"a teacher ensemble (DP-Bag): {_TEACHERS}",
     "LDPHistogramClassifier": "a local-DP histogram classifier: its decision is a plug-in rule over noisy "
                               "per-cell frequencies of a grid, not one of the glass-box forms this export writes",
 }
@@ -62,6 +62,7 @@ SOFTMAX_NOTE = ("predict takes the first class of largest softmax probability; t
                 "softmax may round them to one probability)")
 
 
+@functools.lru_cache(maxsize=1)
 def expit_threshold() -> float:
     """The smallest double ``s`` at which ``predict_proba``'s two-class rule picks ``classes_[1]``: ``expit(s) >
     1 - expit(s)`` (``expit(0) = 0.5`` is a tie, which goes to ``classes_[0]``).  Found by bisection over the
