@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpglass._validation import InstanceOf, Interval, Options
 from dpglass.aggregates import is_distributed
-from dpglass.exceptions import DataValidationError, InvalidParameterError, WeakGuaranteeWarning
+from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError, WeakGuaranteeWarning
 from dpglass.models._base import CLASSES, DELTA_OR_NONE, EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
@@ -255,11 +255,19 @@ class DPPipeline(ClassifierBase):
         inner = model.privacy_ledger_
         # the model's accountant composes the encoding's pure releases too: each moves every Renyi order (or the
         # PLD) by at most its epsilon, so the total stays within the encoding's epsilon plus the model's total
-        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=inner.delta, accountant=inner.accountant,
-                               replayable=replayable)
-        if selector is not None:  # model="auto": its noisy count first
-            ledger.include(selector)
-        ledger.include(encoded.ledger).include(inner, prefix="model: ")  # each released through its own plan
+        # each part was released through its own plan and ledger; the whole is checked against the budget once
+        # (composition only adds loss, so every prefix fits when the whole does; PrivacyLedger.include would
+        # compose the PLD again at each of a model's entries: 5.8 of 6.7 s of a dp-gam pipeline on Adult)
+        entries = [asdict(e) for e in (selector or [])] + [asdict(e) for e in encoded.ledger] + [
+            {**asdict(e), "release": "model: " + e.release} for e in inner]
+        ledger = PrivacyLedger.from_dict({"budget": {"epsilon": float(self.epsilon), "delta": inner.delta},
+                                          "accountant": inner.accountant, "replayable": replayable,
+                                          "entries": entries})
+        total = ledger.total()
+        if not ledger._fits(total):  # pragma: no cover - each part spends its own share of the budget
+            raise BudgetExceededError(
+                f"The encoder's and the model's releases compose to ({total[0]:g}, {total[1]:g}), above the "
+                f"pipeline's budget ({ledger.epsilon:g}, {ledger.delta:g}).")
         self.encoding_, self.model_, self.privacy_ledger_ = encoded.encoding, model, ledger
         self.clipped_records_noisy_ = encoded.noisy
         self.classes_ = model.classes_
