@@ -155,8 +155,9 @@ _register(
         target="dpglass.models.gam.estimator:DPGAMClassifier",
         private=True,
         guarantee="(epsilon, delta)-DP proven (discrete Gaussian sums, RDP or PLD over the plan, 'auto')",
-        description="DP generalised additive model: a shape per feature (grouped by raw column), private cyclic "
-                    "Newton boosting from noisy per-bin gradient and Hessian sums (DP-EBM-like).",
+        description="DP generalised additive model: a shape per raw column (numeric with public bounds, categorical "
+                    "codes, 0/1, missing bins), private cyclic Newton boosting from noisy per-bin gradient and Hessian "
+                    "sums (DP-EBM-like).",
         test_params={"n_cycles": 1, "epsilon": 1.0},
     )
 )
