@@ -49,6 +49,7 @@ import numpy as np
 
 from dpglass.aggregates.table import merge_counts, table_from_keys
 from dpglass.aggregates.numpy_backend import reduce_block
+from dpglass.aggregates.parts import DistributedTable, TableParts
 from dpglass.exceptions import DataValidationError
 
 __all__ = ["DistributedFitError", "FAN_IN", "fit_table", "map_partitions_named", "partition_results", "pattern_table",
@@ -309,7 +310,7 @@ def _merge_tree(parts, submit):
     return parts[0]
 
 
-def pattern_table(X, y, *, classes=None, retries: int = 2):
+def pattern_table(X, y, *, classes=None, retries: int = 2, keep: bool = False):
     """The :class:`~dpglass.aggregates.PatternTable` of a dask DataFrame ``X`` and dask Series ``y``.
 
     Parameters
@@ -320,6 +321,13 @@ def pattern_table(X, y, *, classes=None, retries: int = 2):
         ``[negative, positive]``; None reads the sorted distinct labels of ``y``.
     retries : int
         Retries of a task that raised (worker deaths are rerun by the scheduler).
+
+    keep : bool
+        With a ``distributed`` client, return a
+        :class:`~dpglass.aggregates.parts.DistributedTable`: the merged key
+        ranges stay on the workers as persisted parts, for a learner that asks
+        them for statistics (:mod:`dpglass.aggregates.parts`); nothing is
+        gathered.
 
     Uses the current ``distributed`` client if there is one, dask's default
     scheduler otherwise.  The table's ``classes`` attribute holds the labels.
@@ -370,6 +378,8 @@ def pattern_table(X, y, *, classes=None, retries: int = 2):
                     exc = f.exception()
                     raise _partition_error(i, n, exc) from exc
             _raise_first_data_error(client.gather(client.map(_data_error, futures, pure=True, retries=retries)))
+            if keep:
+                return _kept_table(client, futures, retries, len(columns), classes, columns)
             keys, counts = _merge_by_buckets(client, futures, retries)
     except DataValidationError:
         raise
@@ -463,6 +473,54 @@ def split_buckets(pair, n_buckets: int = None):
     return [(keys[a:b].copy(), counts[a:b].copy()) for a, b in zip(edges[:-1], edges[1:])]
 
 
+def _bucket_roots(client, futures, retries: int) -> list:
+    """The futures of the :data:`N_BUCKETS` merged key ranges (sorted keys, counts), each merged by its own tree."""
+    import operator
+
+    submit = lambda fn, *a: client.submit(fn, *a, retries=retries, pure=True)  # noqa: E731
+    split = [submit(split_buckets, f, N_BUCKETS) for f in futures]
+    return [_merge_tree([submit(operator.getitem, s, b) for s in split], submit) for b in range(N_BUCKETS)]
+
+
+def _bucket_table(pair, n_features: int):
+    return table_from_keys(pair[0], pair[1], n_features)
+
+
+def _kept_table(client, futures, retries: int, n_features: int, classes, columns) -> DistributedTable:
+    """The merged key ranges as pattern tables persisted on the workers (never gathered)."""
+    roots = _bucket_roots(client, futures, retries)
+    parts = [client.submit(_bucket_table, r, n_features, retries=retries, pure=True) for r in roots]
+    return DistributedTable(TableParts(parts, client, retries, gather_statistics), n_features, classes=classes,
+                            columns=columns)
+
+
+def gather_statistics(client, futures) -> list:
+    """The results of the statistics ``futures`` (one a part), in order; lost workers raise
+    :class:`DistributedFitError` (the persisted parts are recomputed from the files when a worker dies and the
+    scheduler's allowed failures are not exhausted)."""
+    from distributed import wait
+
+    try:
+        wait(futures)
+        for f in futures:
+            if f.status == "error":
+                exc = f.exception()
+                if _lost(exc):
+                    raise DistributedFitError(
+                        f"A statistic of the training data could not be computed: the worker holding its part was "
+                        f"lost ({type(exc).__name__}). No model was fitted: rerun the fit (the result will be the "
+                        "same), or raise distributed's allowed-failures if workers are being lost.") from exc
+                raise exc
+        return client.gather(futures)
+    except DistributedFitError:
+        raise
+    except Exception as exc:
+        if _lost(exc):
+            raise DistributedFitError(f"The Dask cluster could not compute a statistic ({type(exc).__name__}). No "
+                                      "model was fitted: rerun the fit.") from exc
+        raise
+
+
 def _merge_by_buckets(client, futures, retries: int):
     """Merge the partitions' reductions bucket by bucket on the cluster; fill the result on the client.
 
@@ -471,13 +529,8 @@ def _merge_by_buckets(client, futures, retries: int):
     and the client receives the buckets one at a time, in key order, into
     arrays sized in advance: the same sorted keys and counts as one merge.
     """
-    import operator
-
-    submit = lambda fn, *a: client.submit(fn, *a, retries=retries, pure=True)  # noqa: E731
-    split = [submit(split_buckets, f, N_BUCKETS) for f in futures]
-    roots = [_merge_tree([submit(operator.getitem, s, b) for s in split], submit) for b in range(N_BUCKETS)]
-    sizes = client.gather([submit(_size, r) for r in roots])
-    del split
+    roots = _bucket_roots(client, futures, retries)
+    sizes = client.gather([client.submit(_size, r, retries=retries, pure=True) for r in roots])
     first = roots[0].result()
     keys = np.empty(sum(sizes), dtype=first[0].dtype)
     counts = np.empty(sum(sizes), dtype=np.int64)
@@ -517,5 +570,7 @@ def fit_table(estimator, X, y, *, classes=None, **kwargs):
 
     if not (is_distributed(X) and is_distributed(y)):
         raise DataValidationError("X and y must both be dask collections (or both in memory).")
-    return adopt_table(estimator, pattern_table(X, y, classes=classes, **kwargs))
+    # a learner that asks for statistics (_worker_stats) gets the table's parts, left on the workers
+    keep = bool(getattr(estimator, "_worker_stats", False))
+    return adopt_table(estimator, pattern_table(X, y, classes=classes, keep=keep, **kwargs))
 

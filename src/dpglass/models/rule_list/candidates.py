@@ -24,12 +24,14 @@ from itertools import combinations
 import numpy as np
 
 from dpglass.aggregates import CHUNK_ROWS, PackedRows, pattern_table
+from dpglass.aggregates.parts import table_parts
 from dpglass.exceptions import InvalidParameterError
 
 __all__ = [
     "CandidateSet",
     "SufficientStats",
     "CountCache",
+    "PartCounts",
     "count_candidates",
     "build_candidates",
     "MAX_CANDIDATES",
@@ -387,5 +389,52 @@ class CountCache:
     def counts(self, removed: tuple) -> tuple:
         """The K remaining totals, then the K arrays of every candidate's caught counts: ``(n0, n1, c0, c1)``
         for two classes (:meth:`class_counts` flattened; shared with the memo: do not modify them)."""
+        N, C = self.class_counts(removed)
+        return (*(float(v) for v in N), *C)
+
+
+def _part_cache(table, candidates: CandidateSet, n_classes: int) -> CountCache:
+    return CountCache(SufficientStats(table, None, candidates, n_classes))
+
+
+def _remaining_counts(cache: CountCache, removed: tuple) -> np.ndarray:
+    return np.asarray(cache.remaining(removed), dtype=np.float64)
+
+
+def _class_counts(cache: CountCache, removed: tuple):
+    return cache.class_counts(removed)
+
+
+class PartCounts:
+    """:class:`CountCache`'s questions asked of every part of the training data (:mod:`dpglass.aggregates.parts`).
+
+    Each part keeps its own :class:`CountCache` where it lives (in memory: the
+    one local table; on a Dask cluster: the persisted key ranges, on the
+    workers), and the parts' counts -- exact integers -- are summed, so the
+    counts are the whole table's whatever the parts.  A step moves the
+    candidates' K x candidates counts to the client, never the rows.
+
+    Parameters
+    ----------
+    X, y : the training data as :func:`~dpglass.aggregates.parts.table_parts` reads it (0/1 arrays and class
+        codes, a :class:`~dpglass.aggregates.PatternTable`, or a Dask fit's
+        :class:`~dpglass.aggregates.parts.DistributedTable`)
+    candidates : CandidateSet
+    n_classes : int
+    """
+
+    def __init__(self, X, y, candidates: CandidateSet, n_classes: int = 2):
+        self._caches = table_parts(X, y).map(_part_cache, candidates, int(n_classes))
+
+    def remaining(self, removed: tuple) -> tuple[float, ...]:
+        """The records of each class that no candidate in ``removed`` catches (:meth:`CountCache.remaining`)."""
+        return tuple(float(v) for v in self._caches.sum(_remaining_counts, tuple(removed)))
+
+    def class_counts(self, removed: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """``(N, C)`` as :meth:`CountCache.class_counts`, summed over the parts."""
+        return self._caches.sum(_class_counts, tuple(removed))
+
+    def counts(self, removed: tuple) -> tuple:
+        """:meth:`CountCache.counts`, summed over the parts."""
         N, C = self.class_counts(removed)
         return (*(float(v) for v in N), *C)

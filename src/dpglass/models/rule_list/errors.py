@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpglass.exceptions import InvalidParameterError
-from dpglass.models.rule_list.candidates import CandidateSet, CountCache, SufficientStats
+from dpglass.models.rule_list.candidates import CandidateSet, CountCache, PartCounts
 from dpglass.models.rule_list.selection import Certification, ErrorsPF, select_next_rule
 from dpglass.models.rule_list.rules import RuleListRelease
 from dpglass.privacy.accounting import compose
@@ -121,7 +121,7 @@ def fit_errors_rule_list(X, y, *, candidates: CandidateSet, epsilon: float, delt
     plan = errors_plan(epsilon, K, K, K, count_share, bonus, n_classes)
     ledger = PrivacyLedger(epsilon=epsilon, delta=delta, accountant="basic").follow(plan)
     if cache is None:
-        cache = CountCache(SufficientStats(X, y, candidates, n_classes))
+        cache = PartCounts(X, y, candidates, n_classes)  # on the parts, where they live
     removed: list[int] = []
     cells: list[tuple] = []  # the exact records of each class each rule catches
     used = np.zeros(len(candidates), dtype=bool)

@@ -412,6 +412,7 @@ class DPRuleListClassifier(_RuleListBase):
 
     _noisy = True
     _private = True
+    _worker_stats = True  # on Dask its candidates' counts are summed on the workers (rule_list.candidates.PartCounts)
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
         "min_support": [*_COMMON_CONSTRAINTS["min_support"], None],

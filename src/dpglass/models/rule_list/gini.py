@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpglass.models.rule_list.candidates import CandidateSet, CountCache, SufficientStats
+from dpglass.models.rule_list.candidates import CandidateSet, CountCache, PartCounts
 from dpglass.models.rule_list.gini_plan import GiniListConfig, GiniWalk
 from dpglass.models.rule_list.selection import select_next_rule
 from dpglass.models.rule_list.rules import RuleListRelease
@@ -30,7 +30,7 @@ def fit_gini_rule_list(X, y, *, candidates: CandidateSet, cfg: GiniListConfig, r
     """
     ledger = PrivacyLedger(epsilon=cfg.epsilon, delta=cfg.delta, accountant=cfg.budget[2])
     if cache is None:
-        cache = CountCache(SufficientStats(X, y, candidates, cfg.n_classes))
+        cache = PartCounts(X, y, candidates, cfg.n_classes)  # on the parts, where they live
     removed: list[int] = []
     cells: list = []  # the exact records of each class each selected rule catches
     used = np.zeros(len(candidates), dtype=bool)

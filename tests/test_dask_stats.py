@@ -1,0 +1,130 @@
+"""The worker-side statistics seam (dpglass.aggregates.parts): the table stays on the workers, learners ask for sums.
+
+Uses the session's 2-worker LocalCluster (``dask_client`` in conftest.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+from dpglass.aggregates import dask_backend, pattern_table  # noqa: E402
+from dpglass.aggregates.parts import DistributedTable, TableParts, exact_sum, table_parts  # noqa: E402
+from dpglass.models import DPRuleListClassifier  # noqa: E402
+from dpglass.models.rule_list import candidates as rl_candidates  # noqa: E402
+
+FEATURES = [f"f{j}" for j in range(9)]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    rng = np.random.default_rng(7)
+    n = 3000
+    X = (rng.random((n, len(FEATURES))) < np.linspace(0.1, 0.6, len(FEATURES))).astype(np.uint8)
+    y = np.where(X[:, 0] & X[:, 1], "b", np.where(X[:, 2] | (rng.random(n) < 0.2), "a", "c"))
+    df = pd.DataFrame(X, columns=FEATURES).assign(y=y)
+    folder = tmp_path_factory.mktemp("stats")
+    for i, chunk in enumerate(np.array_split(np.arange(n), 5)):
+        df.iloc[chunk].to_parquet(folder / f"part{i}.parquet")
+    return df, str(folder / "*.parquet")
+
+
+def _dask(glob):
+    ddf = dd.read_parquet(glob)
+    return ddf[FEATURES], ddf["y"]
+
+
+def test_exact_sum_of_parts():
+    a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    assert exact_sum([a]) is a  # one part (in memory): the result as computed
+    out = exact_sum([(a, 2), (b, 3)])
+    assert out[0].tolist() == [4.0, 6.0] and out[1] == 5 and a.tolist() == [1.0, 2.0]
+
+
+def test_kept_table_is_the_table_in_parts(dask_client, data):
+    df, glob = data
+    Xd, yd = _dask(glob)
+    kept = pattern_table(Xd, yd, classes=["a", "b", "c"], keep=True)
+    assert isinstance(kept, DistributedTable) and kept.parts.distributed and len(kept.parts.parts) > 1
+    whole = pattern_table(Xd, yd, classes=["a", "b", "c"])
+    assert kept.gather().equals(whole) and kept.n_records == len(df) == whole.n_records
+    assert kept.shape == (len(df), len(FEATURES)) and kept.classes == ["a", "b", "c"]
+    assert table_parts(kept) is kept.parts and isinstance(table_parts(whole), TableParts)
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("the table was brought to the client")
+
+
+MODELS = {
+    "errors-pf": lambda: DPRuleListClassifier(epsilon=1.0, classes=["a", "b", "c"], random_state=0),
+    "exponential": lambda: DPRuleListClassifier(epsilon=1.0, mechanism="exponential", classes=["a", "b", "c"],
+                                                random_state=1),
+    "card3-paper": lambda: DPRuleListClassifier(epsilon=2.0, max_card=3, mechanism="exponential", variant="paper",
+                                                classes=["a", "b", "c"], random_state=2),
+}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_rule_list_counts_on_the_workers_give_the_in_memory_model(dask_client, data, monkeypatch, name):
+    df, glob = data
+    Xd, yd = _dask(glob)
+    ref = MODELS[name]().fit(df[FEATURES], df["y"])
+    monkeypatch.setattr(dask_backend, "_merge_by_buckets", _refuse)  # no merged table gathered
+    monkeypatch.setattr(DistributedTable, "gather", _refuse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = MODELS[name]().fit(Xd, yd)
+    assert model.to_dict() == ref.to_dict()
+
+
+def _crash_once(marker: str, fn, cache, removed):
+    """The first statistic to run after a rule is chosen kills its worker (once, by a marker file)."""
+    if removed:
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return fn(cache, removed)
+        os.close(fd)
+        os._exit(1)
+    return fn(cache, removed)
+
+
+def test_worker_killed_mid_statistics_recomputes_its_parts(dask_client, data, tmp_path, monkeypatch):
+    df, glob = data
+    Xd, yd = _dask(glob)
+    ref = MODELS["errors-pf"]().fit(df[FEATURES], df["y"])
+    marker = tmp_path / "killed-once"
+    monkeypatch.setattr(rl_candidates, "_class_counts",
+                        functools.partial(_crash_once, str(marker), rl_candidates._class_counts))
+    model = MODELS["errors-pf"]().fit(Xd, yd)
+    assert marker.exists()  # a worker died holding persisted parts; they were recomputed from the files
+    assert model.to_dict() == ref.to_dict()
+
+
+def test_statistics_lost_beyond_the_retries_is_a_clear_error(dask_client, data, monkeypatch):
+    _, glob = data
+    Xd, yd = _dask(glob)
+    scheduler = dask_client.cluster.scheduler
+    saved, scheduler.allowed_failures = scheduler.allowed_failures, 0
+    try:
+        monkeypatch.setattr(rl_candidates, "_class_counts", _always_crash)
+        with pytest.raises(dask_backend.DistributedFitError, match="No model was fitted"):
+            MODELS["errors-pf"]().fit(Xd, yd)
+    finally:
+        scheduler.allowed_failures = saved
+
+
+def _always_crash(cache, removed):
+    """Kills one of the two workers (the other stays up), every time a statistic runs there."""
+    if str(distributed.get_worker().name) == "0":
+        os._exit(1)
+    return rl_candidates.CountCache.class_counts(cache, removed)
