@@ -216,6 +216,34 @@ def test_certified_bound_covers_the_exact_gradient(K):
     assert float(np.sqrt((gl * gl).sum())) < 0.5 * c * TOL  # and the solver is well inside it
 
 
+@pytest.mark.parametrize("K", [2, 3, 5])
+@pytest.mark.parametrize("size", [0.1, 3.0, 40.0, 400.0])
+def test_certified_bound_covers_the_exact_gradient_anywhere(K, size):
+    """The certificate is an upper bound at every point, not only near the minimiser: random free rows of growing
+    norm (margins up to hundreds: probabilities underflow to 0 and p_y rounds to 1, where the residual's entry for
+    the label is taken as minus the others), weights up to 10^6, checked against the gradient in long double."""
+    rng = np.random.default_rng(K * 1000 + int(size))
+    m, d = 300, 6
+    A = scaled_rows((rng.random((m, d)) < 0.5).astype(np.uint8), True, default_data_norm(d + 1))
+    y = rng.integers(0, K, m)
+    w = rng.integers(1, 10**6, m).astype(float)
+    b = rng.normal(0, 2, K)
+    mu = 3.0
+    rows = SoftmaxRows.dense(A, y, w, K)
+    for _ in range(3):
+        beta = rng.normal(0, size, (K - 1) * (d + 1))
+        Z, P, _, _, _ = rows.newton_pass(beta, mu, b)
+        bound = rows.certified_bound(beta, Z, P, mu, b)
+        G = centred_basis(K).astype(np.longdouble)
+        V = beta.astype(np.longdouble).reshape(K - 1, -1)
+        Zl = A.astype(np.longdouble) @ (G @ V).T + b.astype(np.longdouble)
+        El = np.exp(Zl - Zl.max(axis=1, keepdims=True))
+        Pl = El / El.sum(axis=1, keepdims=True)
+        gl = mu * V + G.T @ ((Pl - np.eye(K)[y]) * w[:, None].astype(np.longdouble)).T @ A.astype(np.longdouble)
+        exact = float(np.sqrt((gl * gl).sum()))
+        assert exact <= bound and bound <= 1.02 * exact + 1e-6 * float(w.sum())  # covers it, and not vacuous
+
+
 def _scaled_table(K, records, noisy):
     """3,000 distinct 0/1 rows of 12 columns, labels a function of three of them (mod K), 30% relabelled at random
     if ``noisy``; the counts scaled up to about ``records`` (review finding 3's table)."""
