@@ -208,7 +208,8 @@ def test_dask_equals_in_memory_on_raw_columns():
     df = pd.DataFrame(X, columns=[f"c{j}" for j in range(4)])
     for kw in ({"binning": "uniform"}, {"binning": "quantile"}, {"first_cycle": "counts", "n_cycles": 1}):
         mem = model(max_bins=6, **kw).fit(df, y)
-        dsk = model(max_bins=6, **kw).fit(dd.from_pandas(df, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3))
+        dsk = model(max_bins=6, **kw).fit(dd.from_pandas(df, npartitions=3),
+                                          dd.from_pandas(pd.Series(y), npartitions=3))
         assert json.dumps(mem.to_dict()) == json.dumps(dsk.to_dict())
 
 

@@ -6,7 +6,8 @@ codes, 0/1; missing values in their own bin): one shape per column, learned by p
 (Nori, Caruana et al. 2021, "Accuracy, Interpretability, and Differential Privacy via Explainable Boosting"):
 ``b`` from one noisy class-count table, then ``n_cycles`` passes over the features, each visit of feature ``j``
 releasing the noisy per-bin sums (a 0/1 column: over ``x_j = 0`` and ``x_j = 1``) of the records' gradients and
-Hessians of the softmax loss (exact discrete Gaussian noise on a public grid) and adding a damped Newton step to ``s_j``.
+Hessians of the softmax loss (exact discrete Gaussian noise on a public grid) and adding a damped Newton step to
+``s_j``.
 Feature groups (public: e.g. the raw column each 0/1 column encodes) say how the shapes are read: the printout
 and :meth:`DPGAMClassifier.explain` are per group.  The privacy argument is in docs/privacy.md, "DP-GAM (dp-gam)".
 """
@@ -223,7 +224,8 @@ class DPGAMClassifier(ClassifierBase):
         else:
             if self.__dict__.get("_schema_classes") is None and self.classes is None:
                 self._warn_undeclared_classes()
-            table, data = None, check_fit_data(self, X, y)  # the binned table is built once the plan's edges are released
+            # the binned table is built once the plan's edges (if any) are released
+            table, data = None, check_fit_data(self, X, y)
         d, K = self.n_features_in_, len(self.classes_)
         self.feature_groups_ = resolve_groups(self.feature_groups, self.feature_names())
         delta = self._resolve_delta(self.delta)

@@ -1,14 +1,16 @@
 """The private computation of :class:`~dpglass.models.gam.estimator.DPGAMClassifier`: cyclic Newton boosting of
-one shape per 0/1 feature, from noisy per-bin gradient and Hessian sums.
+one shape per column, from noisy per-bin gradient and Hessian sums.
 
 The learner reads the data's :class:`~dpglass.aggregates.PatternTable` (the distinct 0/1 rows and labels with
-their counts: the same table in memory or through Dask).  Records of one entry share their scores, gradient and
+their counts) or, on raw columns, dp-gbdt's binned table (the distinct bin-code rows;
+:mod:`dpglass.models.gam.columns`): the same table in memory or through Dask.  Records of one entry share their scores, gradient and
 Hessian terms, so every sum is the entry's count times its record's quantised terms, in int64: exact, in any
 order.
 
 The model is ``F_k(x) = b_k + sum_j s_j[x_j, k]`` for the C = K - 1 classes but the first (whose score is 0):
-``b`` from the noisy class counts (:func:`initial_scores`), each shape ``s_j`` a ``(2, C)`` table.  A visit of
-feature ``j`` releases the per-bin sums ``G`` and ``H`` (``(2, C)`` each) and adds the damped Newton step
+``b`` from the noisy class counts (:func:`initial_scores`), each shape ``s_j`` a ``(n_j, C)`` table (zero, or with
+``first_cycle="counts"`` the naive-Bayes ratios of :mod:`dpglass.models.gam.first`).  A visit of feature ``j``
+releases the per-bin sums ``G`` and ``H`` (``(n_j, C)`` each) and adds the damped Newton step
 :func:`newton_step` to ``s_j``.  :func:`replay` recomputes the intercepts and the shapes from the released values
 alone, with the same functions in the same order: the fit's model is its result bit for bit, which is what the
 file check verifies.

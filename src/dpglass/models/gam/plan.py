@@ -1,14 +1,18 @@
 """DP-GAM's release plan, from public inputs only: the class-count table, then per cycle and feature the noisy
 per-bin gradient and Hessian sums, each with its privacy map and public domain.
 
-A fit of :class:`~dpglass.models.gam.estimator.DPGAMClassifier` on ``d`` 0/1 features and ``K`` classes
-(``C = K - 1`` scores: the softmax with ``classes_[0]`` as reference, the logistic loss for two classes)
+A fit of :class:`~dpglass.models.gam.estimator.DPGAMClassifier` on ``d`` columns (feature ``j`` in ``n_j``
+bins: 2 for a 0/1 column, its codes, ``max_bins`` for a numeric one, one more for a missing bin) and ``K``
+classes (``C = K - 1`` scores: the softmax with ``classes_[0]`` as reference, the logistic loss for two classes)
 releases, in order:
 
+* ``binning="quantile"``: per numeric column its ``max_bins - 1`` DP quantiles (the shared
+  :func:`~dpglass.models._binning.quantile_step`, pure epsilon);
 * ``class counts``: the K counts, exact discrete Gaussian noise (a record is in one cell: l2 sensitivity 1);
-* for each cycle ``t = 1..n_cycles`` and feature ``j = 0..d-1`` (a *visit*): the sums over the records with
-  ``x_j = 0`` and with ``x_j = 1`` of their C gradient terms, then of their C Hessian terms, each a
-  ``(2, C)`` table rounded to a public grid with discrete Gaussian noise in grid units.
+* ``first_cycle="counts"``: the class counts in every bin of every feature (:mod:`dpglass.models.gam.first`);
+* for each cycle ``t = 1..n_cycles`` and feature ``j = 0..d-1`` (a *visit*): the sums over the records of each
+  bin of feature ``j`` (a 0/1 column: ``x_j = 0`` and ``x_j = 1``) of their C gradient terms, then of their C
+  Hessian terms, each a ``(n_j, C)`` table rounded to a public grid with discrete Gaussian noise in grid units.
 
 A record lies in one bin of each visit, so one record moves one row of a table: by its own term vector, whose
 l2 norm is at most :func:`term_bounds` (proved there), after the per-record quantisation and projection of
@@ -17,7 +21,8 @@ l2 norm is at most :func:`term_bounds` (proved there), after the per-record quan
 ``"pld"``, or ``"auto"``: whichever lets each visit spend more) calibrates the visits' common budget ``x`` (each
 visit is ``x**2 / 2``-zCDP, the counts ``count_share`` of the plan's total) so that the whole plan composes to
 ``(epsilon, delta)`` (docs/privacy.md, "DP-GAM (dp-gam)").  No release selects a branch: the plan is a function
-of the parameters, ``d`` and ``K`` only.  The fit spends only through it
+of the parameters, ``d`` and ``K`` only (the bins' number is a parameter; the sums' sensitivity does not depend
+on it).  The fit spends only through it
 (:meth:`~dpglass.privacy.ledger.PrivacyLedger.release`) and the file check replays it.
 """
 
