@@ -53,7 +53,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from dpglass._validation import Interval
+from dpglass._validation import Interval, check_labels
 from dpglass.aggregates import is_distributed
 from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
 from dpglass.models._base import EPSILON, RANDOM_STATE, ClassifierBase
@@ -61,9 +61,14 @@ from dpglass.models.selection.candidates import _fail, declared_classes, grid_as
 from dpglass.models.selection.law import (  # noqa: F401  (re-exported)
     expected_repetitions, repetition_pmf, sample_repetitions, selection_epsilon_factor,
 )
+from dpglass.models.pipeline.route import model_inputs, model_route
 from dpglass.models.selection.plan import SearchData, checked_grid, release_plan
+from dpglass.models.selection.records import (
+    RecordTable, check_numeric_X, dask_record_table, reads_numbers, record_table,
+)
 from dpglass.privacy.ledger import GUARANTEES, RELATIVE_TOLERANCE, PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
+from dpglass.schema import Encoding
 
 __all__ = [
     "PrivateGridSearch",
@@ -283,8 +288,9 @@ class PrivateGridSearch(ClassifierBase):
                 f"PrivateGridSearch fits through Dask when its estimator does; {type(self.estimator).__name__} "
                 "does not fit on dask collections yet. Call .compute() on X and y to search in memory."
             )
-        # the data as its pattern table (in memory or through Dask: the same table, so the same search)
-        table = self._fit_table(X, y)
+        # the data as its pattern table (in memory or through Dask: the same table, so the same search), or as
+        # its table of records for a candidate that reads numbers (public parameters decide which)
+        table = self._fit_records(X, y) if reads_numbers(self.estimator) else self._fit_table(X, y)
         # the whole selection is the plan's one step (the split, K, the runs): the budget is checked before it draws
         ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=float(self.delta)).follow(plan.steps)
         (step,) = plan.steps
@@ -331,20 +337,28 @@ class PrivateGridSearch(ClassifierBase):
         if outside:
             _fail("param_grid", "names of the pipeline's model's parameters, as scikit-learn nests them "
                        f"('model__max_length'): the search encodes once, so {outside} cannot vary", grid)
+        if isinstance(pipe.model, str):
+            _fail("estimator", "a DPPipeline over one model class: model='auto' chooses the class from a noisy "
+                  "count of records, so its grid would not name one model's parameters; pass the model the "
+                  "search tunes (e.g. model=DPGradientBoostingClassifier() or DPGAMClassifier())", pipe)
         if not getattr(pipe.model, "_private", False):
             _fail("estimator", "a DPPipeline over a differentially private dpglass model", pipe)
         base = clone(pipe).set_params(epsilon=float(self.epsilon), random_state=None)
         schema = base._schema()
-        eps_model = base._budget(schema)[2]  # public: the shares of the schema's releases
+        route = model_route(type(pipe.model))  # the pipeline's route for its model's class (public)
+        eps_model = base._budget(schema, route["numbers"])[2]  # public: the shares of the schema's releases
+        model, inputs = _routed_model(pipe.model, schema, route)
         inner = PrivateGridSearch(
-            pipe.model, [{k.removeprefix("model__"): v for k, v in g.items()} for g in grids],
+            model, [{k.removeprefix("model__"): v for k, v in g.items()} for g in grids],
             epsilon=eps_model, delta=self.delta, method=self.method, stopping_probability=self.stopping_probability,
             eta=self.eta, validation_fraction=self.validation_fraction, scoring=self.scoring)
         inner._validate_params()
         inner._check_selection_params()  # every grid point and candidate checked before the data is read
         rng = check_random_state(self.random_state)
         enc_rng, search_rng = spawn(rng, 2)
-        encoded = base._fit_encoding(X, y, schema, enc_rng)
+        encoded = base._fit_encoding(X, y, schema, enc_rng, **route)
+        if inputs is not None and model_inputs(pipe.model, encoded.encoding) != inputs:  # pragma: no cover
+            raise RuntimeError("The encoding's model inputs differ from the schema's (the route is public).")
         inner.set_params(random_state=search_rng)
         inner._encoded_once = True
         inner.fit(encoded.X, encoded.y)
@@ -366,6 +380,24 @@ class PrivateGridSearch(ClassifierBase):
         self.feature_names_in_ = best.feature_names_in_
         return self
 
+    def _fit_records(self, X, y) -> RecordTable:
+        """The records as a :class:`~dpglass.models.selection.records.RecordTable`, for a candidate that reads
+        numbers (:func:`~dpglass.models.selection.records.reads_numbers`): numeric columns (NaN allowed, a
+        missing bin's), labels checked against the declared label set (then zero records fit)."""
+        declared = self.classes
+        if declared is None:
+            self._warn_undeclared_classes()
+        if is_distributed(X) or is_distributed(y):
+            return dask_record_table(self, X, y, declared)
+        X = check_numeric_X(self, X, allow_empty=declared is not None)
+        codes, classes = check_labels(y, classes=declared, max_classes=self._max_classes,
+                                      model=type(self.estimator).__name__)
+        if codes.shape[0] != X.shape[0]:
+            raise DataValidationError(f"X has {X.shape[0]} rows but y has {codes.shape[0]} labels; they must match.")
+        self.classes_ = classes
+        columns = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        return record_table(X, codes, classes=list(classes), columns=columns)
+
     def _runs(self, plan, guarantee: str, train, validation):
         """The data's side of one run on a split (:class:`~dpglass.models.selection.plan.SearchData`):
         ``(params, rng) -> (model, correct)``, the candidate at grid point ``params`` trained on ``train`` with
@@ -375,7 +407,7 @@ class PrivateGridSearch(ClassifierBase):
         tables (``_distributed_fit``) fits on the training table; any other is given its records.  The count is
         the predictions on the distinct rows, weighted by their counts.
         """
-        if not _learns_from_table(self.estimator):
+        if isinstance(train, RecordTable) or not _learns_from_table(self.estimator):
             X_tr, y01_tr = train.records()
             train_data = (_frame(X_tr, train.columns), self.classes_[y01_tr])
         else:
@@ -479,6 +511,18 @@ class PrivateGridSearch(ClassifierBase):
         if self.__dict__.get("_encoded_once"):  # a DPPipeline's selection: its entry's note says so
             data["selected_by"]["encoded_once"] = True
         return data
+
+
+def _routed_model(model, schema, route: dict):
+    """``(the search's estimator, its inputs)``: a DPPipeline's model with the parameters the pipeline sets so
+    that it reads its route's columns (bounds, categories, missing bins, groups: public functions of the schema,
+    :func:`~dpglass.models.pipeline.route.model_inputs`), or the model as it is (and None) on the 0/1 route,
+    whose cut points may be released by the encoder."""
+    if not route["numbers"]:
+        return model, None
+    public = Encoding(schema, tuple(() for _ in schema.features), **route)  # numbers: no cut point is made
+    inputs = model_inputs(model, public)
+    return clone(model).set_params(**inputs), inputs
 
 
 def _learns_from_table(estimator) -> bool:

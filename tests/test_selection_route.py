@@ -1,0 +1,135 @@
+"""PrivateGridSearch over a DPPipeline takes the pipeline's route for its model (numbers for dp-gbdt and dp-gam,
+codes for dp-gam), with one encoding paid from the search's epsilon; numeric records are searched as a table of
+records (dpglass.models.selection.records)."""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpglass.exceptions import InvalidParameterError, ModelFileError
+from dpglass.models import DPGradientBoostingClassifier, DPPipeline, PrivateGridSearch, load_model
+from dpglass.models.selection.records import record_table
+from dpglass.privacy.ledger import RELATIVE_TOLERANCE
+
+SCHEMA = {"target": "y", "columns": [
+    {"name": "age", "kind": "numeric", "bounds": [18, 80], "thresholds": "dp-quantiles", "n_thresholds": 3},
+    {"name": "job", "kind": "categorical", "categories": ["a", "b", "c"]},
+    {"name": "owner", "kind": "binary"}]}
+GRID = {"model__n_estimators": [5, 10]}
+
+
+@pytest.fixture(scope="module")
+def raw_table():
+    rng = np.random.default_rng(5)
+    n = 1500
+    X = pd.DataFrame({"age": rng.uniform(18, 80, n), "job": rng.choice(["a", "b", "c"], n),
+                      "owner": rng.integers(0, 2, n)})
+    y = ((X["age"].to_numpy() > 45) ^ (rng.random(n) < 0.1)).astype(int)
+    return X, y
+
+
+def _gbdt_pipe():
+    return DPPipeline(schema=SCHEMA, model=DPGradientBoostingClassifier(classes=[0, 1], delta=0))
+
+
+@pytest.fixture(scope="module")
+def gbdt_search(raw_table):
+    X, y = raw_table
+    return PrivateGridSearch(_gbdt_pipe(), GRID, epsilon=2.0, random_state=0).fit(X, y)
+
+
+def test_a_gbdt_pipeline_is_searched_on_numbers_with_the_pipelines_budget(gbdt_search, raw_table):
+    X, y = raw_table
+    best = gbdt_search.best_estimator_
+    assert best.encoding_.numbers and not best.encoding_.codes
+    assert best.model_.best_estimator_.bounds == [(18.0, 80.0), None, None, None, None]
+    # numbers go to the model: no DP quantile is released by the encoder, only the clipped count
+    releases = [e.release for e in gbdt_search.privacy_ledger_]
+    assert releases[0].startswith("encoder: noisy count") and len(releases) == 2
+    eps, delta = gbdt_search.privacy_ledger_.total()
+    assert eps <= 2.0 * (1 + RELATIVE_TOLERANCE) and delta == 0
+    assert (gbdt_search.predict(X) == y).mean() > 0.8
+    # the records' order does not matter (the table of records is sorted)
+    again = PrivateGridSearch(_gbdt_pipe(), GRID, epsilon=2.0, random_state=0).fit(X.iloc[::-1], y[::-1])
+    assert json.dumps(again.to_dict()) == json.dumps(gbdt_search.to_dict())
+
+
+def test_the_searched_route_round_trips_and_a_changed_bound_is_refused(gbdt_search, raw_table, tmp_path):
+    X, _ = raw_table
+    gbdt_search.save(tmp_path / "s.json")
+    loaded = load_model(tmp_path / "s.json")
+    np.testing.assert_array_equal(loaded.predict_proba(X), gbdt_search.predict_proba(X))
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert data["encoding"]["numbers"] is True and "selected_by" in data["inner_model"]
+
+    def wider_bound(d):
+        d["inner_model"]["params"]["bounds"][0] = [0.0, 100.0]
+
+    def zero_one_route(d):
+        d["encoding"]["numbers"] = False
+
+    def other_point(d):
+        d["inner_model"]["selected_by"]["best_params"] = {"n_estimators": 7}
+
+    for edit, match in ((wider_bound, r"inner_model\.params\.bounds"), (zero_one_route, "encoding"),
+                        (other_point, r"selected_by\.best_params")):
+        bad = json.loads(json.dumps(data))
+        edit(bad)
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ModelFileError, match=match):
+            load_model(tmp_path / "bad.json")
+
+
+def test_through_dask_the_search_is_the_in_memory_one(gbdt_search, raw_table):
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = raw_table
+    frame = dd.from_pandas(X.assign(y=y), npartitions=3)
+    search = PrivateGridSearch(_gbdt_pipe(), GRID, epsilon=2.0, random_state=0).fit(frame[list(X.columns)],
+                                                                                    frame["y"])
+    assert json.dumps(search.to_dict()) == json.dumps(gbdt_search.to_dict())
+
+
+def test_model_auto_inside_a_search_is_refused_in_the_users_terms(raw_table):
+    X, y = raw_table
+    with pytest.raises(InvalidParameterError, match="model='auto' chooses the class from a noisy count"):
+        PrivateGridSearch(DPPipeline(schema=SCHEMA, model="auto"), GRID, epsilon=1.0).fit(X, y)
+
+
+def test_a_direct_search_over_dp_gbdt_with_bounds_reads_numbers(raw_table, tmp_path):
+    X, y = raw_table
+    Xn = X[["age", "owner"]].astype(float)
+    est = DPGradientBoostingClassifier(classes=[0, 1], delta=0, bounds=[(18, 80), None])
+    search = PrivateGridSearch(est, {"n_estimators": [5, 10]}, epsilon=2.0, random_state=1).fit(Xn, y)
+    assert (search.predict(Xn) == y).mean() > 0.8
+    search.save(tmp_path / "g.json")
+    np.testing.assert_array_equal(load_model(tmp_path / "g.json").predict(Xn), search.predict(Xn))
+    # zero records fit with a declared label set (whether fit succeeds must not depend on n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        empty = PrivateGridSearch(est, {"n_estimators": [5]}, epsilon=2.0, random_state=1).fit(Xn.iloc[:0], y[:0])
+    assert empty.best_estimator_.classes_.tolist() == [0, 1]
+
+
+def test_the_table_of_records_is_a_function_of_the_multiset_of_records():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, (200, 3)).astype(float)
+    X[rng.random(200) < 0.1, 1] = np.nan
+    X[:5, 0] = -0.0
+    y = rng.integers(0, 3, 200)
+    a = record_table(X, y)
+    perm = rng.permutation(200)
+    b = record_table(X[perm], y[perm])
+    assert a.n_records == 200 and a.n_entries < 200
+    np.testing.assert_array_equal(a.rows, b.rows)
+    np.testing.assert_array_equal(a.labels, b.labels)
+    np.testing.assert_array_equal(a.counts, b.counts)
+    # the records come back as a multiset: same rows and labels, counts expanded
+    R, L = a.records()
+    got = sorted(map(repr, zip(map(tuple, R), L)))
+    want = sorted(map(repr, zip(map(tuple, X + 0.0), y)))
+    assert got == want
+    part = a.with_counts(np.where(np.arange(a.n_entries) % 2 == 0, a.counts, 0))
+    assert part.n_records == a.counts[::2].sum() and part.n_entries == len(a.counts[::2])
