@@ -128,3 +128,74 @@ def _always_crash(cache, removed):
     if str(distributed.get_worker().name) == "0":
         os._exit(1)
     return rl_candidates.CountCache.class_counts(cache, removed)
+
+
+# ------------------------------------------------------------------ DP-GBDT
+from dpglass.models import DPGradientBoostingClassifier  # noqa: E402
+from dpglass.models.gbdt import fit as gbdt_fit  # noqa: E402
+
+NUMERIC = ["a", "b", "c"]
+
+
+@pytest.fixture(scope="module")
+def numeric(tmp_path_factory):
+    rng = np.random.default_rng(11)
+    n = 4000
+    df = pd.DataFrame(rng.random((n, len(NUMERIC))) * 10, columns=NUMERIC).assign(d=(rng.random(n) < 0.3) * 1)
+    score = df["a"] - df["b"] + 3 * df["d"] + rng.normal(0, 2, n)
+    df["y"] = np.where(score > 2, "hi", np.where(score > -2, "mid", "lo"))
+    folder = tmp_path_factory.mktemp("gbdt-stats")
+    for i, chunk in enumerate(np.array_split(np.arange(n), 4)):
+        df.iloc[chunk].to_parquet(folder / f"part{i}.parquet")
+    return df, str(folder / "*.parquet")
+
+
+GBDT = {
+    "K3-depth2": lambda: DPGradientBoostingClassifier(epsilon=2.0, bounds=[(0, 10)] * 3 + [None], max_depth=2,
+                                                      n_estimators=4, classes=["hi", "lo", "mid"], random_state=0),
+    "K2-quantile": lambda: DPGradientBoostingClassifier(epsilon=2.0, bounds=[(0, 10)] * 3 + [None],
+                                                        binning="quantile", n_estimators=3, classes=["lo", "hi"],
+                                                        random_state=1),
+}
+
+
+def _gbdt_data(df, glob, name):
+    if name == "K2-quantile":  # two classes: mid records dropped, in memory and in the files alike
+        ddf = dd.read_parquet(glob)
+        ddf = ddf[ddf["y"] != "mid"]
+        df = df[df["y"] != "mid"]
+    else:
+        ddf = dd.read_parquet(glob)
+    return df[NUMERIC + ["d"]], df["y"], ddf[NUMERIC + ["d"]], ddf["y"]
+
+
+@pytest.mark.parametrize("name", list(GBDT))
+def test_gbdt_sums_on_the_workers_give_the_in_memory_model(dask_client, numeric, monkeypatch, name):
+    X, y, Xd, yd = _gbdt_data(*numeric, name)
+    ref = GBDT[name]().fit(X, y)
+    monkeypatch.setattr(dask_backend, "_merge_by_buckets", _refuse)
+    monkeypatch.setattr(DistributedTable, "gather", _refuse)
+    model = GBDT[name]().fit(Xd, yd)
+    assert model.to_dict() == ref.to_dict()
+
+
+def _crash_level_once(marker: str, fn, part, *args):
+    if args[-1] == 1:  # the second level of a tree
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return fn(part, *args)
+        os.close(fd)
+        os._exit(1)
+    return fn(part, *args)
+
+
+def test_gbdt_worker_killed_mid_tree_gives_the_same_model(dask_client, numeric, tmp_path, monkeypatch):
+    X, y, Xd, yd = _gbdt_data(*numeric, "K3-depth2")
+    ref = GBDT["K3-depth2"]().fit(X, y)
+    marker = tmp_path / "killed-once"
+    monkeypatch.setattr(gbdt_fit, "_level_hists", functools.partial(_crash_level_once, str(marker),
+                                                                    gbdt_fit._level_hists))
+    model = GBDT["K3-depth2"]().fit(Xd, yd)
+    assert marker.exists()  # the scores cached on the lost worker were rebuilt from the released trees
+    assert model.to_dict() == ref.to_dict()

@@ -49,9 +49,9 @@ def exact_sum(results: list):
     if isinstance(first, tuple):
         return tuple(exact_sum([r[i] for r in results]) for i in range(len(first)))
     if isinstance(first, np.ndarray):
-        out = first.copy()
+        out = first
         for r in results[1:]:
-            out += r
+            out = out + r  # promoted: an empty part's sums may come back as int64
         return out
     return sum(results[1:], first)
 

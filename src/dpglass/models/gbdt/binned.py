@@ -51,8 +51,10 @@ from dpglass.aggregates import (
     key_dtype,
     table_from_keys,
 )
+from dpglass.aggregates.parts import table_parts
 from dpglass.exceptions import DataValidationError
 from dpglass.models._binning import apply_bins
+from dpglass.models.gbdt.fit import Binned
 
 __all__ = ["BinnedTable", "BitLayout", "DaskData", "binned_table", "dask_binned_table", "dask_grid_counts"]
 
@@ -238,6 +240,27 @@ def dask_binned_table(X, y, binning: PartitionBinning, *, classes=None) -> tuple
     return BinnedTable.from_pattern_table(table, layout), list(table.classes)
 
 
+def _binned_part(table: PatternTable, layout: BitLayout, n_cuts: np.ndarray) -> Binned:
+    table = BinnedTable.from_pattern_table(table, layout)
+    return Binned(table.bins, n_cuts, table.labels, table.counts)
+
+
+def dask_binned_parts(X, y, binning: PartitionBinning, n_cuts, *, classes=None) -> tuple:
+    """``(parts, records, classes)``: the binned table of dask ``X``, ``y`` left on the workers as
+    :class:`~dpglass.models.gbdt.fit.Binned` parts (:mod:`dpglass.aggregates.parts`; without a ``distributed``
+    client, one local part), binned and merged as :func:`dask_binned_table` does."""
+    import pandas as pd
+
+    from dpglass.aggregates import dask_backend
+
+    layout = BitLayout(binning.n_cuts)
+    meta = pd.DataFrame({c: pd.Series(dtype=np.uint8) for c in _bit_names(layout.n_bits)})
+    bits = X.map_partitions(binning.bits, meta=meta)
+    table = dask_backend.pattern_table(bits, y, classes=classes, keep=True)
+    parts = table_parts(table).map(_binned_part, layout, np.asarray(n_cuts, dtype=np.int64))
+    return parts, table.n_records, list(table.classes)
+
+
 def _add_counts(*parts):
     below = parts[0][0].copy()
     n = parts[0][1]
@@ -345,6 +368,16 @@ class DaskData:
     def grid_counts(self, estimator, numeric: list, grid_cells: int):
         no_edges = [np.array([0.5])] * len(self.columns)  # not known yet, and counting does not bin
         return dask_grid_counts(self.X, self._binning(estimator, no_edges), numeric, grid_cells)
+
+    def parts(self, estimator, n_cuts):
+        """The binned table's parts, left on the workers (sets ``classes_``; empty data is refused, as by
+        :meth:`table`)."""
+        parts, n_records, classes = dask_binned_parts(self.X, self.y, self._binning(estimator, estimator.edges_),
+                                                      n_cuts, classes=self.classes)
+        if n_records == 0:
+            raise DataValidationError("X is empty: fit needs at least one record.")
+        estimator.classes_ = np.asarray(classes)
+        return parts
 
     def table(self, estimator, allow_empty: bool = False):
         """The binned pattern table (sets ``classes_``); empty data is refused unless ``allow_empty`` (a declared

@@ -45,6 +45,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpglass._validation import Interval
+from dpglass.aggregates.parts import TableParts
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models._base import (
     CLASSES,
@@ -327,12 +328,14 @@ class DPGradientBoostingClassifier(ClassifierBase):
         # every release goes through the plan: its budget is checked before the first draw
         ledger = PrivacyLedger(epsilon=eps, delta=delta, accountant=plan.accountant).follow(plan.steps)
         self._fit_edges(data, plan, ledger, rng)
-        binned = self._binned_table(data)
         self.reg_lambda_ = plan.reg_lambda
-        if self.variant == "newton":
-            result = fit_newton(binned, plan, ledger, rng, max_leaf=float(self.max_leaf_value))
-        else:
-            result = fit_dpboost(binned, plan, ledger, rng)
+        if self.variant == "newton":  # asks the table's parts for sums: on Dask they stay on the workers
+            n_cuts = np.array([e.size for e in self.edges_], dtype=np.int64)
+            parts = (data.parts(self, n_cuts) if isinstance(data, DaskData)
+                     else TableParts.local(self._binned_table(data)))
+            result = fit_newton(parts, plan, ledger, rng, max_leaf=float(self.max_leaf_value), n_cuts=n_cuts)
+        else:  # DPBoost draws per-entry subsets on the client: it reads the gathered table
+            result = fit_dpboost(self._binned_table(data), plan, ledger, rng)
         self.estimators_ = result.trees
         self.init_score_ = float(result.init_score[0]) if K == 2 else np.asarray(result.init_score, dtype=np.float64)
         self.tree_epsilon_ = plan.x

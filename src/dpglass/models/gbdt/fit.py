@@ -38,6 +38,7 @@ from functools import cached_property
 import numpy as np
 from scipy.special import expit
 
+from dpglass.aggregates.parts import TableParts
 from dpglass.models.gbdt.hist import Cells
 from dpglass.models.gbdt.releases import (
     QUANTUM, class_term_caps, dpboost_leaf_clip, dpboost_quantum, dpboost_units, project_l1, quantise,
@@ -46,7 +47,7 @@ from dpglass.models.gbdt.releases import (
 from dpglass.models.gbdt.trees import BinnedTree, leaf_index, random_structure
 from dpglass.privacy.splits import coin_counts
 
-__all__ = ["Binned", "FitResult", "class_probabilities", "fit_dpboost", "fit_newton", "newton_terms"]
+__all__ = ["Binned", "FitResult", "NewtonPart", "class_probabilities", "fit_dpboost", "fit_newton", "newton_terms"]
 
 
 @dataclass(frozen=True)
@@ -185,37 +186,130 @@ def _leaf_sums(leaves: list, weights: np.ndarray, size: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- newton
-def fit_newton(binned: Binned, plan, ledger, rng, *, max_leaf) -> FitResult:
+def _same_trees(a: list, b: list) -> bool:
+    return all(x is y or (np.array_equal(x.feature, y.feature) and np.array_equal(x.cut, y.cut)
+                          and np.array_equal(x.value, y.value)) for x, y in zip(a, b))
+
+
+class NewtonPart:
+    """One part of the binned table (a :class:`Binned`) and what a Newton fit asks of it.
+
+    Every answer is a function of the part's entries and of the public model
+    so far (the released intercept and trees): the per-(node, bin) gradient
+    sums of a level, the per-leaf gradient and Hessian sums of a round's
+    trees.  The sums are exact integers (QUANTUM units times counts), so the
+    parts' sums add up to the whole table's whatever the cut into parts
+    (:mod:`dpglass.aggregates.parts`).  In memory there is one part, the
+    whole table; on Dask the parts stay on the workers.  The entries' scores
+    are a cache: extended by the trees released since the last question, and
+    rebuilt from the model when it is not an extension (a part recomputed
+    after its worker died, another fit), by the same float operations in the
+    same order.
+    """
+
+    def __init__(self, binned: Binned, n_classes: int, per_round: int):
+        self.binned, self.K, self.C = binned, int(n_classes), int(per_round)
+        self._init, self._trees, self._F, self._terms = None, [], None, None
+
+    def terms(self, init, trees: list) -> tuple[np.ndarray, np.ndarray]:
+        """Each entry's sums of its records' quantised gradient and Hessian terms at the model ``(init, trees)``
+        (``init`` None: at scores 0, the intercept's round)."""
+        B, n = self.binned.B, self.binned.B.shape[0]
+        c = np.asarray(self.binned.counts, dtype=np.float64)[:, None]  # exact: counts are below 2**53
+        if init is None:
+            g, h = newton_terms(np.zeros((n, self.C)), self.binned.labels, self.K)
+            return c * g, c * h
+        init = np.asarray(init)
+        fresh = self._init is None or not np.array_equal(self._init, init) or len(trees) < len(self._trees) \
+            or not _same_trees(self._trees, trees)
+        if fresh:
+            self._F = np.zeros((n, self.C))
+            self._F += init
+            self._init, self._trees, self._terms = init.copy(), [], None
+        for i in range(len(self._trees), len(trees)):  # a round's trees, one per scored class, in order
+            tree = trees[i]
+            self._F[:, i % self.C] += tree.value[leaf_index(B, tree.feature, tree.cut, tree.depth)]
+            self._terms = None
+        self._trees = list(trees)
+        if self._terms is None:
+            g, h = newton_terms(self._F, self.binned.labels, self.K)
+            self._terms = (c * g, c * h)
+        return self._terms
+
+
+def _part(binned: Binned, n_classes: int, per_round: int) -> NewtonPart:
+    return NewtonPart(binned, n_classes, per_round)
+
+
+def _intercept_sums(part: NewtonPart):
+    g, h = part.terms(None, [])
+    everyone = [np.zeros(g.shape[0], dtype=np.int64)] * part.C
+    return _leaf_sums(everyone, g, 1), _leaf_sums(everyone, h, 1)
+
+
+def _level_hists(part: NewtonPart, init, trees: list, structure: list, level: int) -> np.ndarray:
+    """The gradient histograms of level ``level`` of the round's trees (``structure``: each tree's feature and cut
+    arrays, filled above the level), one (nodes, bins) block a tree, stacked."""
+    g, _ = part.terms(init, trees)
+    B, cells, width = part.binned.B, part.binned.cells, 2**level
+    return np.stack([cells.histograms(leaf_index(B, f, c, level), width, [g[:, k]])[0]
+                     for k, (f, c) in enumerate(structure)])
+
+
+def _round_leaf_sums(part: NewtonPart, init, trees: list, structure: list, depth: int):
+    g, h = part.terms(init, trees)
+    leaves = [leaf_index(part.binned.B, f, c, depth) for f, c in structure]
+    return _leaf_sums(leaves, g, 2**depth), _leaf_sums(leaves, h, 2**depth)
+
+
+def _grow_on_parts(parts, init, trees: list, binned: Binned, depth: int, choose, rng) -> list:
+    """:func:`_grow` for Newton rounds, asking the parts for each level's histograms (summed exactly)."""
+    C = len(init)
+    if choose is None:
+        return [random_structure(binned.n_cuts, depth, rng) for _ in range(C)]
+    cand_f, cand_c = binned.candidates()
+    structure = [(np.zeros(2**depth - 1, dtype=np.int64), np.zeros(2**depth - 1, dtype=np.int64)) for _ in range(C)]
+    for level in range(depth):
+        first, width = 2**level - 1, 2**level
+        hists = parts.sum(_level_hists, init, trees, structure, level)
+        utilities = [_abs_gradient_utility(_left_sums(hists[k], binned, cand_f, cand_c)) for k in range(C)]
+        chosen = choose(level, utilities[0] if C == 1 else np.concatenate(utilities))
+        structure = [(f.copy(), c.copy()) for f, c in structure]  # the parts may keep the arrays they were sent
+        for k in range(C):
+            for i, (f, c) in enumerate(chosen[k * width : (k + 1) * width]):
+                structure[k][0][first + i], structure[k][1][first + i] = f, c
+    return structure
+
+
+def fit_newton(parts, plan, ledger, rng, *, max_leaf, n_cuts=None) -> FitResult:
     """Newton boosting on all records (module docstring), releasing through ``plan`` (a
     :class:`~dpglass.models.gbdt.budget.GbdtPlan`) on ``ledger``, which follows it.  A round fits one tree per
-    class (one tree for two classes)."""
-    n = binned.B.shape[0]  # entries of the table
+    class (one tree for two classes).
+
+    ``parts`` is the binned table: a :class:`Binned`, or a :class:`~dpglass.aggregates.parts.TableParts` of
+    them (the workers' on Dask) with ``n_cuts`` its public layout; each part keeps a :class:`NewtonPart`
+    where it is, and the learner asks them for exact sums, holding only the model and one level's
+    histograms."""
     K = plan.public.n_classes
     depth, lr, lam, C = plan.public.depth, plan.public.learning_rate, plan.reg_lambda, plan.public.per_round
-    rows = np.arange(n)
-    F = np.zeros((n, C))
-    c = np.asarray(binned.counts, dtype=np.float64)[:, None]  # exact: counts are below 2**53
-    # g, h per entry of the table: the sums over its records (count times the record's quantised terms, so
-    # every sum below is exact); the intercept is a round of one leaf holding every record, at scores 0
-    g, h = newton_terms(F, binned.labels, K)
-    everyone = [np.zeros(n, dtype=np.int64)] * C
-    G = ledger.release(plan.intercept[0], _leaf_sums(everyone, c * g, 1), rng)
-    H = ledger.release(plan.intercept[1], _leaf_sums(everyone, c * h, 1), rng)
+    if isinstance(parts, Binned):
+        parts, n_cuts = TableParts.local(parts), parts.n_cuts
+    parts = parts.map(_part, int(K), int(C))
+    shape = Binned(np.zeros((0, len(n_cuts)), dtype=np.uint8), np.asarray(n_cuts), np.zeros(0, np.uint8),
+                   np.zeros(0, np.int64))  # the public layout: candidates and offsets
+    # the intercept is a round of one leaf holding every record, at scores 0
+    G0, H0 = parts.sum(_intercept_sums)
+    G = ledger.release(plan.intercept[0], G0, rng)
+    H = ledger.release(plan.intercept[1], H0, rng)
     init = np.clip(-G / (np.maximum(H, 0.0) + lam), -max_leaf, max_leaf)
-    F += init
     trees = []
     for steps in plan.trees:
-        g, h = newton_terms(F, binned.labels, K)
-        g, h = c * g, c * h  # an entry's sums: exact integers in QUANTUM units
-        structure = _grow(binned, rows, depth, _abs_gradient_utility, _levels(ledger, steps.splits, rng), rng,
-                          [[g[:, k]] for k in range(C)])
-        leaves = [leaf_index(binned.B, feature, cut, depth) for feature, cut in structure]
-        G = ledger.release(steps.leaves[0], _leaf_sums(leaves, g, 2**depth), rng)
-        H = ledger.release(steps.leaves[1], _leaf_sums(leaves, h, 2**depth), rng)
+        structure = _grow_on_parts(parts, init, trees, shape, depth, _levels(ledger, steps.splits, rng), rng)
+        Gs, Hs = parts.sum(_round_leaf_sums, init, trees, structure, depth)
+        G = ledger.release(steps.leaves[0], Gs, rng)
+        H = ledger.release(steps.leaves[1], Hs, rng)
         values = (lr * np.clip(-G / (np.maximum(H, 0.0) + lam), -max_leaf, max_leaf)).reshape(C, 2**depth)
-        for k, ((feature, cut), leaf) in enumerate(zip(structure, leaves)):
-            trees.append(BinnedTree(feature, cut, values[k]))
-            F[:, k] += values[k][leaf]
+        trees = trees + [BinnedTree(feature, cut, values[k]) for k, (feature, cut) in enumerate(structure)]
     return FitResult(trees, init)
 
 
