@@ -22,7 +22,7 @@ __all__ = ["EXPORTABLE", "NOT_EXPORTABLE", "NotExportableError", "export_file", 
 FORMATS = ("sql", "python")
 
 
-def _header(model, decision, inputs, what: str) -> list:
+def _header(model, decision, inputs, what: str, numbers: str) -> list:
     from dpglass import __version__
 
     ledger = getattr(model, "privacy_ledger_", None)
@@ -38,14 +38,15 @@ def _header(model, decision, inputs, what: str) -> list:
             f"classes: {', '.join(map(str, decision.classes))}",
             f"reads columns: {', '.join(columns)}",
             f"scores: {', '.join(decision.score_names)} = {decision.score_meaning}",
-            "numbers are exact (repr of each double); sums in the model's own order; ties as predict breaks them"]
+            f"numbers are exact ({numbers}); sums in the model's own order; ties as predict breaks them"]
     return head + [f"note: {n}" for n in decision.notes]
 
 
 def to_sql(model, table: str = "data") -> str:
     """One SQL ``SELECT`` over ``table`` (the model's columns): its columns, the scores and ``prediction``."""
     decision, inputs = decision_of(model)
-    header = _header(model, decision, inputs, "SQL") + [
+    header = _header(model, decision, inputs, "SQL", "a double is written as it is when that decimal is the "
+                     "double itself, else as an exact integer scaled by powers of two, its repr in a comment") + [
         "rows predict would refuse (a value off the model's inputs) get NULL scores and prediction",
         ("store numbers as numbers (SQLite casts a non-numeric text to 0), categories as text or integers, and "
          "missing values as NULL (PostgreSQL's NaN is a number above all others)"),
@@ -56,7 +57,7 @@ def to_sql(model, table: str = "data") -> str:
 def to_python(model) -> str:
     """The source of a Python module (standard library only) with ``predict(row)`` and ``score(row)``."""
     decision, inputs = decision_of(model)
-    header = _header(model, decision, inputs, "Python export") + [
+    header = _header(model, decision, inputs, "Python export", "the repr of each double") + [
         "", "predict(row) -> label; score(row) -> tuple named by SCORES; row: a mapping of column names to values",
         "(ValueError where the model's predict would refuse the row)."]
     return decision_python(decision, inputs, header)

@@ -154,8 +154,11 @@ def _log_odds_decision(model, scores, first_zero: bool, meaning: str, notes=()) 
     """Two classes (one score): a threshold at :func:`expit_threshold`; K classes: argmax (ties first)."""
     labels = _labels(model)
     if len(scores) == 1:
-        return Decision(type(model).__name__, labels, ("score",), tuple(scores),
-                        Threshold(0, expit_threshold()), meaning, tuple(notes))
+        t = expit_threshold()
+        why = (f"predicts {labels[1]} when score >= {t!r}, the smallest log-odds at which predict_proba's "
+               f"expit(score) > 1 - expit(score): below it the two probabilities tie, and a tie goes to {labels[0]}")
+        return Decision(type(model).__name__, labels, ("score",), tuple(scores), Threshold(0, t), meaning,
+                        (*notes, why))
     if first_zero:
         scores = [Const(0.0), *scores]
     return Decision(type(model).__name__, labels, _names(len(scores)), tuple(scores),
