@@ -133,3 +133,111 @@ def test_the_table_of_records_is_a_function_of_the_multiset_of_records():
     assert got == want
     part = a.with_counts(np.where(np.arange(a.n_entries) % 2 == 0, a.counts, 0))
     assert part.n_records == a.counts[::2].sum() and part.n_entries == len(a.counts[::2])
+
+
+# ------------------------------------------------------------------- dp-gam
+GAM_SCHEMA = {"target": "y", "columns": [
+    {"name": "age", "kind": "numeric", "bounds": [18, 80], "thresholds": "grid", "n_thresholds": 4,
+     "missing": "none"},
+    {"name": "job", "kind": "categorical", "categories": ["a", "b", "c"]},
+    {"name": "owner", "kind": "binary"}]}
+GAM_GRID = {"model__n_cycles": [1, 2], "model__max_bins": [4, 8]}
+
+
+@pytest.fixture(scope="module")
+def gam_data():
+    rng = np.random.default_rng(7)
+    n = 1500
+    X = pd.DataFrame({"age": rng.uniform(18, 80, n), "job": rng.choice(["a", "b", "c"], n),
+                      "owner": rng.integers(0, 2, n)})
+    X.loc[rng.random(n) < 0.05, "age"] = np.nan
+    y = ((X["age"].fillna(30).to_numpy() > 45) ^ (rng.random(n) < 0.1)).astype(int)
+    return X, y
+
+
+def _gam_pipe():
+    from dpglass.models import DPGAMClassifier
+
+    return DPPipeline(schema=GAM_SCHEMA, model=DPGAMClassifier(classes=[0, 1]))
+
+
+@pytest.fixture(scope="module")
+def gam_search(gam_data):
+    X, y = gam_data
+    return PrivateGridSearch(_gam_pipe(), GAM_GRID, epsilon=2.0, delta=1e-6, random_state=0).fit(X, y)
+
+
+def test_a_gam_pipeline_is_searched_on_its_route_by_renyi_curves(gam_search, gam_data):
+    X, y = gam_data
+    best = gam_search.best_estimator_
+    assert best.encoding_.numbers and best.encoding_.codes and best.encoding_.missing_bins
+    run = best.model_.best_estimator_
+    assert run.categories == [None, 3, None] and run.missing == [True, False, False]
+    assert run.feature_groups == ["age", "job", "owner"] and run.accountant == "rdp"
+    eps, delta = gam_search.privacy_ledger_.total()
+    assert eps <= 2.0 * (1 + RELATIVE_TOLERANCE) and delta <= 1e-6 * (1 + RELATIVE_TOLERANCE)
+    assert run.privacy_ledger_.total()[0] <= gam_search.run_epsilon_ * (1 + RELATIVE_TOLERANCE)
+    assert (gam_search.predict(X) == y).mean() > 0.75
+
+
+def test_the_curve_the_search_charges_is_the_runs_own_plan(gam_search):
+    """The Rényi curve of a run is the sum of the curves of the entries dp-gam's plan makes from its public
+    parameters (d and K stated by the pipeline): the run's actual ledger holds exactly those entries."""
+    from dataclasses import asdict
+
+    from sklearn.base import clone
+
+    from dpglass.models.selection.rdp import release_entries
+
+    run = gam_search.best_estimator_.model_.best_estimator_
+    planned = release_entries(clone(run))
+    assert [asdict(e) for e in planned] == [asdict(e) for e in run.privacy_ledger_]
+
+
+def test_a_searched_gam_pipeline_round_trips_and_tampering_is_refused(gam_search, gam_data, tmp_path):
+    X, _ = gam_data
+    gam_search.save(tmp_path / "g.json")
+    np.testing.assert_array_equal(load_model(tmp_path / "g.json").predict_proba(X), gam_search.predict_proba(X))
+    data = json.loads((tmp_path / "g.json").read_text())
+
+    def fewer_codes(d):
+        d["inner_model"]["params"]["categories"] = [None, 2, None]
+
+    def bigger_run(d):
+        d["inner_model"]["params"]["epsilon"] *= 1.5
+
+    def no_missing_bin(d):
+        d["inner_model"]["params"]["missing"] = [False, False, False]
+
+    for edit, match in ((fewer_codes, "categories"), (bigger_run, "epsilon"), (no_missing_bin, "missing")):
+        bad = json.loads(json.dumps(data))
+        edit(bad)
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ModelFileError, match=match):
+            load_model(tmp_path / "bad.json")
+
+
+def test_a_gam_search_through_dask_is_the_in_memory_one(gam_search, gam_data):
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = gam_data
+    frame = dd.from_pandas(X.assign(y=y), npartitions=4)
+    search = PrivateGridSearch(_gam_pipe(), GAM_GRID, epsilon=2.0, delta=1e-6, random_state=0).fit(
+        frame[list(X.columns)], frame["y"])
+    assert json.dumps(search.to_dict()) == json.dumps(gam_search.to_dict())
+
+
+def test_gam_searches_it_cannot_compose_are_refused_before_any_run(gam_data, monkeypatch):
+    from dpglass.models import DPGAMClassifier
+
+    X, y = gam_data
+    fits = []
+    monkeypatch.setattr(DPGAMClassifier, "fit", lambda self, *a, **k: fits.append(1))
+    with pytest.raises(InvalidParameterError, match="needs delta > 0; give the search a delta > 0"):
+        PrivateGridSearch(_gam_pipe(), GAM_GRID, epsilon=2.0, delta=0.0).fit(X, y)
+    auto = DPPipeline(schema=GAM_SCHEMA, model=DPGAMClassifier(classes=[0, 1], n_cycles="auto"))
+    with pytest.raises(InvalidParameterError, match="n_cycles='auto' cannot be searched"):
+        PrivateGridSearch(auto, {"model__max_step": [1.0, 2.0]}, epsilon=2.0, delta=1e-6).fit(X, y)
+    undeclared = DPPipeline(schema=GAM_SCHEMA, model=DPGAMClassifier())
+    with pytest.raises(InvalidParameterError, match="needs the number of columns and of classes"):
+        PrivateGridSearch(undeclared, GAM_GRID, epsilon=2.0, delta=1e-6).fit(X, y)
+    assert not fits

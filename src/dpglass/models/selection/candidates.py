@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid
 
 from dpglass.exceptions import InvalidParameterError
-from dpglass.models.selection.rdp import candidate_budget
+from dpglass.models.selection.rdp import candidate_budget, is_planned, unplanned_gam
 
 __all__ = ["check_candidates", "declared_classes", "grid_as_list", "resolved_eta", "same_point"]
 
@@ -113,6 +113,9 @@ def _check_candidate_delta(cand, params: dict, delta: float) -> None:
         return  # it runs with the search's delta > 0 and is composed by its curves (selection.rdp)
     name = type(cand).__name__
     point = f" at grid point {params!r}" if params else ""
+    why = unplanned_gam(run)
+    if why:  # Gaussian sums always spend delta: searched only by their Rényi curves
+        raise InvalidParameterError(f"{name}{point} cannot be searched: {why}.")
     if hasattr(run, "_needs_delta"):
         needs = run._needs_delta()
     else:
@@ -128,12 +131,12 @@ def _check_candidate_delta(cand, params: dict, delta: float) -> None:
              if k in ("mechanism", "count_noise", "leaf_noise", "confidence", "variant")
              and v != type(cand)().get_params(deep=False).get(k)}
     what = f"{name}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
-    if isinstance(needs, str):  # no delta makes it a candidate: not 0 (pure), and no Rényi curve for > 0
+    if isinstance(needs, str) and not is_planned(run):  # no delta makes it a candidate: not 0 (pure), and no Rényi curve for > 0
         raise InvalidParameterError(
             f"{name}{point} cannot be searched: {needs} (it always spends delta), and PrivateGridSearch "
             "composes its runs either as pure epsilon-DP (delta=0) or by the Rényi curves of their release "
             f"plans (delta > 0), which {name} does not declare. Fit it on its own budget instead.")
-    if float(delta) == 0 and hasattr(run, "_release_plan"):  # a delta > 0 search would compose it
+    if float(delta) == 0 and is_planned(run):  # a delta > 0 search would compose it
         raise InvalidParameterError(
             f"{what}{point} needs delta > 0; give the search a delta > 0 or choose a pure mechanism "
             "(PrivateGridSearch with delta=0 runs every candidate with delta=0: its selection theorem is for "

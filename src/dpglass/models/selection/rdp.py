@@ -33,10 +33,13 @@ import numpy as np
 from sklearn.base import clone
 
 from dpglass.exceptions import InvalidParameterError
+from dpglass.models.gam.plan import release_plan as gam_release_plan
+from dpglass.models.gam.sizes import AUTO_KEYS, is_auto
 from dpglass.privacy import rdp
 from dpglass.privacy.accounting import curve_rdp
 
-__all__ = ["best_of_k_rdp", "calibrate_runs", "candidate_budget", "run_curve", "selection_epsilon"]
+__all__ = ["best_of_k_rdp", "calibrate_runs", "candidate_budget", "is_planned", "release_entries", "run_curve",
+           "selection_epsilon", "unplanned_gam"]
 
 _FULL_CURVES = ("gaussian", "discrete-gaussian")
 
@@ -49,12 +52,58 @@ def best_of_k_rdp(run: np.ndarray, eta: float, gamma: float, expected_runs: floa
     return run + best_hat + math.log(expected_runs) / (a - 1)
 
 
+def _gam_shape(model):
+    """``(d, K)`` of a dp-gam candidate when its parameters state them (``bounds``, ``categories`` or ``missing``:
+    one entry per column, as a DPPipeline sets them from the schema; ``classes``: the label set), else None.
+    dp-gam's plan is a function of its parameters, d and K (:func:`dpglass.models.gam.plan.release_plan`)."""
+    if type(model).__name__ != "DPGAMClassifier":
+        return None
+    params = model.get_params(deep=False)
+    columns = next((params[k] for k in ("bounds", "categories", "missing") if params.get(k) is not None), None)
+    if columns is None or params.get("classes") is None:
+        return None
+    return len(columns), len(params["classes"])
+
+
+def is_planned(model) -> bool:
+    """Whether a candidate's full run has a release plan of public parameters: its own ``_release_plan``, or
+    dp-gam's with d and K stated (:func:`_gam_shape`)."""
+    return hasattr(model, "_release_plan") or _gam_shape(model) is not None
+
+
+def unplanned_gam(model) -> str | None:
+    """Why a dp-gam candidate has no plan the search can read (None if it has one, or is not dp-gam)."""
+    if type(model).__name__ != "DPGAMClassifier" or is_planned(model):
+        return None
+    return ("its release plan, which the search composes by its Rényi curve, needs the number of columns and of "
+            "classes: give classes=[...] and bounds (or categories), one entry per column, or search it inside a "
+            "DPPipeline, which sets them from the schema")
+
+
+def release_entries(model) -> list:
+    """The ledger entries of a planned candidate's full run (:func:`is_planned`), from public parameters."""
+    if hasattr(model, "_release_plan"):
+        return model._release_plan()
+    params = model.get_params(deep=False)
+    if is_auto(params):
+        auto = [k for k in AUTO_KEYS if params.get(k) == "auto"]
+        named = ", ".join(f"{k}='auto'" for k in auto)
+        raise InvalidParameterError(
+            f"DPGAMClassifier with {named} cannot be searched: its 'auto' "
+            "sizes are picked from a released count, so a run's Rényi curve is not fixed by its parameters; "
+            f"give {', '.join(auto)} as values (or tune them in the grid).")
+    try:
+        return [step.entry for step in gam_release_plan(params, *_gam_shape(model))]
+    except ValueError as exc:  # InvalidParameterError is a ValueError too
+        raise InvalidParameterError(f"DPGAMClassifier cannot be planned for the search: {exc}") from None
+
+
 def _plan_curve(model) -> np.ndarray:
     """The Rényi curve of one candidate's full run, from its public release plan."""
-    if not hasattr(model, "_release_plan"):
+    if not is_planned(model):
         return rdp.pure(rdp.ORDERS, float(model.epsilon))
     total = np.zeros_like(rdp.ORDERS)
-    for entry in model._release_plan():
+    for entry in release_entries(model):
         if entry.delta > 0 and (entry.curve or {}).get("kind") not in _FULL_CURVES:
             raise InvalidParameterError(
                 f"PrivateGridSearch with delta > 0 composes runs by their Rényi curves; {type(model).__name__} "
@@ -78,7 +127,7 @@ def run_curve(estimator, candidates: list, run_epsilon: float, delta: float) -> 
 def candidate_budget(estimator, run_epsilon: float, delta: float) -> dict:
     """What the search sets on each candidate: its epsilon; where the candidate declares a release plan,
     the search's delta and the Rényi accountant (it calibrates to them); else delta = 0 (pure)."""
-    params, planned = estimator.get_params(deep=False), hasattr(estimator, "_release_plan")
+    params, planned = estimator.get_params(deep=False), is_planned(estimator)
     out = {"epsilon": run_epsilon}
     if "delta" in params:
         out["delta"] = delta if planned else 0.0
