@@ -102,8 +102,11 @@ class PrivateGridSearch(ClassifierBase):
         candidate that would spend delta under that budget (e.g.
         ``mechanism="certified-pf"`` in a search with ``delta=0``) is refused
         before any run.  A :class:`~dpglass.models.DPPipeline` is searched
-        by encoding once (its encoder's shares of ``epsilon``, its entries)
-        and selecting its model on the encoded table with the rest;
+        by encoding once, on the route the pipeline takes for its model's
+        class (numbers for dp-gbdt and dp-gam, codes for dp-gam, 0/1
+        otherwise; its encoder's shares of ``epsilon``, its entries), and
+        selecting its model on the encoded table with the rest; ``model="auto"``
+        is refused (its class is chosen from a noisy count);
         ``best_estimator_`` is then a DPPipeline over that selection (the
         search sets the pipeline's ``epsilon``, ``delta`` and
         ``random_state``).
@@ -320,8 +323,10 @@ class PrivateGridSearch(ClassifierBase):
     def _fit_pipeline(self, X, y):
         """Search a :class:`~dpglass.models.DPPipeline`: encode once, select its model on the encoded table.
 
-        The pipeline's encoder is fitted once, with its own shares of the search's epsilon and the entries
-        DPPipeline writes (``_fit_encoding``: the same code as ``DPPipeline.fit``).  The selection then runs
+        The pipeline's encoder is fitted once, on the pipeline's route for its model's class
+        (:func:`~dpglass.models.pipeline.route.model_route`), with its own shares of the search's epsilon and the
+        entries DPPipeline writes (``_fit_encoding``: the same code as ``DPPipeline.fit``); every candidate gets
+        the inputs the pipeline would set (:func:`_routed_model`).  The selection then runs
         over the pipeline's model on the encoded table with what the shares leave (a search of its own, with
         this search's delta, method, law and split), and ``best_estimator_`` is a DPPipeline of that encoding
         and that selection: its ledger, the encoder's entries then ``model: private selection ...``, is this
