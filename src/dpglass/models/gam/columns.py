@@ -17,16 +17,18 @@ from dpglass._validation import check_labels
 from dpglass.exceptions import DataValidationError
 from dpglass.models._binning import (
     apply_bins,
+    category_edges,
     check_categories,
     check_feature_bounds,
     check_missing,
     fit_edges,
     memory_grid_counts,
+    uniform_edges,
 )
 from dpglass.models.gbdt.binned import BitLayout, DaskData, binned_table
 from dpglass.privacy.quantile import GRID_CELLS
 
-__all__ = ["bin_X", "binned_fit_table", "check_fit_data", "is_plain", "resolve_columns"]
+__all__ = ["bin_X", "binned_fit_table", "check_fit_data", "exact_class_counts", "is_plain", "resolve_columns"]
 
 
 def is_plain(params: dict) -> bool:
@@ -102,13 +104,31 @@ def binned_fit_table(est, data, plan, ledger, rng):
             return data.grid_counts(est, numeric, GRID_CELLS)
         return memory_grid_counts(data[0], est.bounds_, numeric, owner, est.missing_)
 
-    est.edges_ = fit_edges(est.bounds_, int(est.max_bins), plan.bins, numeric, grid_source, ledger, rng,
+    est.edges_ = fit_edges(est.bounds_, plan.public.max_bins, plan.bins, numeric, grid_source, ledger, rng,
                            est.categories_)
+    return _table(est, data, dask)
+
+
+def _table(est, data, dask: bool):
     if dask:
         declared = est.__dict__.get("_schema_classes")
         return data.table(est, allow_empty=(declared if declared is not None else est.classes) is not None)
 
     def to_bins(rows):
-        return apply_bins(rows, est.bounds_, est.edges_, owner, est.categories_, est.missing_)
+        return apply_bins(rows, est.bounds_, est.edges_, type(est).__name__, est.categories_, est.missing_)
 
     return binned_table(data[0], data[1], to_bins, BitLayout(_n_cuts(est)))
+
+
+def exact_class_counts(est, data, table, plan) -> list:
+    """The K exact class counts, before the table is binned when it is not yet (in memory: the labels; through
+    Dask: a table binned at the public 2-bin grid, whose class counts are the same)."""
+    K = plan.public.n_classes
+    if table is None and not isinstance(data, DaskData):
+        return [int(c) for c in np.bincount(np.asarray(data[1], dtype=np.intp), minlength=K)[:K]]
+    if table is None:
+        est.edges_ = [category_edges(m) if m is not None else np.array([0.5]) if b is None
+                      else uniform_edges(b[0], b[1], 2) for b, m in zip(est.bounds_, est.categories_)]
+        table = _table(est, data, True)
+    labels, counts = np.asarray(table.labels), np.asarray(table.counts, dtype=np.int64)
+    return [int(counts[labels == k].sum()) for k in range(K)]

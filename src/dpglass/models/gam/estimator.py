@@ -24,6 +24,7 @@ from dpglass.models._base import CLASSES, EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.models.gam.columns import (
     bin_X,
     binned_fit_table,
+    exact_class_counts,
     check_fit_data,
     is_plain,
     resolve_columns,
@@ -162,17 +163,17 @@ class DPGAMClassifier(ClassifierBase):
         "bounds": [InstanceOf((list, tuple), "a list with one (low, high) or None per feature"), None],
         "categories": [InstanceOf((list, tuple), "a list with one int m >= 2 or None per feature"), None],
         "missing": [InstanceOf((list, tuple), "a list of one boolean per feature"), None],
-        "max_bins": [Interval(numbers.Integral, 2, 255, closed="both")],
+        "max_bins": [Interval(numbers.Integral, 2, 255, closed="both"), ["auto"]],
         "binning": [["uniform", "quantile"]],
         "quantile_share": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "first_cycle": [["gradients", "counts"]],
+        "first_cycle": [["gradients", "counts", "auto"]],
         "first_share": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "n_cycles": [Interval(numbers.Integral, 0, None, closed="left")],
+        "n_cycles": [Interval(numbers.Integral, 0, None, closed="left"), ["auto"]],
         "learning_rate": [Interval(numbers.Real, 0, 1, closed="right")],
         "hessian_floor": [Interval(numbers.Real, 0, None, closed="neither"), ["auto"]],
         "max_step": [Interval(numbers.Real, 0, None, closed="neither")],
         "hessian_share": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "count_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "count_share": [Interval(numbers.Real, 0, 1, closed="neither"), ["auto"]],
         "accountant": [list(ACCOUNTANTS)],
         "classes": CLASSES,
         "random_state": RANDOM_STATE,
@@ -232,9 +233,16 @@ class DPGAMClassifier(ClassifierBase):
         self._warn_about_guarantee(float(self.epsilon))
         plan = gam_plan(params, d, K)  # public parameters only
         ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta, accountant=plan.accountant).follow(plan.steps)
-        if data is not table:
+        if table is None and (plan.bins or not plan.pending):
             table = binned_fit_table(self, data, plan, ledger, rng)
-        result = fit_gam(table, plan, ledger, rng)
+        released = None
+        if plan.pending:  # "auto" sizes: the class counts first, then the plan of the rule's branch
+            released = ledger.release(plan.counts, exact_class_counts(self, data, table, plan), rng)
+            plan = gam_plan(params, d, K, released)
+            ledger.follow(plan.steps)
+            if table is None:
+                table = binned_fit_table(self, data, plan, ledger, rng)
+        result = fit_gam(table, plan, ledger, rng, released)
         self.class_counts_ = [int(c) for c in result.class_counts]
         self.first_counts_ = None if result.first is None else [int(c) for c in result.first]
         self.visit_sums_ = result.visits
@@ -294,8 +302,9 @@ class DPGAMClassifier(ClassifierBase):
         d, n_groups = len(self.feature_groups_), len(set(self.feature_groups_))
         plain = self._plain()
         at = "at its value (0 or 1)" if plain else "in its bin"
+        T = len(self.visit_sums_) // max(d, 1)
         head = (f"DPGAMClassifier: additive model, one shape per feature ({d} features in {n_groups} groups), "
-                f"{self.n_cycles} cycle{'' if self.n_cycles == 1 else 's'} of private Newton boosting, "
+                f"{T} cycle{'' if T == 1 else 's'} of private Newton boosting, "
                 f"({eps:.4g}, {delta:.3g})-DP [{self.privacy_ledger_.accountant}]")
         if len(labels) == 2:
             how = (f"score = intercept + each feature's contribution {at}; predict {labels[1]} if "

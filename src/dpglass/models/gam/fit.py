@@ -127,16 +127,17 @@ def replay(class_counts, visits, plan, first=None) -> tuple[np.ndarray, list]:
     return initial_scores(class_counts), shapes
 
 
-def fit_gam(table, plan, ledger, rng) -> GamFit:
+def fit_gam(table, plan, ledger, rng, class_counts=None) -> GamFit:
     """Cyclic Newton boosting on ``table`` (a PatternTable of 0/1 rows, or a binned table of bin codes, with
     class codes 0..K-1; ``table.column(j)``: feature j's bin code per entry), releasing through ``plan`` (a
     :class:`~dpglass.models.gam.plan.GamPlan`) on ``ledger``, which follows it (the quantile edges, if any, are
-    released before the table is binned)."""
+    released before the table is binned; with "auto" sizes ``class_counts`` are already released)."""
     pub = plan.public
     K = pub.n_classes
     labels, counts = np.asarray(table.labels), np.asarray(table.counts, dtype=np.int64)
-    exact = [int(counts[labels == k].sum()) for k in range(K)]
-    class_counts = ledger.release(plan.counts, exact, rng)
+    if class_counts is None:
+        exact = [int(counts[labels == k].sum()) for k in range(K)]
+        class_counts = ledger.release(plan.counts, exact, rng)
     intercept = initial_scores(class_counts)
     F = np.tile(intercept, (labels.size, 1))
     shapes, first = zero_shapes(pub), None

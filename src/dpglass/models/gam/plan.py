@@ -28,6 +28,7 @@ on it).  The fit spends only through it
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from dpglass.models._binning import (
     quantile_step,
 )
 from dpglass.models.gam.first import first_step
+from dpglass.models.gam.sizes import auto_count_share, is_auto, resolve, zcdp_budget
 from dpglass.privacy.accounting import DEFAULT_DELTA, calibrate, compose
 from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, count_fields
@@ -207,6 +209,7 @@ class Public:
     quantile_share: float = QUANTILE_SHARE
     first_cycle: str = "gradients"
     first_share: float = FIRST_SHARE
+    count_rho: float | None = None  # "auto" sizes: the class counts' zCDP, fixed before the branch (sizes.py)
 
     @classmethod
     def of(cls, params: dict, n_features: int, n_classes: int) -> Public:
@@ -221,7 +224,8 @@ class Public:
         missing = check_missing(params.get("missing"), d, OWNER)
         plain = all(b is None for b in bounds) and all(m is None for m in categories) and not any(missing)
         return cls(float(params["epsilon"]), delta, params["accountant"], T, lr, float(params["hessian_share"]),
-                   float(params["count_share"]), None if floor == "auto" else float(floor),
+                   COUNT_SHARE if params["count_share"] == "auto" else float(params["count_share"]),
+                   None if floor == "auto" else float(floor),
                    float(params["max_step"]), d, int(n_classes),
                    () if plain else tuple(bounds), () if plain else tuple(categories), () if plain else tuple(missing),
                    int(params.get("max_bins", MAX_BINS)), params.get("binning", "uniform"),
@@ -267,6 +271,8 @@ class Public:
         """``(counts, one gradient release, one Hessian release)`` zCDP when each visit spends ``x**2 / 2``."""
         visit = x * x / 2.0
         total = self.n_visits * visit
+        if self.count_rho is not None:
+            return self.count_rho, visit * (1.0 - self.hessian_share), visit * self.hessian_share
         if self.counts_first:
             counts = self._total(x) * self.count_share
         else:
@@ -281,7 +287,11 @@ class Public:
         return self.n_visits * x * x / 2.0 / (1.0 - self.count_share - self.first_share)
 
     def rho_first(self, x: float) -> float:
-        """The count-based first cycle's zCDP."""
+        """The count-based first cycle's zCDP (with "auto" sizes: ``first_share`` of what the counts leave, all of
+        it without visits)."""
+        if self.count_rho is not None:
+            v = self.n_visits * x * x / 2.0
+            return x * x / 2.0 if not v else v * self.first_share / (1.0 - self.first_share)
         return self._total(x) * self.first_share
 
 
@@ -301,11 +311,15 @@ class GamPlan:
     steps: tuple
     bins: tuple = ()  # binning="quantile": one step per numeric column (its DP quantile edges), first in the plan
     first: PlannedRelease | None = None  # first_cycle="counts": the class counts per bin, after the class counts
+    pending: bool = False  # "auto" sizes before the class counts are released: ``steps`` ends at the counts
 
 
 def _entry_delta(pub: Public) -> float:
     """The delta each release states its pair at (the basic view only: the accountants read the curves): half
-    of delta over the plan's releases."""
+    of delta over the plan's releases (with "auto" sizes: a quarter of delta for the counts, a quarter for the
+    rest, whatever the branch)."""
+    if pub.count_rho is not None:
+        return pub.delta / (4.0 * (1 + 2 * pub.n_visits))
     return pub.delta / (2.0 * (1 + 2 * pub.n_visits))
 
 
@@ -314,7 +328,8 @@ def _sigma(units: int, rho: float) -> float:
 
 
 def _count_step(pub: Public, rho: float) -> PlannedRelease:
-    mech = DiscreteGaussianMechanism(_sigma(1, rho), _entry_delta(pub), 1)
+    mech = DiscreteGaussianMechanism(_sigma(1, rho), pub.delta / 4.0 if pub.count_rho is not None else
+                                     _entry_delta(pub), 1)
     note = (f"the {pub.n_classes} class counts: one record changes one count by 1 (add/remove), l2 sensitivity 1; "
             "the initial scores log((c_k + 1/2)/(c_0 + 1/2)), clipped, are post-processing")
     entry = LedgerEntry(release="class counts (the initial scores)", **count_fields(mech), note=note)
@@ -449,10 +464,14 @@ def resolved_floor(pub: Public, x: float) -> float:
     return HESSIAN_FLOOR_SCALES * math.sqrt(pub.n_visits) * _sigma(grid.units, pub.rhos(x)[1]) * grid.grid
 
 
-def gam_plan(params: dict, n_features: int, n_classes: int) -> GamPlan:
+def gam_plan(params: dict, n_features: int, n_classes: int, class_counts=None) -> GamPlan:
     """The plan of a fit with these parameters on ``n_features`` columns and ``n_classes`` classes (raises
     ValueError for parameters it cannot plan: delta = 0, an unknown accountant; InvalidParameterError for
-    bounds, categories or missing flags that do not describe ``n_features`` columns)."""
+    bounds, categories or missing flags that do not describe ``n_features`` columns).  With "auto" sizes
+    (:mod:`dpglass.models.gam.sizes`) the plan branches on the released ``class_counts``: without them it is
+    ``pending`` and ends at the counts."""
+    if is_auto(params):
+        return _auto_plan(params, n_features, n_classes, class_counts)
     pub = Public.of(params, n_features, n_classes)
     if pub.counts_first and pub.count_share + pub.first_share >= 1.0:
         raise InvalidParameterError(
@@ -467,3 +486,36 @@ def gam_plan(params: dict, n_features: int, n_classes: int) -> GamPlan:
 def release_plan(params: dict, n_features: int, n_classes: int = 2) -> list:
     """DPGAMClassifier's recorded releases, in order, from its public parameters (docs/privacy.md, DP-GAM)."""
     return list(gam_plan(params, n_features, n_classes).steps)
+
+
+def _auto_plan(params: dict, d: int, K: int, class_counts) -> GamPlan:
+    """The plan with "auto" sizes: the counts at their fixed cost, then (given the released counts) the rule's
+    branch calibrated under RDP with the counts' entry fixed (docs/privacy.md, "DP-GAM", "Defaults")."""
+    base = {**params, "accountant": "rdp", "n_cycles": 0, "first_cycle": "gradients", "max_bins": MAX_BINS}
+    pub0 = Public.of(base, d, K)
+    rho_c = auto_count_share(params, d) * _rho_star(pub0)
+    if class_counts is None:
+        pub = dataclasses.replace(pub0, count_rho=rho_c)
+        bins, counts = _bin_steps(pub), _count_step(pub, rho_c)
+        return GamPlan(math.nan, "rdp", pub.delta, math.nan, pub, counts, (), (*bins, counts), bins, None, True)
+    resolved = {**resolve(params, class_counts, d, K), "accountant": "rdp"}
+    pub = dataclasses.replace(Public.of(resolved, d, K), count_rho=rho_c)
+    x, accountant = budget(pub)
+    counts, visits, steps = _steps(pub, x)
+    first = steps[len(_bin_steps(pub)) + 1] if pub.counts_first else None
+    return GamPlan(x, accountant, pub.delta, resolved_floor(pub, x), pub, counts, visits, steps, _bin_steps(pub), first)
+
+
+@functools.lru_cache(maxsize=256)
+def _rho_star(pub: Public) -> float:
+    """The largest zCDP a plan's discrete Gaussians may spend after its quantile steps (if any): RDP conversion
+    at delta within epsilon."""
+    bins = [s.entry for s in _bin_steps(pub)]
+
+    def composed(rho: float) -> float:
+        mech = DiscreteGaussianMechanism(min(_sigma(1, rho), 2.0**30), pub.delta / 4.0, 1)
+        entry = LedgerEntry(release="", mechanism="discrete gaussian", epsilon=mech.epsilon, delta=mech.delta,
+                            sensitivity=1.0, scale=mech.scale, guarantee="proven", note="", curve=mech.curve)
+        return compose([*bins, entry], "rdp", pub.delta)[0]
+
+    return zcdp_budget(pub.epsilon, pub.delta, composed)

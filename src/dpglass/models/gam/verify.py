@@ -29,6 +29,7 @@ from dpglass.models.gam.first import FIELD
 from dpglass.models.gam.fit import replay
 from dpglass.models.gam.plan import gam_plan
 from dpglass.models.gam.readout import resolve_groups
+from dpglass.models.gam.sizes import is_auto
 
 __all__ = ["check_gam"]
 
@@ -40,8 +41,11 @@ def check_gam(data: dict, ctx) -> None:
         resolve_groups(p.get("feature_groups"), list(range(d)))
     except InvalidParameterError as exc:
         fail("params.feature_groups", f"is not one group name per feature ({exc})", f"{d} names or null")
+    counts = data.get("class_counts")
+    if is_auto(p) and not (isinstance(counts, list) and len(counts) == K and all(is_count(c) for c in counts)):
+        fail("class_counts", f"is {_short(counts)}", f"the {K} released noisy class counts (integers)")
     try:
-        plan = gam_plan(p, d, K)
+        plan = gam_plan(p, d, K, counts if is_auto(p) else None)  # "auto" sizes: the rule's branch for the counts
     except (InvalidParameterError, TypeError, ValueError, KeyError) as exc:
         fail("params", f"give no release plan ({exc})", "parameters DPGAMClassifier accepts")
     edges = _check_edges(data, plan)

@@ -1,0 +1,146 @@
+"""dp-gam's "auto" sizes: the plan branches on the released class counts by a public rule, every branch composes
+to the budget, the file check recomputes the branch, Dask equals in memory."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpglass.exceptions import ModelFileError
+from dpglass.models import DPGAMClassifier
+from dpglass.models._verify import verify_model_dict
+from dpglass.models.gam import sizes
+from dpglass.models.gam.plan import gam_plan
+from dpglass.privacy.accounting import compose
+from dpglass.privacy.mechanisms.gaussian import zcdp_epsilon
+
+AUTO = {"first_cycle": "auto", "n_cycles": "auto", "max_bins": "auto", "count_share": "auto"}
+BOUNDS = [(0, 10), None, None, (0, 10)]
+CATEGORIES = [None, 4, None, None]
+MISSING = [False, False, False, True]
+
+
+def raw(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.random(n) * 10, rng.integers(0, 4, n), rng.random(n) < 0.5, rng.random(n) * 10])
+    X[rng.random(n) < 0.1, 3] = np.nan
+    y = ((X[:, 0] > 5).astype(int) + 2 * (X[:, 1] == 2)).clip(0, 2)
+    return X.astype(float), y
+
+
+def model(**kw):
+    kw = {"bounds": BOUNDS, "categories": CATEGORIES, "missing": MISSING, "classes": [0, 1, 2], "random_state": 0,
+          **AUTO, **kw}
+    return DPGAMClassifier(**kw)
+
+
+def _rho(entry) -> float:
+    c = entry.curve
+    return c["sensitivity"] ** 2 / (2.0 * c["sigma"] ** 2)
+
+
+# --------------------------------------------------------------------------- the rule
+def test_the_rule_is_a_public_function_of_the_signal():
+    assert sizes.rule(1.0) == {"first_cycle": "counts", "n_cycles": 0, "max_bins": 2}
+    assert sizes.rule(10.0) == {"first_cycle": "counts", "n_cycles": 0, "max_bins": 4}
+    assert sizes.rule(1e4) == sizes.LARGE
+    p = {"epsilon": 1.0, "first_cycle": "auto", "n_cycles": 3, "max_bins": "auto", "binning": "uniform"}
+    got = sizes.resolve(p, [-5, 40, 60], 5, 3)  # n_hat = 100, s = 100 / 15
+    assert got["n_cycles"] == 3 and got["first_cycle"] == "counts" and got["max_bins"] == 4
+    assert sizes.resolve({**p, "binning": "quantile"}, [40, 60, 0], 5, 3)["max_bins"] == sizes.LARGE["max_bins"]
+    assert not sizes.is_auto({"first_cycle": "counts", "n_cycles": 2, "max_bins": 16})
+
+
+# --------------------------------------------------------------------------- every branch within the budget
+@pytest.mark.parametrize("eps,d,K,binning", [(0.1, 4, 2, "uniform"), (1.0, 13, 3, "uniform"),
+                                              (1.0, 4, 3, "quantile"), (4.0, 64, 10, "uniform")])
+def test_every_branch_composes_to_the_budget_and_the_supremum_too(eps, d, K, binning):
+    """Adaptive composition: the counts' entry is the same in every branch, each branch fits, and the supremum
+    of the branches' rest (linear Renyi curves: the largest rest zCDP) with the counts fits as well."""
+    bounds = [(0, 1)] * d
+    params = {**DPGAMClassifier(epsilon=eps, bounds=bounds, binning=binning, **AUTO).get_params(), "delta": 1e-6}
+    prefix = gam_plan(params, d, K)
+    assert prefix.pending and prefix.steps[-1] is prefix.counts
+    n_pre = len(prefix.steps)
+    worst, seen = 0.0, set()
+    for n in (0, 1, 10, 100, 1000, 10**4, 10**5, 10**7):
+        counts = [n // K] * K
+        plan = gam_plan(params, d, K, counts)
+        assert [s.entry for s in plan.steps[:n_pre]] == [s.entry for s in prefix.steps]
+        assert compose([s.entry for s in plan.steps], "rdp", 1e-6)[0] <= eps
+        seen.add((plan.public.first_cycle, plan.public.n_cycles, plan.public.max_bins))
+        worst = max(worst, sum(_rho(s.entry) for s in plan.steps[n_pre:]))
+    assert len(seen) >= 2  # the grid of counts reaches several branches
+    rho_c = _rho(prefix.counts.entry)
+    pre = [s.entry for s in prefix.steps[:-1]]
+    if not pre:  # every release a discrete Gaussian: the supremum is a zCDP sum
+        assert zcdp_epsilon(1.0 / np.sqrt(2 * (rho_c + worst)), 1.0, 1e-6) <= eps
+    # the counts' share is 1/(d + 1) of the budget's zCDP, fixed before the branch
+    assert rho_c == pytest.approx((rho_c + worst) / (d + 1), rel=0.05)
+
+
+# --------------------------------------------------------------------------- fit, file check, tampering
+@pytest.mark.parametrize("n", [120, 5000])
+def test_an_auto_fit_follows_its_branch_and_its_file_verifies(n):
+    X, y = raw(n=n)
+    m = model().fit(X, y)
+    plan = gam_plan(m.get_params(), 4, 3, m.class_counts_)
+    assert [e for e in m.privacy_ledger_] == [s.entry for s in plan.steps]
+    assert m.privacy_ledger_.accountant == "rdp" and m.privacy_ledger_.total()[0] <= 1.0
+    big = plan.public.n_cycles > 0
+    assert big == (n == 5000)
+    data = json.loads(json.dumps(m.to_dict()))
+    back = DPGAMClassifier.from_dict(data)
+    assert np.array_equal(back.decision_function(X), m.decision_function(X))
+    assert m.to_text().splitlines()[0].count(f"{plan.public.n_cycles} cycle") == 1
+
+
+def test_tampered_counts_or_branch_are_refused_naming_the_field():
+    X, y = raw(n=120)
+    data = json.loads(json.dumps(model().fit(X, y).to_dict()))
+    verify_model_dict(data, DPGAMClassifier)
+    edits = {
+        "class_counts": lambda d: d["class_counts"].__setitem__(0, 0.5),
+        "edges|visits": lambda d: d["class_counts"].__setitem__(0, 10**6),  # another branch: other bins, cycles
+        "first_cycle_counts": lambda d: d.pop("first_cycle_counts"),
+        "privacy_ledger": lambda d: d["privacy_ledger"]["entries"].pop(),
+    }
+    for field, edit in edits.items():
+        d = copy.deepcopy(data)
+        edit(d)
+        with pytest.raises(ModelFileError, match=field):
+            verify_model_dict(d, DPGAMClassifier)
+
+
+def test_zero_records_and_quantiles_with_auto_sizes():
+    X, y = raw(n=10)
+    m = model().fit(X[:0], y[:0])
+    assert m.predict(X).shape == (10,)
+    q = model(binning="quantile").fit(*raw(n=2000))
+    assert [e.release for e in q.privacy_ledger_][:3] == ["bins: 15 quantiles of column 0",
+                                                          "bins: 15 quantiles of column 3",
+                                                          "class counts (the initial scores)"]
+    verify_model_dict(json.loads(json.dumps(q.to_dict())), DPGAMClassifier)
+
+
+def test_plain_columns_with_auto_sizes():
+    rng = np.random.default_rng(1)
+    X = (rng.random((400, 6)) < 0.5).astype(int)
+    y = X[:, 0] | X[:, 1]
+    m = DPGAMClassifier(epsilon=1.0, classes=[0, 1], random_state=0, **AUTO).fit(X, y)
+    verify_model_dict(json.loads(json.dumps(m.to_dict())), DPGAMClassifier)
+    assert m.score(X, y) >= 0.6
+
+
+def test_dask_equals_in_memory_with_auto_sizes():
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = raw(n=1500)
+    df = pd.DataFrame(X, columns=[f"c{j}" for j in range(4)])
+    for kw in ({}, {"binning": "quantile"}):
+        mem = model(**kw).fit(df, y)
+        dsk = model(**kw).fit(dd.from_pandas(df, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3))
+        assert json.dumps(mem.to_dict()) == json.dumps(dsk.to_dict())
