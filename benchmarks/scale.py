@@ -15,7 +15,11 @@ runs), then, for each size:
   client's peak RSS (it also runs the scheduler) and each worker's peak RSS;
   with the model checked equal to the in-memory one when both ran;
 * the rules recovered at epsilon = 1: how many of the 3 planted rules the DP
-  rule list's rules are.
+  rule list's rules are;
+* the statistics each Dask fit asks of the table's parts left on the workers
+  (:mod:`dpglass.aggregates.parts`; each is one pass over the persisted
+  table, after the one pass over the files that builds it; 0 for a model
+  that gathers the table to the client), and the Dask / in-memory time ratio.
 
 Planted model (public): features ``f00..f49`` independent Bernoulli(p_j),
 p_j cycling through 0.2, 0.3, 0.4, 0.5; the label is 1 if ``f00 and f01``,
@@ -163,12 +167,28 @@ def _worker_maxrss():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def _count_statistics():
+    """Count the statistics a fit asks of the table's parts (each one pass over the persisted parts)."""
+    from dpglass.aggregates.parts import TableParts
+
+    calls = {"n": 0}
+    results = TableParts.results
+
+    def counted(self, fn, *args):
+        calls["n"] += self.client is not None
+        return results(self, fn, *args)
+
+    TableParts.results = counted
+    return calls
+
+
 def run_dask(folder: str, models: list[str]) -> dict:
     import resource
 
     import dask.dataframe as dd
     from distributed import Client, LocalCluster
 
+    calls = _count_statistics()
     out = {}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=0,
                       dashboard_address=None, silence_logs=40) as cluster, Client(cluster) as client:
@@ -178,9 +198,10 @@ def run_dask(folder: str, models: list[str]) -> dict:
         for name in models:
             frame = dd.read_parquet(str(Path(folder) / "*.parquet"))
             model = _models()[name]()
-            start = time.perf_counter()
+            start, calls["n"] = time.perf_counter(), 0
             model.fit(frame[FEATURES], frame["y"])
-            out[name] = {"seconds": time.perf_counter() - start, "model": model.to_dict()}
+            out[name] = {"seconds": time.perf_counter() - start, "model": model.to_dict(),
+                         "statistics": calls["n"]}
             if name == "rule list":
                 out[name]["recovered"] = _recovered(model)
         out["workers_maxrss_bytes"] = sorted(client.run(_worker_maxrss).values())
@@ -232,9 +253,9 @@ def main(argv=None) -> int:
                 mem.update(_child("memory", folder, [name]))
                 print(f"#   in memory, {name}: {json.dumps({k: v for k, v in mem.items() if k not in models})}",
                       file=sys.stderr)
-        dsk = _child("dask", folder, models)
-        print(f"#   dask: {json.dumps({k: v for k, v in dsk.items() if k not in models})}", file=sys.stderr)
-        for name in models:
+        for name in models:  # one process per model: the client's peak is that fit's
+            dsk = _child("dask", folder, [name])
+            print(f"#   dask: {json.dumps({k: v for k, v in dsk.items() if k not in models})}", file=sys.stderr)
             m, d = mem.get(name, {}), dsk.get(name, {})
             same = "" if not (m and d) else ("yes" if _comparable(m["model"]) == _comparable(d["model"]) else "NO")
             rows.append([
@@ -242,13 +263,16 @@ def main(argv=None) -> int:
                 f"{m['seconds']:.1f}" if m else "-",
                 f"{m['peak_x_input']:.2f}x" if m else "-",
                 f"{d['seconds']:.1f}" if d else dsk.get("error", "-"),
+                f"{d['seconds'] / m['seconds']:.2f}" if (m and d) else "-",
+                str(d.get("statistics", "-")) if d else "-",
                 _gb(dsk["client_maxrss_bytes"]) if d else "-",
                 " / ".join(_gb(b) for b in dsk["workers_maxrss_bytes"]) if d else "-",
                 same,
                 str(d.get("recovered", m.get("recovered", ""))) + ("/3" if name == "rule list" else ""),
             ])
             print(f"#   {rows[-1]}", file=sys.stderr)
-    head = ["rows", "model", "in-memory fit (s)", "in-memory peak / input", "Dask fit (s)",
+    head = ["rows", "model", "in-memory fit (s)", "in-memory peak / input", "Dask fit (s)", "Dask / in memory",
+            "statistics asked of the workers",
             "Dask client peak (GiB)", "Dask workers peak (GiB)", "same model", "planted rules recovered (eps=1)"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
