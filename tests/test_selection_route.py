@@ -241,3 +241,20 @@ def test_gam_searches_it_cannot_compose_are_refused_before_any_run(gam_data, mon
     with pytest.raises(InvalidParameterError, match="needs the number of columns and of classes"):
         PrivateGridSearch(undeclared, GAM_GRID, epsilon=2.0, delta=1e-6).fit(X, y)
     assert not fits
+
+
+def test_a_run_budget_dp_gam_cannot_plan_only_moves_the_calibrations_bracket():
+    """At epsilon/1024 dp-gam's plan on 12 columns asks for noise beyond the exact sampler's range: the
+    calibration starts its bracket at the smallest doubling every candidate can run (public parameters only)."""
+    from dpglass.models import DPGAMClassifier
+    from dpglass.models.selection.plan import release_plan
+    from dpglass.models.selection.rdp import Unplannable, release_entries
+
+    est = DPGAMClassifier(classes=[0, 1], bounds=[(0, 1)] * 12, missing=[False] * 12)
+    with pytest.raises(Unplannable, match="cannot be planned"):
+        release_entries(est.set_params(epsilon=1 / 1024, delta=1e-6, n_cycles=3, accountant="rdp"))
+    plan = release_plan({"estimator": est, "param_grid": {"n_cycles": [1, 2, 3]}, "epsilon": 1.0, "delta": 1e-6,
+                         "method": "liu-talwar", "stopping_probability": 0.25, "eta": None,
+                         "validation_fraction": 0.2})
+    entry = plan.steps[0].entry
+    assert 0.2 < plan.run_epsilon < 0.4 and 0.99 < entry.epsilon <= 1.0 and entry.delta == 1e-6

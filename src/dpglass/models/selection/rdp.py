@@ -95,7 +95,13 @@ def release_entries(model) -> list:
     try:
         return [step.entry for step in gam_release_plan(params, *_gam_shape(model))]
     except ValueError as exc:  # InvalidParameterError is a ValueError too
-        raise InvalidParameterError(f"DPGAMClassifier cannot be planned for the search: {exc}") from None
+        raise Unplannable(f"DPGAMClassifier cannot be planned for the search at a run budget of epsilon "
+                          f"{float(params['epsilon']):g}: {exc}") from None
+
+
+class Unplannable(InvalidParameterError):
+    """A candidate's plan refuses its run budget (e.g. dp-gam's noise at a tiny epsilon is beyond the exact
+    sampler's range): that budget cannot be run, whatever its privacy."""
 
 
 def _plan_curve(model) -> np.ndarray:
@@ -152,7 +158,15 @@ def calibrate_runs(estimator, candidates, epsilon, delta, eta, gamma, expected_r
         return selection_epsilon(estimator, candidates, x, delta, eta, gamma, expected_runs)
 
     lo, hi = epsilon / 1024, epsilon
-    if total(lo) > epsilon:
+    while True:  # the bracket's low end: the smallest budget of the doubling that every candidate can run
+        try:
+            low_total = total(lo)
+            break
+        except Unplannable:  # no candidate refuses its budget here today but dp-gam's: others are unchanged
+            if 2 * lo >= hi:
+                raise
+            lo *= 2
+    if low_total > epsilon:
         raise InvalidParameterError(
             f"PrivateGridSearch cannot fit (epsilon={epsilon!r}, delta={delta!r}) by the Rényi theorem: even "
             f"runs of epsilon {lo:g} exceed it (the log(E[K]) and log(1/gamma) terms). Use a larger "
