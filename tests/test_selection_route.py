@@ -74,8 +74,18 @@ def test_the_searched_route_round_trips_and_a_changed_bound_is_refused(gbdt_sear
     def other_point(d):
         d["inner_model"]["selected_by"]["best_params"] = {"n_estimators": 7}
 
+    def other_label(d):
+        d["classes"] = [0, 2]
+
+    def dropped_clip_count(d):  # the total recomputed: the file claims the count cost nothing
+        d["privacy_ledger"]["total"]["epsilon"] -= d["privacy_ledger"]["entries"].pop(0)["epsilon"]
+
+    def reordered(d):
+        d["privacy_ledger"]["entries"].reverse()
+
     for edit, match in ((wider_bound, r"inner_model\.params\.bounds"), (zero_one_route, "encoding"),
-                        (other_point, r"selected_by\.best_params")):
+                        (other_point, r"selected_by\.best_params"), (other_label, "classes"),
+                        (dropped_clip_count, "privacy_ledger"), (reordered, "privacy_ledger")):
         bad = json.loads(json.dumps(data))
         edit(bad)
         (tmp_path / "bad.json").write_text(json.dumps(bad))
