@@ -268,3 +268,28 @@ def test_a_run_budget_dp_gam_cannot_plan_only_moves_the_calibrations_bracket():
                          "validation_fraction": 0.2})
     entry = plan.steps[0].entry
     assert 0.2 < plan.run_epsilon < 0.4 and 0.99 < entry.epsilon <= 1.0 and entry.delta == 1e-6
+
+
+def test_neighbouring_record_sets_give_tables_one_count_apart():
+    """Removing one record lowers one entry's count by 1 (dropping it at 0) and leaves every other entry and the
+    entries' order as they were: the table is the multiset of records, and the split (Binomial(count, f) per
+    entry) is the per-record Bernoulli law on it, as for the 0/1 pattern table."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, (60, 2)).astype(float)
+    X[rng.random(60) < 0.2, 0] = np.nan
+    y = rng.integers(0, 2, 60)
+    full = record_table(X, y)
+    for i in range(60):
+        keep = np.arange(60) != i
+        part = record_table(X[keep], y[keep])
+        assert part.n_records == full.n_records - 1
+        key = lambda t, k: (t.rows[k].tobytes(), int(t.labels[k]))  # noqa: E731
+        a = {key(full, k): int(c) for k, c in enumerate(full.counts)}
+        b = {key(part, k): int(c) for k, c in enumerate(part.counts)}
+        moved = {k for k in a if a[k] != b.get(k, 0)}
+        assert len(moved) == 1 and set(b) <= set(a)
+        (k,) = moved
+        assert a[k] - b.get(k, 0) == 1 and k == (np.ascontiguousarray(X[i] + 0.0).tobytes(), int(y[i]))
+        # the other entries keep their order
+        order_a = [key(full, k) for k in range(full.n_entries) if key(full, k) in b]
+        assert order_a == [key(part, k) for k in range(part.n_entries)]
