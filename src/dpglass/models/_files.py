@@ -11,6 +11,7 @@ import json
 
 from dpglass.exceptions import ModelFileError
 from dpglass.models._file_checks import ADVICE, _fmt
+from dpglass.models._held_out import held_out_lines
 from dpglass.models._verify import verify_model_dict
 from dpglass.privacy.ledger import PrivacyLedger
 
@@ -102,6 +103,8 @@ def format_model_report(data: dict, cls, registry_names=()) -> str:
     flag = raw.get("replayable")
     replay = "unknown (file predates the flag)" if flag is None else ("yes" if flag else "no")
     lines.append(f"replayable noise: {replay}")
+    if "held_out" in data:  # written by `dpglass fit --out`, verified with the file
+        lines += held_out_lines(data["held_out"])
     return "\n".join(lines)
 
 

@@ -28,6 +28,7 @@ the registry); this module imports no estimator, so the estimators' ``from_dict`
 from __future__ import annotations
 
 
+import contextvars
 import json
 import math
 import numbers
@@ -44,6 +45,7 @@ from dpglass.models.teachers.verify import check_dpbag, check_saa
 from dpglass.models.boosting.verify import _check_boosting
 from dpglass.models.gbdt.verify import check_gbdt
 from dpglass.models.gam.verify import check_gam
+from dpglass.models._held_out import check_held_out
 from dpglass.local.verify import check_ldp
 from dpglass.models.logistic.verify import _check_logistic
 from dpglass.models.rule_list.verify import RULE_LIST_COUNT_NAMES, RULE_LIST_SELECTION_NAMES, _check_rule_list
@@ -87,11 +89,31 @@ _LEDGER_KEYS = (
 def verify_model_dict(data: dict, cls) -> None:
     """Refuse a model dict that ``cls.from_dict`` must not trust.
 
+    A file ``dpglass fit --out`` wrote may carry a ``held_out`` section at its top level (the DP held-out
+    estimate: :func:`dpglass.models._held_out.check_held_out`), checked first and then set aside; nowhere else.
+
     Raises
     ------
     ModelFileError
         Naming the key or field at fault, what was expected, and what to do.
     """
+    if isinstance(data, dict) and "held_out" in data:
+        if _NESTED.get():  # a pipeline's inner model, a selection's model: dpglass writes none there
+            _fail("held_out", "is inside a model's part of the file", "the held-out section at the file's top level")
+        check_held_out(data)
+        data = {k: v for k, v in data.items() if k != "held_out"}
+    token = _NESTED.set(True)
+    try:
+        _verify_model_dict(data, cls)
+    finally:
+        _NESTED.reset(token)
+
+
+#: True while a file is being verified: a nested verify_model_dict (an inner model's) refuses a held-out section.
+_NESTED = contextvars.ContextVar("dpglass_verify_nested", default=False)
+
+
+def _verify_model_dict(data: dict, cls) -> None:
     own = getattr(cls, "_verify_dict", None)
     if own is not None:  # a model whose file has a shape of its own (the table pipeline) checks it itself
         own(data)

@@ -4,7 +4,8 @@ The records are read (a CSV through ``--schema``, the inline column options,
 or as 0/1 columns), every one of them checked before anything is printed,
 each held out by its own public coin (:func:`dpglass.privacy.splits.split_rows`),
 the model fitted on the rest and printed with the DP estimate of its held-out
-accuracy (:mod:`dpglass.cli.held_out`) and its ledger.
+accuracy (:mod:`dpglass.cli.held_out`) and its ledger; ``--out`` writes that estimate into the file
+(its ``held_out`` section).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpglass.cli.fit.estimator import build_model, fit_spec, model_params, print_ledger_and_save, public_part
-from dpglass.cli.held_out import print_accuracy
+from dpglass.cli.held_out import print_accuracy, save_with_held_out
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 
 __all__ = ["fit_in_memory"]
@@ -71,9 +72,13 @@ def fit_in_memory(args) -> int:
         print(f"public part: none given (--public), so {getattr(model, 'model_', model).n_public_} uniform random "
               "0/1 rows: fine for a test, useless for a model\n")
     print(model)
+    held_out = None  # the file's held_out section: the DP estimate printed (a private model's only)
     if X_te is not None:
-        print_accuracy(model, X_te, y_te, args.exact_accuracy, split_rng)
-    print_ledger_and_save(model, args.out)
+        held_out = print_accuracy(model, X_te, y_te, args.exact_accuracy, split_rng, args.test_size)
+    print_ledger_and_save(model, None)
+    if args.out:
+        save_with_held_out(model, args.out, held_out)
+        print(f"\nmodel written to {args.out}")
     return 0
 
 
