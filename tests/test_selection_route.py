@@ -168,7 +168,7 @@ def gam_data():
 def _gam_pipe():
     from dpglass.models import DPGAMClassifier
 
-    return DPPipeline(schema=GAM_SCHEMA, model=DPGAMClassifier(classes=[0, 1]))
+    return DPPipeline(schema=GAM_SCHEMA, model=DPGAMClassifier(classes=[0, 1], first_cycle="gradients"))
 
 
 @pytest.fixture(scope="module")
@@ -244,9 +244,6 @@ def test_gam_searches_it_cannot_compose_are_refused_before_any_run(gam_data, mon
     monkeypatch.setattr(DPGAMClassifier, "fit", lambda self, *a, **k: fits.append(1))
     with pytest.raises(InvalidParameterError, match="needs delta > 0; give the search a delta > 0"):
         PrivateGridSearch(_gam_pipe(), GAM_GRID, epsilon=2.0, delta=0.0).fit(X, y)
-    auto = DPPipeline(schema=GAM_SCHEMA, model=DPGAMClassifier(classes=[0, 1], n_cycles="auto"))
-    with pytest.raises(InvalidParameterError, match="n_cycles='auto' cannot be searched"):
-        PrivateGridSearch(auto, {"model__max_step": [1.0, 2.0]}, epsilon=2.0, delta=1e-6).fit(X, y)
     undeclared = DPPipeline(schema=GAM_SCHEMA, model=DPGAMClassifier())
     with pytest.raises(InvalidParameterError, match="needs the number of columns and of classes"):
         PrivateGridSearch(undeclared, GAM_GRID, epsilon=2.0, delta=1e-6).fit(X, y)
@@ -260,9 +257,11 @@ def test_a_run_budget_dp_gam_cannot_plan_only_moves_the_calibrations_bracket():
     from dpglass.models.selection.plan import release_plan
     from dpglass.models.selection.rdp import Unplannable, release_entries
 
-    est = DPGAMClassifier(classes=[0, 1], bounds=[(0, 1)] * 12, missing=[False] * 12)
+    est = DPGAMClassifier(classes=[0, 1], bounds=[(0, 1)] * 12, missing=[False] * 12, first_cycle="gradients",
+                          max_bins=16)
     with pytest.raises(Unplannable, match="cannot be planned"):
-        release_entries(est.set_params(epsilon=1 / 1024, delta=1e-6, n_cycles=3, accountant="rdp"))
+        release_entries(est.set_params(epsilon=1 / 1024, delta=1e-6, n_cycles=3, max_bins=16,
+                                       first_cycle="gradients", accountant="rdp"))
     plan = release_plan({"estimator": est, "param_grid": {"n_cycles": [1, 2, 3]}, "epsilon": 1.0, "delta": 1e-6,
                          "method": "liu-talwar", "stopping_probability": 0.25, "eta": None,
                          "validation_fraction": 0.2})
@@ -293,3 +292,50 @@ def test_neighbouring_record_sets_give_tables_one_count_apart():
         # the other entries keep their order
         order_a = [key(full, k) for k in range(full.n_entries) if key(full, k) in b]
         assert order_a == [key(part, k) for k in range(part.n_entries)]
+
+
+# ------------------------------------------------------------ dp-gam "auto" sizes
+@pytest.mark.parametrize("binning", ["uniform", "quantile"])
+@pytest.mark.parametrize("K", [2, 3])
+def test_the_auto_size_curve_bounds_every_branch_and_no_smaller_one_does(binning, K):
+    """dp-gam with "auto" sizes picks its branch from its released class counts: the search charges a run
+    the prefix's curve plus alpha * rho_hi.  Every branch's full plan (counts spanning every size the rule picks)
+    stays below it at every order; and the largest branch is within 1% of it (a bound 2% lower is broken)."""
+    from dpglass.models import DPGAMClassifier
+    from dpglass.models.gam.plan import gam_plan
+    from dpglass.models.gam.sizes import resolve
+    from dpglass.models.selection.rdp import _sum_curves, _training_curve
+    from dpglass.privacy import rdp
+
+    d = 4
+    est = DPGAMClassifier(classes=list(range(K)), bounds=[(0, 1), (0, 1), None, None], categories=[None, None, 3, None],
+                          epsilon=0.7, delta=1e-6, accountant="rdp", binning=binning, first_cycle="auto",
+                          n_cycles="auto", max_bins="auto", count_share="auto")
+    params = est.get_params(deep=False)
+    bound = _training_curve(est)
+    prefix = _sum_curves(s.entry for s in gam_plan(params, d, K).bins)
+    branches, worst = set(), 0.0
+    for n_hat in [0, 1, 3, 10, 30, 60, 100, 200, 300, 600, 1000, 3000, 10**4, 10**5, 10**6]:
+        counts = [n_hat // K] * K
+        branches.add(tuple(resolve(params, counts, d, K)[k] for k in ("first_cycle", "n_cycles", "max_bins")))
+        curve = _sum_curves(s.entry for s in gam_plan(params, d, K, class_counts=counts).steps)
+        assert np.all(curve <= bound * (1 + 1e-9) + 1e-12), n_hat
+        worst = max(worst, float(np.max((curve - prefix) / rdp.ORDERS)))
+    # the counts-only model (with 2 and 4 bins unless quantile edges fix them) and the gradient cycles
+    assert len(branches) >= (3 if binning == "uniform" else 2)
+    rho_hi = float(np.max((bound - prefix) / rdp.ORDERS))
+    assert worst >= 0.99 * rho_hi and not np.all(prefix + rdp.ORDERS * 0.98 * rho_hi >= prefix + rdp.ORDERS * worst)
+
+
+def test_a_pipeline_over_dp_gam_with_auto_sizes_is_searched(gam_data, tmp_path):
+    from dpglass.models import DPGAMClassifier
+
+    X, y = gam_data
+    auto = {k: "auto" for k in ("first_cycle", "n_cycles", "max_bins", "count_share")}
+    pipe = DPPipeline(schema=GAM_SCHEMA, model=DPGAMClassifier(classes=[0, 1], **auto))
+    search = PrivateGridSearch(pipe, {"model__max_step": [1.0, 2.0]}, epsilon=2.0, delta=1e-6,
+                               stopping_probability=0.5, random_state=0).fit(X, y)
+    eps, delta = search.privacy_ledger_.total()
+    assert eps <= 2.0 * (1 + RELATIVE_TOLERANCE) and delta <= 1e-6 * (1 + RELATIVE_TOLERANCE)
+    search.save(tmp_path / "a.json")
+    np.testing.assert_array_equal(load_model(tmp_path / "a.json").predict(X), search.predict(X))

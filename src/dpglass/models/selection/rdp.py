@@ -33,13 +33,13 @@ import numpy as np
 from sklearn.base import clone
 
 from dpglass.exceptions import InvalidParameterError
-from dpglass.models.gam.plan import release_plan as gam_release_plan
-from dpglass.models.gam.sizes import AUTO_KEYS, is_auto
+from dpglass.models.gam.plan import gam_plan
+from dpglass.models.gam.sizes import is_auto
 from dpglass.privacy import rdp
 from dpglass.privacy.accounting import curve_rdp
 
-__all__ = ["best_of_k_rdp", "calibrate_runs", "candidate_budget", "is_planned", "release_entries", "run_curve",
-           "selection_epsilon", "unplanned_gam"]
+__all__ = ["Unplannable", "best_of_k_rdp", "calibrate_runs", "candidate_budget", "gam_auto_rho", "is_planned",
+           "release_entries", "run_curve", "selection_epsilon", "unplanned_gam"]
 
 _FULL_CURVES = ("gaussian", "discrete-gaussian")
 
@@ -81,22 +81,64 @@ def unplanned_gam(model) -> str | None:
 
 
 def release_entries(model) -> list:
-    """The ledger entries of a planned candidate's full run (:func:`is_planned`), from public parameters."""
+    """The ledger entries of a planned candidate's full run (:func:`is_planned`), from public parameters; for a
+    dp-gam with ``"auto"`` sizes, the entries before its branch (its quantile edges, then its class counts)."""
     if hasattr(model, "_release_plan"):
         return model._release_plan()
+    return [step.entry for step in _gam_plan(model).steps]
+
+
+def _gam_plan(model):
     params = model.get_params(deep=False)
-    if is_auto(params):
-        auto = [k for k in AUTO_KEYS if params.get(k) == "auto"]
-        named = ", ".join(f"{k}='auto'" for k in auto)
-        raise InvalidParameterError(
-            f"DPGAMClassifier with {named} cannot be searched: its 'auto' "
-            "sizes are picked from a released count, so a run's Rényi curve is not fixed by its parameters; "
-            f"give {', '.join(auto)} as values (or tune them in the grid).")
     try:
-        return [step.entry for step in gam_release_plan(params, *_gam_shape(model))]
+        return gam_plan(params, *_gam_shape(model))
     except ValueError as exc:  # InvalidParameterError is a ValueError too
         raise Unplannable(f"DPGAMClassifier cannot be planned for the search at a run budget of epsilon "
                           f"{float(params['epsilon']):g}: {exc}") from None
+
+
+def _training_curve(model) -> np.ndarray:
+    """The Rényi curve of a planned candidate's full run: the sum of its entries' curves; for a dp-gam with
+    ``"auto"`` sizes, whose releases after the class counts follow a branch picked from them, its quantile
+    edges' curve plus ``alpha * rho_hi`` (:func:`gam_auto_rho`): every branch's discrete Gaussians (the counts
+    included) are calibrated under RDP so that the whole converts to at most its epsilon at its delta, so
+    their zCDP is below ``rho_hi``, and by adaptive composition (Mironov 2017, Prop. 1) the run's curve is
+    below the prefix's plus the largest branch's (docs/privacy.md, "PrivateGridSearch(delta > 0)", dp-gam)."""
+    if hasattr(model, "_release_plan") or not is_auto(model.get_params(deep=False)):
+        return _sum_curves(release_entries(model), type(model).__name__)
+    plan = _gam_plan(model)
+    prefix = _sum_curves(step.entry for step in plan.bins)
+    return prefix + rdp.ORDERS * gam_auto_rho(prefix, plan.public.epsilon, plan.public.delta)
+
+
+def gam_auto_rho(prefix: np.ndarray, epsilon: float, delta: float) -> float:
+    """``rho_hi``: a zCDP above every ``rho`` whose curve ``prefix + alpha * rho`` converts to at most ``epsilon``
+    at ``delta`` (the upper end of a bisection: its curve converts to more than ``epsilon``)."""
+    def fits(rho):
+        return rdp.to_epsilon(prefix + rdp.ORDERS * rho, delta) <= epsilon
+
+    lo, hi = 0.0, max(float(epsilon), 1.0) ** 2
+    while fits(hi):  # pragma: no cover - a zCDP that converts within epsilon is below epsilon**2
+        lo, hi = hi, 2 * hi
+    for _ in range(200):
+        if lo > 0 and hi / lo < 1 + 1e-9:
+            break
+        mid = (lo + hi) / 2 if lo == 0 else math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return hi
+
+
+def _sum_curves(entries, name: str = "DPGAMClassifier") -> np.ndarray:
+    total = np.zeros_like(rdp.ORDERS)
+    for entry in entries:
+        if entry.delta > 0 and (entry.curve or {}).get("kind") not in _FULL_CURVES:
+            raise InvalidParameterError(
+                f"PrivateGridSearch with delta > 0 composes runs by their Rényi curves; {name} releases "
+                f"{entry.release!r} as an (epsilon, delta) pair with delta > 0, which has none. "
+                "Choose a mechanism without its own delta (e.g. mechanism='local-pf' or 'exponential' for rule "
+                "lists) or use delta=0.")
+        total = total + curve_rdp(entry)
+    return total
 
 
 class Unplannable(InvalidParameterError):
@@ -105,19 +147,10 @@ class Unplannable(InvalidParameterError):
 
 
 def _plan_curve(model) -> np.ndarray:
-    """The Rényi curve of one candidate's full run, from its public release plan."""
+    """The Rényi curve of one candidate's full run, from its public release plan (pure epsilon without one)."""
     if not is_planned(model):
         return rdp.pure(rdp.ORDERS, float(model.epsilon))
-    total = np.zeros_like(rdp.ORDERS)
-    for entry in release_entries(model):
-        if entry.delta > 0 and (entry.curve or {}).get("kind") not in _FULL_CURVES:
-            raise InvalidParameterError(
-                f"PrivateGridSearch with delta > 0 composes runs by their Rényi curves; {type(model).__name__} "
-                f"releases {entry.release!r} as an (epsilon, delta) pair with delta > 0, which has none. "
-                "Choose a mechanism without its own delta (e.g. mechanism='local-pf' or 'exponential' for rule "
-                "lists) or use delta=0.")
-        total = total + curve_rdp(entry)
-    return total
+    return _training_curve(model)
 
 
 def run_curve(estimator, candidates: list, run_epsilon: float, delta: float) -> np.ndarray:
