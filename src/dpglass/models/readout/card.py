@@ -15,6 +15,7 @@ import re
 from html import escape
 
 from dpglass.models._files import _registry_names, model_class, read_model_file
+from dpglass.models._held_out import accuracy_estimate, held_out_bound
 from dpglass.models._verify import verify_model_dict
 from dpglass.models.readout.cardmodel import model_section
 from dpglass.privacy.ledger import PrivacyLedger
@@ -92,7 +93,8 @@ def render_card(data: dict, model, names, source: str) -> str:
              _guarantee_section(data, ledger),
              model_section(model),
              _budget_section(ledger),
-             _schema_section(data)]
+             _schema_section(data),
+             _held_out_section(data)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>Model card: {escape(title)}</title><style>{CSS}</style></head>\n<body><main>\n"
@@ -234,3 +236,26 @@ def _schema_section(data: dict) -> str:
             + (f" (target <b>{escape(str(schema.get('target')))}</b>)" if schema.get("target") else "")
             + ".</p><div class=scroll><table><tr><th>column</th><th>kind</th><th>values</th><th>cut points</th>"
             "<th>a missing value</th></tr>" + "".join(rows) + "</table></div>" + clip)
+
+
+def _held_out_section(data: dict) -> str:
+    """The DP held-out accuracy ``dpglass fit --out`` wrote (its verified ``held_out`` section); none otherwise."""
+    sec = data.get("held_out")
+    if sec is None:
+        return ""
+    k = held_out_bound(2 * sec["epsilon_each"])
+    line = accuracy_estimate(sec["noisy_correct"], sec["noisy_records"], k)
+    return ("<h2>Held-out accuracy</h2>"
+            f'<p class="key">{escape(line)}.</p>'
+            "<p>Measured by <code>dpglass fit</code> when it made this file, on records it did not train on: each "
+            f"record was held out by its own public coin (probability {_num(sec['test_size'])}), whatever the data. "
+            f"It is estimated from two noisy counts, of the correct predictions ({sec['noisy_correct']}) and of the "
+            f"held-out records ({sec['noisy_records']}), each with discrete Laplace noise at &epsilon; = "
+            f"{_num(sec['epsilon_each'])}; the interval holds both counts' noise with probability at least "
+            f"{1 - sec['alpha']:.0%} (each count within {k}). It covers the noise only, not the luck of which "
+            "records were held out; the exact accuracy and the number of held-out records are not published.</p>"
+            "<p><b>It costs no privacy beyond the budget above</b>, by parallel composition: the held-out records "
+            "and the training records are disjoint, so adding or removing one person's record changes either the "
+            "model's releases or these two counts, never both. The counts spend &epsilon; = "
+            f"{_num(2 * sec['epsilon_each'])} (pure) on the held-out records, the model at most its budget on the "
+            "training records, so the whole run, this file included, is within the budget.</p>")
