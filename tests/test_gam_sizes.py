@@ -14,7 +14,7 @@ from dpglass.exceptions import ModelFileError
 from dpglass.models import DPGAMClassifier
 from dpglass.models._verify import verify_model_dict
 from dpglass.models.gam import sizes
-from dpglass.models.gam.plan import gam_plan
+from dpglass.models.gam.plan import auto_bound, gam_plan
 from dpglass.privacy.accounting import compose
 from dpglass.privacy.mechanisms.gaussian import zcdp_epsilon
 
@@ -76,6 +76,9 @@ def test_every_branch_composes_to_the_budget_and_the_supremum_too(eps, d, K, bin
         worst = max(worst, sum(_rho(s.entry) for s in plan.steps[n_pre:]))
     assert len(seen) >= 2  # the grid of counts reaches several branches
     rho_c = _rho(prefix.counts.entry)
+    bound = auto_bound(params, d, K)  # what a search may compose for any run: above every branch, barely
+    assert [e for e in bound[:-1]] == [s.entry for s in prefix.steps[:-1]]
+    assert rho_c + worst <= _rho(bound[-1]) <= (rho_c + worst) * 1.03
     pre = [s.entry for s in prefix.steps[:-1]]
     if not pre:  # every release a discrete Gaussian: the supremum is a zCDP sum
         assert zcdp_epsilon(1.0 / np.sqrt(2 * (rho_c + worst)), 1.0, 1e-6) <= eps
@@ -120,6 +123,8 @@ def test_zero_records_and_quantiles_with_auto_sizes():
     X, y = raw(n=10)
     m = model().fit(X[:0], y[:0])
     assert m.predict(X).shape == (10,)
+    verify_model_dict(json.loads(json.dumps(model(binning="quantile", max_bins=8).fit(*raw(n=500)).to_dict())),
+                      DPGAMClassifier)
     q = model(binning="quantile").fit(*raw(n=2000))
     assert [e.release for e in q.privacy_ledger_][:3] == ["bins: 15 quantiles of column 0",
                                                           "bins: 15 quantiles of column 3",

@@ -26,10 +26,13 @@ from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism
 from dpglass.privacy.plan import Integers, PlannedRelease
 
-__all__ = ["ALPHA", "FIELD", "bin_class_counts", "first_shapes", "first_step", "table_scale"]
+__all__ = ["ALPHA", "FIELD", "bin_class_counts", "first_shapes", "first_step", "smoothing", "table_scale"]
 
 #: Pseudo-count added to every cell of a released table before the ratios (public).
 ALPHA = 1.0
+#: With "auto" sizes, the pseudo-count is at least this many standard deviations of a cell's noise
+#: (docs/privacy.md, "DP-GAM", "Defaults": measured on validation parts of training data).
+SMOOTH_SIGMAS = 0.5
 #: The largest integer scale :func:`table_scale` tries.
 SCALE_MAX = 64
 #: The file field of the released vector.
@@ -79,7 +82,17 @@ def bin_class_counts(table, pub) -> np.ndarray:
     return a * np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
-def first_shapes(released, pub) -> list:
+def smoothing(plan) -> float:
+    """The pseudo-count of the starting shapes: :data:`ALPHA`; with "auto" sizes (``count_rho`` set) the larger of
+    it and :data:`SMOOTH_SIGMAS` standard deviations of a cell's noise (count units, public): a noisy ratio is shrunk
+    towards 0 instead of followed."""
+    if plan.public.count_rho is None or plan.first is None:
+        return ALPHA
+    a, _ = table_scale(plan.public.n_features)
+    return max(ALPHA, SMOOTH_SIGMAS * plan.first.entry.scale / a)
+
+
+def first_shapes(released, pub, alpha: float = ALPHA) -> list:
     """The starting shapes, one ``(n_j, C)`` array per feature, from the released vector (post-processing)."""
     a, _ = table_scale(pub.n_features)
     v = np.maximum(np.asarray(released, dtype=np.float64), 0.0) / a
@@ -88,6 +101,6 @@ def first_shapes(released, pub) -> list:
         n_j, K = pub.n_bins(j), pub.n_classes
         T = v[at : at + n_j * K].reshape(n_j, K)
         at += n_j * K
-        logp = np.log((T + ALPHA) / (T.sum(axis=0) + ALPHA * n_j))
+        logp = np.log((T + alpha) / (T.sum(axis=0) + alpha * n_j))
         out.append(logp[:, 1:] - logp[:, :1])
     return out

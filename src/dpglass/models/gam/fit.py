@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from dpglass.models.gam.first import bin_class_counts, first_shapes
+from dpglass.models.gam.first import bin_class_counts, first_shapes, smoothing
 from dpglass.models.gam.plan import OFFSET_LIMIT, QUANTUM, term_caps
 
 __all__ = ["GamFit", "bin_sums", "class_probabilities", "fit_gam", "initial_scores", "newton_step", "project_l2",
@@ -121,7 +121,7 @@ def zero_shapes(pub) -> list:
 def replay(class_counts, visits, plan, first=None) -> tuple[np.ndarray, list]:
     """``(intercept, shapes)`` from the released values alone (the fit's model, bit for bit)."""
     pub = plan.public
-    shapes = zero_shapes(pub) if plan.first is None else first_shapes(first, pub)
+    shapes = zero_shapes(pub) if plan.first is None else first_shapes(first, pub, smoothing(plan))
     for (j, _, _), (G, H) in zip(plan.visits, visits):
         shapes[j] += newton_step(G, H, plan.hessian_floor, pub.learning_rate, pub.max_step)
     return initial_scores(class_counts), shapes
@@ -144,7 +144,7 @@ def fit_gam(table, plan, ledger, rng, class_counts=None) -> GamFit:
     columns: dict = {}
     if plan.first is not None:  # the count-based first cycle: every shape starts at its naive-Bayes ratios
         first = ledger.release(plan.first, bin_class_counts(table, pub), rng)
-        shapes = first_shapes(first, pub)
+        shapes = first_shapes(first, pub, smoothing(plan))
         for j in range(pub.n_features):
             col = columns[j] = np.asarray(table.column(j), dtype=np.intp)
             F += shapes[j][col]

@@ -52,6 +52,7 @@ from dpglass.privacy.plan import GridMultiples, Integers, PlannedRelease
 
 __all__ = [
     "ACCOUNTANTS",
+    "auto_bound",
     "COUNT_SHARE",
     "HESSIAN_FLOOR_SCALES",
     "MAX_BINS",
@@ -491,8 +492,7 @@ def release_plan(params: dict, n_features: int, n_classes: int = 2) -> list:
 def _auto_plan(params: dict, d: int, K: int, class_counts) -> GamPlan:
     """The plan with "auto" sizes: the counts at their fixed cost, then (given the released counts) the rule's
     branch calibrated under RDP with the counts' entry fixed (docs/privacy.md, "DP-GAM", "Defaults")."""
-    base = {**params, "accountant": "rdp", "n_cycles": 0, "first_cycle": "gradients", "max_bins": MAX_BINS}
-    pub0 = Public.of(base, d, K)
+    pub0 = _auto_base(params, d, K)
     rho_c = auto_count_share(params, d) * _rho_star(pub0)
     if class_counts is None:
         pub = dataclasses.replace(pub0, count_rho=rho_c)
@@ -519,3 +519,24 @@ def _rho_star(pub: Public) -> float:
         return compose([*bins, entry], "rdp", pub.delta)[0]
 
     return zcdp_budget(pub.epsilon, pub.delta, composed)
+
+
+def auto_bound(params: dict, n_features: int, n_classes: int) -> list:
+    """Ledger entries whose composed Rényi curve bounds every branch of a plan with "auto" sizes (for a search that
+    composes runs by their curves): the quantile steps, if any, and one discrete Gaussian of zCDP
+    ``rho* (1 + 1e-5)``: every branch's discrete Gaussians sum to at most ``rho*`` (to the calibration's 1e-6 from
+    below), and their curves are linear."""
+    pub0 = _auto_base(params, n_features, n_classes)
+    rho = _rho_star(pub0) * (1 + 1e-5)
+    mech = DiscreteGaussianMechanism(_sigma(1, rho), pub0.delta / 2.0, 1)
+    entry = LedgerEntry(release="every release after the quantile steps, any branch (a bound)",
+                        mechanism="discrete gaussian", epsilon=mech.epsilon, delta=mech.delta, sensitivity=1.0,
+                        scale=mech.scale, guarantee="proven", note="", curve=mech.curve)
+    return [*(s.entry for s in _bin_steps(pub0)), entry]
+
+
+def _auto_base(params: dict, d: int, K: int) -> Public:
+    """The public inputs every branch of an "auto" plan shares (its quantile steps and the counts' budget)."""
+    base = {**params, "accountant": "rdp", "n_cycles": 0, "first_cycle": "gradients",
+            "max_bins": MAX_BINS if params.get("max_bins") == "auto" else params["max_bins"]}
+    return Public.of(base, d, K)
