@@ -297,7 +297,8 @@ def test_neighbouring_record_sets_give_tables_one_count_apart():
 # ------------------------------------------------------------ dp-gam "auto" sizes
 @pytest.mark.parametrize("binning", ["uniform", "quantile"])
 @pytest.mark.parametrize("K", [2, 3])
-def test_the_auto_size_curve_bounds_every_branch_and_no_smaller_one_does(binning, K):
+@pytest.mark.parametrize("epsilon", [0.05, 0.7, 5.0])
+def test_the_auto_size_curve_bounds_every_branch_and_no_smaller_one_does(binning, K, epsilon):
     """dp-gam with "auto" sizes picks its branch from its released class counts: the search charges a run
     the prefix's curve plus alpha * rho_hi.  Every branch's full plan (counts spanning every size the rule picks)
     stays below it at every order; and the largest branch is within 1% of it (a bound 2% lower is broken)."""
@@ -309,13 +310,13 @@ def test_the_auto_size_curve_bounds_every_branch_and_no_smaller_one_does(binning
 
     d = 4
     est = DPGAMClassifier(classes=list(range(K)), bounds=[(0, 1), (0, 1), None, None], categories=[None, None, 3, None],
-                          epsilon=0.7, delta=1e-6, accountant="rdp", binning=binning, first_cycle="auto",
+                          epsilon=epsilon, delta=1e-6, accountant="rdp", binning=binning, first_cycle="auto",
                           n_cycles="auto", max_bins="auto", count_share="auto")
     params = est.get_params(deep=False)
     bound = _training_curve(est)
     prefix = _sum_curves(s.entry for s in gam_plan(params, d, K).bins)
     branches, worst = set(), 0.0
-    for n_hat in [0, 1, 3, 10, 30, 60, 100, 200, 300, 600, 1000, 3000, 10**4, 10**5, 10**6]:
+    for n_hat in [0, 1, 3, 10, 30, 60, 100, 200, 300, 600, 1000, 3000, 10**4, 10**5, 10**6, 10**7]:
         counts = [n_hat // K] * K
         branches.add(tuple(resolve(params, counts, d, K)[k] for k in ("first_cycle", "n_cycles", "max_bins")))
         curve = _sum_curves(s.entry for s in gam_plan(params, d, K, class_counts=counts).steps)
