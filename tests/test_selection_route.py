@@ -340,3 +340,18 @@ def test_a_pipeline_over_dp_gam_with_auto_sizes_is_searched(gam_data, tmp_path):
     assert eps <= 2.0 * (1 + RELATIVE_TOLERANCE) and delta <= 1e-6 * (1 + RELATIVE_TOLERANCE)
     search.save(tmp_path / "a.json")
     np.testing.assert_array_equal(load_model(tmp_path / "a.json").predict(X), search.predict(X))
+
+
+@pytest.mark.parametrize("which", ["dp-gam", "dp-gbdt"])
+def test_a_routed_pipeline_search_fits_zero_records_with_a_declared_label_set(which):
+    from dpglass.models import DPGAMClassifier
+
+    X = pd.DataFrame({"age": pd.Series(dtype=float), "job": pd.Series(dtype=object), "owner": pd.Series(dtype=int)})
+    model, grid, delta = ((DPGAMClassifier(classes=[0, 1], first_cycle="gradients"), {"model__n_cycles": [1, 2]}, 1e-6)
+                          if which == "dp-gam" else
+                          (DPGradientBoostingClassifier(classes=[0, 1], delta=0), {"model__n_estimators": [5]}, 0.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = PrivateGridSearch(DPPipeline(schema=GAM_SCHEMA, model=model), grid, epsilon=1.0, delta=delta,
+                                   random_state=0).fit(X, np.zeros(0, dtype=int))
+    assert search.best_estimator_.classes_.tolist() == [0, 1] and isinstance(search.best_score_, int)
