@@ -282,7 +282,9 @@ def test_neighbouring_record_sets_give_tables_one_count_apart():
         keep = np.arange(60) != i
         part = record_table(X[keep], y[keep])
         assert part.n_records == full.n_records - 1
-        key = lambda t, k: (t.rows[k].tobytes(), int(t.labels[k]))  # noqa: E731
+        def key(t, k):
+            return t.rows[k].tobytes(), int(t.labels[k])
+
         a = {key(full, k): int(c) for k, c in enumerate(full.counts)}
         b = {key(part, k): int(c) for k, c in enumerate(part.counts)}
         moved = {k for k in a if a[k] != b.get(k, 0)}

@@ -57,11 +57,11 @@ from dpglass._validation import Interval, check_labels
 from dpglass.aggregates import is_distributed
 from dpglass.exceptions import BudgetExceededError, DataValidationError, InvalidParameterError
 from dpglass.models._base import EPSILON, RANDOM_STATE, ClassifierBase
+from dpglass.models.pipeline.route import model_inputs, model_route
 from dpglass.models.selection.candidates import _fail, declared_classes, grid_as_list
 from dpglass.models.selection.law import (  # noqa: F401  (re-exported)
     expected_repetitions, repetition_pmf, sample_repetitions, selection_epsilon_factor,
 )
-from dpglass.models.pipeline.route import model_inputs, model_route
 from dpglass.models.selection.plan import SearchData, checked_grid, release_plan
 from dpglass.models.selection.records import (
     RecordTable, check_numeric_X, dask_record_table, reads_numbers, record_table,

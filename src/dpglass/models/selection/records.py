@@ -67,7 +67,7 @@ class RecordTable:
     def n_records(self) -> int:
         return int(self.counts.sum())
 
-    def with_counts(self, counts) -> "RecordTable":
+    def with_counts(self, counts) -> RecordTable:
         """The table of the same entries with new ``counts`` (entries whose count is 0 are dropped)."""
         counts = np.asarray(counts, dtype=np.int64)
         keep = np.flatnonzero(counts)
