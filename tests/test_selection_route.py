@@ -357,3 +357,17 @@ def test_a_routed_pipeline_search_fits_zero_records_with_a_declared_label_set(wh
         search = PrivateGridSearch(DPPipeline(schema=GAM_SCHEMA, model=model), grid, epsilon=1.0, delta=delta,
                                    random_state=0).fit(X, np.zeros(0, dtype=int))
     assert search.best_estimator_.classes_.tolist() == [0, 1] and isinstance(search.best_score_, int)
+
+
+def test_the_bracket_also_moves_past_auto_sizes_that_leave_no_zcdp():
+    """At epsilon/1024 on 12 columns an "auto" dp-gam has no zCDP left for its counts (a zero rho): that budget
+    is unplannable too, and the calibration starts above it."""
+    from dpglass.models import DPGAMClassifier
+    from dpglass.models.selection.plan import release_plan
+
+    auto = {k: "auto" for k in ("first_cycle", "n_cycles", "max_bins", "count_share")}
+    est = DPGAMClassifier(classes=[0, 1], bounds=[(0, 1)] * 12, missing=[False] * 12, **auto)
+    plan = release_plan({"estimator": est, "param_grid": {"max_step": [1.0, 2.0]}, "epsilon": 0.98, "delta": 1e-6,
+                         "method": "liu-talwar", "stopping_probability": 0.25, "eta": None,
+                         "validation_fraction": 0.2})
+    assert 0.2 < plan.run_epsilon < 0.4 and plan.steps[0].entry.epsilon <= 0.98

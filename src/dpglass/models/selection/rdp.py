@@ -92,7 +92,7 @@ def _gam_plan(model):
     params = model.get_params(deep=False)
     try:
         return gam_plan(params, *_gam_shape(model))
-    except ValueError as exc:  # InvalidParameterError is a ValueError too
+    except (ValueError, ArithmeticError) as exc:  # InvalidParameterError is a ValueError; a zero zCDP divides by 0
         raise Unplannable(f"DPGAMClassifier cannot be planned for the search at a run budget of epsilon "
                           f"{float(params['epsilon']):g}: {exc}") from None
 
