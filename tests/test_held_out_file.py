@@ -9,14 +9,25 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from test_card import needs_browser, render, text_of
 
 from dpglass.cli import main
 from dpglass.exceptions import ModelFileError
 from dpglass.models import load_model
-from dpglass.models._held_out import HELD_OUT_ALPHA, check_held_out, held_out_mechanism, held_out_plan
+from dpglass.models._held_out import (
+    HELD_OUT_ALPHA,
+    check_held_out,
+    held_out_mechanism,
+    held_out_plan,
+)
 from dpglass.models.readout.card import card_of_file
 
 LINE = re.compile(r"held-out accuracy \(DP estimate\): [^\n]*")
+
+
+def _read(path):
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
 
 
 def _csv(tmp_path, n=160, seed=0, name="t.csv"):
@@ -45,7 +56,7 @@ def fitted(tmp_path, capsys):
 def test_fit_writes_the_estimate_it_prints_and_the_card_and_inspect_show_it(fitted, tmp_path, capsys):
     out, printed = fitted
     line = LINE.search(printed).group(0)
-    sec = json.load(open(out))["held_out"]
+    sec = _read(out)["held_out"]
     assert sec["epsilon_each"] == 0.4 and sec["alpha"] == HELD_OUT_ALPHA and sec["test_size"] == 0.3
     assert f"= {sec['noisy_correct']} / {sec['noisy_records']} (noisy counts)" in line
     assert set(sec) == {"rule", "test_size", "composition", "alpha", "epsilon_each", "noisy_correct",
@@ -89,7 +100,7 @@ def test_the_privacy_map_on_both_sides_of_the_limit(eps):
         g = scale_mech.decay
         logp = lambda z: -g * abs(z)  # the normalising constants cancel in the ratio
         most = 0.0
-        for c, s in itertools.product(range(0, 4), range(1, 5)):
+        for c, s in itertools.product(range(4), range(1, 5)):
             if c > s:
                 continue
             for c2, s2 in ((c, s - 1), (c - 1, s - 1)):  # the removed record was wrong, or right
@@ -107,7 +118,7 @@ def test_the_privacy_map_on_both_sides_of_the_limit(eps):
 
 
 def _edited(out, tmp_path, edit):
-    data = json.load(open(out))
+    data = _read(out)
     edit(data)
     path = tmp_path / "edited.json"
     path.write_text(json.dumps(data))
@@ -146,7 +157,7 @@ def test_an_edited_section_is_refused_naming_the_field(fitted, tmp_path, capsys,
 def test_the_sections_epsilon_is_checked_against_the_files_own_budget(fitted):
     """The section is checked against the budget of the file it sits in: beside a budget of 0.4 (another file's),
     a section written for 0.8 is refused."""
-    data = json.load(open(fitted[0]))
+    data = _read(fitted[0])
     data["privacy_ledger"]["budget"]["epsilon"] = 0.4
     with pytest.raises(ModelFileError, match="'held_out.epsilon_each' is 0.4; expected 0.2"):
         check_held_out(data)
@@ -159,22 +170,22 @@ def test_the_section_only_on_a_private_models_file(fitted, tmp_path):
     X.to_csv(tmp_path / "bin.csv", index=False)
     assert main(["fit", "--data", str(tmp_path / "bin.csv"), "--target", "y", "--model", "greedy-rule-list",
                  "--seed", "0", "--out", str(tmp_path / "g.json")]) == 0
-    data = json.load(open(tmp_path / "g.json"))
+    data = _read(tmp_path / "g.json")
     assert "held_out" not in data  # a non-private model: nothing DP to write
-    data["held_out"] = json.load(open(fitted[0]))["held_out"]
+    data["held_out"] = _read(fitted[0])["held_out"]
     (tmp_path / "g2.json").write_text(json.dumps(data))
     with pytest.raises(ModelFileError, match="'held_out' is present on a file without a privacy budget"):
         load_model(tmp_path / "g2.json")
 
 
 def test_files_without_the_section_load_as_before(tmp_path, capsys):
-    path, frame = _csv(tmp_path)
+    path, _ = _csv(tmp_path)
     out = tmp_path / "none.json"
     assert _fit(path, out, "--test-size", "0") == 0  # nothing held out: no section
-    assert "held_out" not in json.load(open(out))
+    assert "held_out" not in _read(out)
     model = load_model(out)
     model.save(tmp_path / "py.json")  # a model saved from Python has none
-    assert "held_out" not in json.load(open(tmp_path / "py.json"))
+    assert "held_out" not in _read(tmp_path / "py.json")
     assert "Held-out accuracy" not in card_of_file(tmp_path / "py.json")
     assert "Held-out accuracy" not in model.card()
     assert main(["inspect", str(tmp_path / "py.json")]) == 0
@@ -193,11 +204,11 @@ def test_artifact_check_the_sections_public_fields_do_not_depend_on_the_data(tmp
         for seed in range(12):
             out = tmp_path / f"{side}{seed}.json"
             assert _fit(data, out, seed=seed) == 0
-            runs.append(json.load(open(out))["held_out"])
+            runs.append(_read(out)["held_out"])
         sections[side] = runs
     capsys.readouterr()
-    for side in sections:
-        assert len({json.dumps(sorted(s)) for s in sections[side]}) == 1
+    for runs in sections.values():
+        assert len({json.dumps(sorted(s)) for s in runs}) == 1
     keys = sections["D"][0]
     constant = {k for k in keys if len({json.dumps(s[k]) for s in sections["D"] + sections["D-1"]}) == 1}
     for k in keys:
@@ -207,3 +218,14 @@ def test_artifact_check_the_sections_public_fields_do_not_depend_on_the_data(tmp
     assert constant == set(keys) - {"noisy_correct", "noisy_records"}
     for s in sections["D"] + sections["D-1"]:
         assert math.isfinite(s["noisy_correct"]) and isinstance(s["noisy_records"], int)
+
+
+@needs_browser
+def test_the_cli_card_renders_its_held_out_estimate_in_a_browser(fitted, tmp_path, capsys):
+    out, printed = fitted
+    line = LINE.search(printed).group(0)
+    assert main(["card", str(out), "--out", str(tmp_path / "c.html")]) == 0
+    dom, _, console, requests = render(tmp_path / "c.html", tmp_path)
+    assert console == [] and requests == set()
+    text = text_of(dom)
+    assert "Held-out accuracy" in text and line in text and "costs no privacy beyond the budget" in text

@@ -15,7 +15,13 @@ import sys
 
 import numpy as np
 
-from dpglass.models._held_out import HELD_OUT_ALPHA, accuracy_estimate, held_out_bound, held_out_plan, held_out_section
+from dpglass.models._held_out import (
+    HELD_OUT_ALPHA,
+    accuracy_estimate,
+    held_out_bound,
+    held_out_plan,
+    held_out_section,
+)
 from dpglass.privacy.ledger import PrivacyLedger
 
 __all__ = ["HELD_OUT_ALPHA", "accuracy_estimate", "print_accuracy", "save_with_held_out"]

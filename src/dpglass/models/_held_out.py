@@ -23,8 +23,16 @@ from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteLaplaceMechanism
 from dpglass.privacy.plan import Integers, PlannedRelease, check_domains
 
-__all__ = ["HELD_OUT_ALPHA", "accuracy_estimate", "check_held_out", "held_out_bound", "held_out_mechanism",
-           "held_out_lines", "held_out_plan", "held_out_section"]
+__all__ = [
+    "HELD_OUT_ALPHA",
+    "accuracy_estimate",
+    "check_held_out",
+    "held_out_bound",
+    "held_out_lines",
+    "held_out_mechanism",
+    "held_out_plan",
+    "held_out_section",
+]
 
 HELD_OUT_ALPHA = 0.05  # the interval covers both counts' noise with probability >= 95% (a union bound)
 
@@ -146,10 +154,10 @@ def held_out_lines(sec: dict) -> list:
     k = held_out_bound(2 * sec["epsilon_each"])
     return ["held-out accuracy (written by dpglass fit):",
             "  " + accuracy_estimate(sec["noisy_correct"], sec["noisy_records"], k),
-            f"  from two noisy counts (discrete Laplace at epsilon={sec['epsilon_each']:.4g} each, each within {k} "
-            f"with probability >= {1 - sec['alpha'] / 2:.3g}) on the records held out by public coins "
-            f"(probability {sec['test_size']:.4g}), disjoint from the training part: parallel composition, no "
-            "epsilon beyond the budget"]
+            (f"  from two noisy counts (discrete Laplace at epsilon={sec['epsilon_each']:.4g} each, each within {k} "
+             f"with probability >= {1 - sec['alpha'] / 2:.3g}) on the records held out by public coins "
+             f"(probability {sec['test_size']:.4g}), disjoint from the training part: parallel composition, no "
+             "epsilon beyond the budget")]
 
 
 def held_out_bound(epsilon: float) -> int:
