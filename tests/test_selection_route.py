@@ -371,3 +371,14 @@ def test_the_bracket_also_moves_past_auto_sizes_that_leave_no_zcdp():
                          "method": "liu-talwar", "stopping_probability": 0.25, "eta": None,
                          "validation_fraction": 0.2})
     assert 0.2 < plan.run_epsilon < 0.4 and plan.steps[0].entry.epsilon <= 0.98
+
+
+def test_only_a_numeric_or_code_column_moves_a_search_off_the_01_table():
+    from dpglass.models import DPGAMClassifier, DPRuleListClassifier
+    from dpglass.models.selection.records import reads_numbers
+
+    assert not reads_numbers(DPGradientBoostingClassifier()) and not reads_numbers(DPRuleListClassifier())
+    assert not reads_numbers(DPGradientBoostingClassifier(bounds=[None, None]))
+    assert reads_numbers(DPGradientBoostingClassifier(bounds=[None, (0, 1)]))
+    assert reads_numbers(DPGAMClassifier(bounds=[None, None], categories=[None, 3]))
+    assert not reads_numbers(DPGAMClassifier(categories=[None, None]))

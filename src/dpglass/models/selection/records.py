@@ -23,12 +23,13 @@ __all__ = ["RecordTable", "check_numeric_X", "dask_record_table", "reads_numbers
 
 def reads_numbers(estimator) -> bool:
     """Whether the search hands ``estimator`` its records as numbers: its class takes numbers
-    (:func:`~dpglass.models.pipeline.route.model_route`) and its ``bounds`` or ``categories`` are given (public
-    parameters: a DPPipeline sets them from the schema).  Otherwise the search reads 0/1 data, as always."""
+    (:func:`~dpglass.models.pipeline.route.model_route`) and its ``bounds`` or ``categories`` name at least one
+    numeric or code column (public parameters: a DPPipeline sets them from the schema).  Otherwise the search reads
+    0/1 data, as always (a ``bounds`` of only None is 0/1 columns)."""
     if not model_route(type(estimator))["numbers"]:
         return False
     params = estimator.get_params(deep=False)
-    return params.get("bounds") is not None or params.get("categories") is not None
+    return any(v is not None for k in ("bounds", "categories") for v in (params.get(k) or ()))
 
 
 def check_numeric_X(search, X, *, allow_empty: bool) -> np.ndarray:
