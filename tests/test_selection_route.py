@@ -382,3 +382,23 @@ def test_only_a_numeric_or_code_column_moves_a_search_off_the_01_table():
     assert reads_numbers(DPGradientBoostingClassifier(bounds=[None, (0, 1)]))
     assert reads_numbers(DPGAMClassifier(bounds=[None, None], categories=[None, 3]))
     assert not reads_numbers(DPGAMClassifier(categories=[None, None]))
+
+
+@pytest.mark.parametrize("which", ["dp-gam", "dp-gbdt"])
+def test_a_three_class_pipeline_is_searched_on_its_route(gam_data, tmp_path, which):
+    from dpglass.models import DPGAMClassifier
+
+    X, _ = gam_data
+    age = X["age"].fillna(30).to_numpy()
+    y = np.where(age < 35, "young", np.where(age < 60, "middle", "old"))
+    labels = ["middle", "old", "young"]
+    model, grid, delta = ((DPGAMClassifier(classes=labels), {"model__n_cycles": [1, 2]}, 1e-6)
+                          if which == "dp-gam" else
+                          (DPGradientBoostingClassifier(classes=labels, delta=0), {"model__n_estimators": [5, 10]}, 0.0))
+    search = PrivateGridSearch(DPPipeline(schema=GAM_SCHEMA, model=model), grid, epsilon=3.0, delta=delta,
+                               random_state=0).fit(X, y)
+    proba = search.predict_proba(X)
+    assert proba.shape == (len(y), 3) and np.allclose(proba.sum(axis=1), 1.0)
+    assert (search.predict(X) == y).mean() > 0.6
+    search.save(tmp_path / "k3.json")
+    np.testing.assert_array_equal(load_model(tmp_path / "k3.json").predict_proba(X), proba)
