@@ -33,13 +33,13 @@ import numpy as np
 from sklearn.base import clone
 
 from dpglass.exceptions import InvalidParameterError
-from dpglass.models.gam.plan import gam_plan
+from dpglass.models.gam.plan import auto_bound, gam_plan
 from dpglass.models.gam.sizes import is_auto
 from dpglass.privacy import rdp
 from dpglass.privacy.accounting import curve_rdp
 
-__all__ = ["Unplannable", "best_of_k_rdp", "calibrate_runs", "candidate_budget", "gam_auto_rho", "is_planned",
-           "release_entries", "run_curve", "selection_epsilon", "unplanned_gam"]
+__all__ = ["Unplannable", "best_of_k_rdp", "calibrate_runs", "candidate_budget", "is_planned", "release_entries",
+           "run_curve", "selection_epsilon", "unplanned_gam"]
 
 _FULL_CURVES = ("gaussian", "discrete-gaussian")
 
@@ -85,13 +85,17 @@ def release_entries(model) -> list:
     dp-gam with ``"auto"`` sizes, the entries before its branch (its quantile edges, then its class counts)."""
     if hasattr(model, "_release_plan"):
         return model._release_plan()
-    return [step.entry for step in _gam_plan(model).steps]
+    return _gam_entries(model)
 
 
-def _gam_plan(model):
+def _gam_entries(model, bound: bool = False) -> list:
+    """dp-gam's planned entries (``bound``: :func:`~dpglass.models.gam.plan.auto_bound`'s, above every branch of
+    "auto" sizes); a budget its plan cannot make is :class:`Unplannable`."""
     params = model.get_params(deep=False)
     try:
-        return gam_plan(params, *_gam_shape(model))
+        if bound:
+            return auto_bound(params, *_gam_shape(model))
+        return [step.entry for step in gam_plan(params, *_gam_shape(model)).steps]
     except (ValueError, ArithmeticError) as exc:  # InvalidParameterError is a ValueError; a zero zCDP divides by 0
         raise Unplannable(f"DPGAMClassifier cannot be planned for the search at a run budget of epsilon "
                           f"{float(params['epsilon']):g}: {exc}") from None
@@ -99,33 +103,14 @@ def _gam_plan(model):
 
 def _training_curve(model) -> np.ndarray:
     """The Rényi curve of a planned candidate's full run: the sum of its entries' curves; for a dp-gam with
-    ``"auto"`` sizes, whose releases after the class counts follow a branch picked from them, its quantile
-    edges' curve plus ``alpha * rho_hi`` (:func:`gam_auto_rho`): every branch's discrete Gaussians (the counts
-    included) are calibrated under RDP so that the whole converts to at most its epsilon at its delta, so
-    their zCDP is below ``rho_hi``, and by adaptive composition (Mironov 2017, Prop. 1) the run's curve is
-    below the prefix's plus the largest branch's (docs/privacy.md, "PrivateGridSearch(delta > 0)", dp-gam)."""
+    ``"auto"`` sizes, whose releases after the class counts follow a branch picked from them, the curve of
+    :func:`~dpglass.models.gam.plan.auto_bound` (its quantile edges and one discrete Gaussian of zCDP above
+    every branch's: each branch's discrete Gaussians are calibrated under RDP within the run's budget, their
+    curves are linear, and by adaptive composition, Mironov 2017, Prop. 1, the run's curve is below the
+    prefix's plus the largest branch's; docs/privacy.md, "PrivateGridSearch(delta > 0)", dp-gam)."""
     if hasattr(model, "_release_plan") or not is_auto(model.get_params(deep=False)):
         return _sum_curves(release_entries(model), type(model).__name__)
-    plan = _gam_plan(model)
-    prefix = _sum_curves(step.entry for step in plan.bins)
-    return prefix + rdp.ORDERS * gam_auto_rho(prefix, plan.public.epsilon, plan.public.delta)
-
-
-def gam_auto_rho(prefix: np.ndarray, epsilon: float, delta: float) -> float:
-    """``rho_hi``: a zCDP above every ``rho`` whose curve ``prefix + alpha * rho`` converts to at most ``epsilon``
-    at ``delta`` (the upper end of a bisection: its curve converts to more than ``epsilon``)."""
-    def fits(rho):
-        return rdp.to_epsilon(prefix + rdp.ORDERS * rho, delta) <= epsilon
-
-    lo, hi = 0.0, max(float(epsilon), 1.0) ** 2
-    while fits(hi):  # pragma: no cover - a zCDP that converts within epsilon is below epsilon**2
-        lo, hi = hi, 2 * hi
-    for _ in range(200):
-        if lo > 0 and hi / lo < 1 + 1e-9:
-            break
-        mid = (lo + hi) / 2 if lo == 0 else math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return hi
+    return _sum_curves(_gam_entries(model, bound=True))
 
 
 def _sum_curves(entries, name: str = "DPGAMClassifier") -> np.ndarray:
