@@ -46,10 +46,10 @@ def _rho(entry) -> float:
 # --------------------------------------------------------------------------- the rule
 def test_the_rule_is_a_public_function_of_the_signal():
     assert sizes.rule(1.0) == {"first_cycle": "counts", "n_cycles": 0, "max_bins": 2}
-    assert sizes.rule(10.0) == {"first_cycle": "counts", "n_cycles": 0, "max_bins": 4}
+    assert sizes.rule(4.0) == {"first_cycle": "counts", "n_cycles": 0, "max_bins": 4}
     assert sizes.rule(1e4) == sizes.LARGE
     p = {"epsilon": 1.0, "first_cycle": "auto", "n_cycles": 3, "max_bins": "auto", "binning": "uniform"}
-    got = sizes.resolve(p, [-5, 40, 60], 5, 3)  # n_hat = 100, s = 100 / 15
+    got = sizes.resolve(p, [-5, 20, 30], 5, 3)  # n_hat = 50, s = 50 / 15
     assert got["n_cycles"] == 3 and got["first_cycle"] == "counts" and got["max_bins"] == 4
     assert sizes.resolve({**p, "binning": "quantile"}, [40, 60, 0], 5, 3)["max_bins"] == sizes.LARGE["max_bins"]
     assert not sizes.is_auto({"first_cycle": "counts", "n_cycles": 2, "max_bins": 16})
@@ -87,7 +87,7 @@ def test_every_branch_composes_to_the_budget_and_the_supremum_too(eps, d, K, bin
 
 
 # --------------------------------------------------------------------------- fit, file check, tampering
-@pytest.mark.parametrize("n", [120, 5000])
+@pytest.mark.parametrize("n", [40, 5000])
 def test_an_auto_fit_follows_its_branch_and_its_file_verifies(n):
     X, y = raw(n=n)
     m = model().fit(X, y)
@@ -103,7 +103,7 @@ def test_an_auto_fit_follows_its_branch_and_its_file_verifies(n):
 
 
 def test_tampered_counts_or_branch_are_refused_naming_the_field():
-    X, y = raw(n=120)
+    X, y = raw(n=40)
     data = json.loads(json.dumps(model().fit(X, y).to_dict()))
     verify_model_dict(data, DPGAMClassifier)
     edits = {

@@ -75,24 +75,31 @@ class DPGAMClassifier(ClassifierBase):
     missing : list of bool or None, default=None
         One flag per feature: True lets the column hold missing values (NaN), which get their own bin (the last);
         elsewhere NaN is refused.  None: no column may hold NaN.
-    max_bins : int, default=16
+    max_bins : int or "auto", default=16
         Bins per numeric column (2..255): ``max_bins - 1`` cut points (16: measured on Adult's training part,
-        docs/privacy.md, DP-GAM, "Defaults").
+        docs/privacy.md, DP-GAM, "Defaults").  ``"auto"``: picked from the released class counts (see
+        ``n_cycles``).
     binning : {"uniform", "quantile"}, default="uniform"
         ``"uniform"``: the equal-width grid inside the bounds (free).  ``"quantile"``: DP quantiles at
         ``k / max_bins``, released first in the plan with ``quantile_share`` of epsilon (dp-gbdt's step).
     quantile_share : float, default=0.1
         Share of epsilon for the quantiles (``binning="quantile"``).
-    first_cycle : {"gradients", "counts"}, default="gradients"
+    first_cycle : {"gradients", "counts", "auto"}, default="gradients"
         ``"counts"``: before the cycles, one release of the class counts in every bin of every feature (a
         record moves one cell per feature: l2 sensitivity sqrt(d)), from which each shape starts at its
         naive-Bayes log-likelihood ratio; the cycles then correct them.  ``"gradients"``: the shapes start at 0.
+        ``"auto"``: picked from the released class counts (see ``n_cycles``).
     first_share : float, default=0.5
         Share of the plan's zCDP for the count-based first cycle (``first_cycle="counts"``; with ``count_share``
         below 1).
-    n_cycles : int, default=2
+    n_cycles : int or "auto", default=2
         Passes over the features (each visit of a feature is two releases); 0: no visit (the initial scores,
-        and with ``first_cycle="counts"`` the naive-Bayes shapes, are the model).
+        and with ``first_cycle="counts"`` the naive-Bayes shapes, are the model).  ``"auto"`` (here, in
+        ``first_cycle`` or ``max_bins``): the class counts are released first at a fixed cost (``count_share``
+        of the budget's zCDP; ``"auto"``: 1/(d + 1)) and a public rule of ``n_hat * epsilon / (d * K)``
+        (``n_hat`` the released total) picks the sizes: a private naive Bayes (count-based start, no cycles,
+        2 or 4 bins) on small tables, ``"gradients"``, 2 cycles and 16 bins on large ones; the rest of the
+        plan is calibrated under RDP (:mod:`dpglass.models.gam.sizes`; docs/privacy.md, DP-GAM, "Defaults").
     learning_rate : float, default=1.0
         Shrinkage of each Newton step, in (0, 1].
     hessian_floor : float or "auto", default="auto"
@@ -104,9 +111,9 @@ class DPGAMClassifier(ClassifierBase):
         Each step is clipped to +-this before shrinkage.
     hessian_share : float, default=0.1
         Share of each visit's zCDP for the Hessian sums (the rest: the gradient sums).
-    count_share : float, default=0.25
+    count_share : float or "auto", default=0.25
         Share of the plan's zCDP for the class counts (the initial scores: on a small table, most of what it
-        can learn).
+        can learn).  ``"auto"``: 0.25, or with "auto" sizes 1/(d + 1).
     accountant : {"auto", "rdp", "pld"}, default="auto"
         How the releases compose (Gaussian curves): each visit's budget is the largest whose plan composes to
         ``(epsilon, delta)``; ``"auto"``: RDP, or PLD when it allows more, epsilon <= 5 and its noise in grid

@@ -26,7 +26,8 @@ from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism
 from dpglass.privacy.plan import Integers, PlannedRelease
 
-__all__ = ["ALPHA", "FIELD", "bin_class_counts", "first_shapes", "first_step", "smoothing", "table_scale"]
+__all__ = ["ALPHA", "FIELD", "bin_class_counts", "first_shapes", "first_step", "pooled_counts", "smoothing",
+           "table_scale"]
 
 #: Pseudo-count added to every cell of a released table before the ratios (public).
 ALPHA = 1.0
@@ -104,3 +105,24 @@ def first_shapes(released, pub, alpha: float = ALPHA) -> list:
         logp = np.log((T + alpha) / (T.sum(axis=0) + alpha * n_j))
         out.append(logp[:, 1:] - logp[:, :1])
     return out
+
+
+def pooled_counts(class_counts, released, plan) -> np.ndarray:
+    """With "auto" sizes: the class counts estimated from every release that holds them (post-processing): the
+    released counts (noise variance ``s_c**2``) and each feature's per-class total of its released table
+    (``n_j`` cells of variance ``s_t**2``, in count units), weighted by their inverse variances.  The initial
+    scores then read ``d * K`` more noisy cells than the K counts alone."""
+    pub = plan.public
+    a, _ = table_scale(pub.n_features)
+    var_c = plan.counts.entry.scale ** 2
+    var_t = (plan.first.entry.scale / a) ** 2
+    v = np.asarray(released, dtype=np.float64) / a
+    num = np.asarray(class_counts, dtype=np.float64) / var_c
+    den = 1.0 / var_c
+    at = 0
+    for j in range(pub.n_features):
+        n_j, K = pub.n_bins(j), pub.n_classes
+        num = num + v[at : at + n_j * K].reshape(n_j, K).sum(axis=0) / (n_j * var_t)
+        den += 1.0 / (n_j * var_t)
+        at += n_j * K
+    return num / den

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from dpglass.models.gam.first import bin_class_counts, first_shapes, smoothing
+from dpglass.models.gam.first import bin_class_counts, first_shapes, pooled_counts, smoothing
 from dpglass.models.gam.plan import OFFSET_LIMIT, QUANTUM, term_caps
 
 __all__ = ["GamFit", "bin_sums", "class_probabilities", "fit_gam", "initial_scores", "newton_step", "project_l2",
@@ -90,7 +90,7 @@ def bin_sums(column: np.ndarray, counts: np.ndarray, terms: np.ndarray, n_bins: 
 def initial_scores(class_counts) -> np.ndarray:
     """``(C,)``: ``log((c_k + 1/2) / (c_0 + 1/2))`` of the released counts (negatives read as 0), clipped to
     +-:data:`~dpglass.models.gam.plan.OFFSET_LIMIT`: the log-odds of each class against the reference."""
-    c = [max(int(v), 0) + 0.5 for v in class_counts]
+    c = [max(float(v), 0.0) + 0.5 for v in class_counts]
     return np.array([min(max(math.log(ck / c[0]), -OFFSET_LIMIT), OFFSET_LIMIT) for ck in c[1:]], dtype=np.float64)
 
 
@@ -124,7 +124,15 @@ def replay(class_counts, visits, plan, first=None) -> tuple[np.ndarray, list]:
     shapes = zero_shapes(pub) if plan.first is None else first_shapes(first, pub, smoothing(plan))
     for (j, _, _), (G, H) in zip(plan.visits, visits):
         shapes[j] += newton_step(G, H, plan.hessian_floor, pub.learning_rate, pub.max_step)
-    return initial_scores(class_counts), shapes
+    return _intercept(class_counts, first, plan), shapes
+
+
+def _intercept(class_counts, first, plan) -> np.ndarray:
+    """The initial scores: of the released counts, or with "auto" sizes and a count-based start of the pooled
+    counts (:func:`~dpglass.models.gam.first.pooled_counts`)."""
+    if plan.first is None or plan.public.count_rho is None:
+        return initial_scores(class_counts)
+    return initial_scores(pooled_counts(class_counts, first, plan))
 
 
 def fit_gam(table, plan, ledger, rng, class_counts=None) -> GamFit:
@@ -145,6 +153,8 @@ def fit_gam(table, plan, ledger, rng, class_counts=None) -> GamFit:
     if plan.first is not None:  # the count-based first cycle: every shape starts at its naive-Bayes ratios
         first = ledger.release(plan.first, bin_class_counts(table, pub), rng)
         shapes = first_shapes(first, pub, smoothing(plan))
+        intercept = _intercept(class_counts, first, plan)
+        F = np.tile(intercept, (labels.size, 1))
         for j in range(pub.n_features):
             col = columns[j] = np.asarray(table.column(j), dtype=np.intp)
             F += shapes[j][col]

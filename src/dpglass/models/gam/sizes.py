@@ -30,7 +30,7 @@ __all__ = ["AUTO_KEYS", "COUNTS_SIGNAL", "is_auto", "resolve", "rule", "signal"]
 AUTO_KEYS = ("first_cycle", "n_cycles", "max_bins")
 #: Below this signal the model is the count-based first cycle alone (a private naive Bayes): measured on
 #: validation parts of training data (docs/privacy.md, "DP-GAM (dp-gam)", "Defaults").
-COUNTS_SIGNAL = 40.0
+COUNTS_SIGNAL = 6.0
 #: Bins per numeric column of the count-based model: ``2`` below this signal, else ``4``.
 TWO_BINS_SIGNAL = 2.5
 #: The large-table branch: today's gradient defaults.
