@@ -60,6 +60,21 @@ def test_kept_table_is_the_table_in_parts(dask_client, data):
     assert table_parts(kept) is kept.parts and isinstance(table_parts(whole), TableParts)
 
 
+@pytest.mark.parametrize("d", [24, 70])
+def test_kept_parts_are_balanced_by_a_hash_of_the_key(d):
+    rng = np.random.default_rng(d)
+    X = np.zeros((4000, d), dtype=np.uint8)
+    X[:, 9:] = rng.random((4000, d - 9)) < 0.5  # the first byte is always 0: one key range would hold everything
+    keys, counts = dask_backend.reduce_block(X, (rng.random(4000) < 0.5).astype(np.uint8), d)
+    parts = dask_backend.hash_buckets((keys, counts), 16)
+    sizes = [p[0].shape[0] for p in parts]
+    assert sum(sizes) == keys.shape[0] and max(sizes) < 2 * keys.shape[0] / 16
+    for k, c in parts:  # each part sorted by key, with its counts
+        assert np.array_equal(np.sort(k), k) and c.min() >= 1
+    merged = dask_backend.merge_counts(*parts)
+    assert np.array_equal(merged[0], keys) and np.array_equal(merged[1], counts)
+
+
 def _refuse(*args, **kwargs):
     raise AssertionError("the table was brought to the client")
 

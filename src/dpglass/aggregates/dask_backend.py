@@ -47,7 +47,7 @@ import logging
 
 import numpy as np
 
-from dpglass.aggregates.table import merge_counts, table_from_keys
+from dpglass.aggregates.table import hash_buckets, merge_counts, table_from_keys
 from dpglass.aggregates.numpy_backend import reduce_block
 from dpglass.aggregates.parts import DistributedTable, TableParts
 from dpglass.exceptions import DataValidationError
@@ -473,13 +473,20 @@ def split_buckets(pair, n_buckets: int = None):
     return [(keys[a:b].copy(), counts[a:b].copy()) for a, b in zip(edges[:-1], edges[1:])]
 
 
-def _bucket_roots(client, futures, retries: int) -> list:
-    """The futures of the :data:`N_BUCKETS` merged key ranges (sorted keys, counts), each merged by its own tree."""
+def kept_parts(client) -> int:
+    """Parts a kept table is cut into: at least :data:`N_BUCKETS`, and two a worker (a power of two, <= 256)."""
+    workers = len(client.scheduler_info().get("workers", {})) or 1
+    return int(min(256, max(N_BUCKETS, 1 << (2 * workers - 1).bit_length())))
+
+
+def _bucket_roots(client, futures, retries: int, split=split_buckets, n_buckets: int = N_BUCKETS) -> list:
+    """The futures of the ``n_buckets`` merged parts (sorted keys, counts), each merged by its own tree: key
+    ranges (``split_buckets``), or parts by a hash of the key (``hash_buckets``)."""
     import operator
 
     submit = lambda fn, *a: client.submit(fn, *a, retries=retries, pure=True)  # noqa: E731
-    split = [submit(split_buckets, f, N_BUCKETS) for f in futures]
-    return [_merge_tree([submit(operator.getitem, s, b) for s in split], submit) for b in range(N_BUCKETS)]
+    cut = [submit(split, f, n_buckets) for f in futures]
+    return [_merge_tree([submit(operator.getitem, s, b) for s in cut], submit) for b in range(n_buckets)]
 
 
 def _bucket_table(pair, n_features: int):
@@ -487,8 +494,9 @@ def _bucket_table(pair, n_features: int):
 
 
 def _kept_table(client, futures, retries: int, n_features: int, classes, columns) -> DistributedTable:
-    """The merged key ranges as pattern tables persisted on the workers (never gathered)."""
-    roots = _bucket_roots(client, futures, retries)
+    """The merged table as pattern tables persisted on the workers (never gathered), cut by a hash of the key
+    into :func:`kept_parts` parts (balanced whatever the rows' skew; each part sorted by key)."""
+    roots = _bucket_roots(client, futures, retries, hash_buckets, kept_parts(client))
     parts = [client.submit(_bucket_table, r, n_features, retries=retries, pure=True) for r in roots]
     return DistributedTable(TableParts(parts, client, retries, gather_statistics), n_features, classes=classes,
                             columns=columns)

@@ -5,9 +5,11 @@ entries and of the public model released so far, summed over the entries --
 never needs the table itself.  :class:`TableParts` holds the table as parts:
 
 * in memory, one part: the local :class:`~dpglass.aggregates.PatternTable`;
-* on a ``distributed`` cluster, the key ranges that the Dask backend merged
-  (:func:`dpglass.aggregates.dask_backend.pattern_table` with ``keep=True``),
-  persisted on the workers as futures and never gathered.
+* on a ``distributed`` cluster, the parts that the Dask backend merged
+  (:func:`dpglass.aggregates.dask_backend.pattern_table` with ``keep=True``:
+  cut by a hash of the key, two parts a worker or more, so that skewed rows
+  still give balanced parts), persisted on the workers as futures and never
+  gathered.
 
 ``parts.map(fn, *args)`` builds a per-part state (``fn(part, *args)``, e.g.
 a learner's statistics object) where each part lives; ``parts.sum(fn,
@@ -116,7 +118,7 @@ class DistributedTable:
     Passed to a learner that asks for statistics (``_worker_stats``); its
     ``classes``, ``columns`` and ``n_features`` are the table's.
     :meth:`gather` brings the entries to the client (the same table as the
-    in-memory path: the parts are key ranges in key order).
+    in-memory path, sorted by key again).
     """
 
     def __init__(self, parts: TableParts, n_features: int, *, classes=None, columns=None):
@@ -137,9 +139,11 @@ class DistributedTable:
         pieces = self.parts.results(_whole)
         B = (self.n_features + 7) // 8
         packed = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros((0, B), np.uint8)
-        table = PatternTable(packed, np.concatenate([p[1] for p in pieces]), np.concatenate([p[2] for p in pieces]),
-                             self.n_features, classes=self.classes, columns=self.columns)
-        return table
+        labels = np.concatenate([p[1] for p in pieces]) if pieces else np.zeros(0, np.uint8)
+        counts = np.concatenate([p[2] for p in pieces]) if pieces else np.zeros(0, np.int64)
+        order = np.lexsort([labels] + [packed[:, j] for j in reversed(range(B))])  # by row bytes, then label
+        return PatternTable(packed[order], labels[order], counts[order], self.n_features, classes=self.classes,
+                            columns=self.columns)
 
 
 def table_parts(X, y=None) -> TableParts:

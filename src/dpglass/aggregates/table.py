@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CHUNK_ROWS", "PackedRows", "PatternTable", "adopt_table", "count_keys", "encode_keys", "is_distributed",
-           "key_dtype", "merge_counts", "table_from_keys"]
+__all__ = ["CHUNK_ROWS", "PackedRows", "PatternTable", "adopt_table", "count_keys", "encode_keys", "hash_buckets",
+           "is_distributed", "key_dtype", "merge_counts", "table_from_keys"]
 
 #: Rows processed at a time (unpacking, matrix products): fixed, so that every
 #: float sum is taken in the same order whatever the backend or machine.
@@ -228,6 +228,29 @@ def merge_counts(*parts):
     if len(parts) == 1:
         return parts[0]
     return count_keys(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+
+
+def _key_hash(keys: np.ndarray) -> np.ndarray:
+    """A uint8 hash of every key (a multiplicative hash of its bytes): spreads skewed rows evenly."""
+    if keys.dtype == np.uint64:
+        h = keys * np.uint64(0x9E3779B97F4A7C15)
+    else:
+        raw = keys.view(np.uint8).reshape(keys.shape[0], -1)
+        h = np.zeros(keys.shape[0], dtype=np.uint64)
+        for col in range(raw.shape[1]):
+            h = (h ^ raw[:, col].astype(np.uint64)) * np.uint64(0x100000001B3)
+        h = h * np.uint64(0x9E3779B97F4A7C15)
+    return (h >> np.uint64(56)).astype(np.uint8)
+
+
+def hash_buckets(pair, n_buckets: int):
+    """A sorted ``(keys, counts)`` cut into ``n_buckets`` parts by a hash of the key (each part still sorted):
+    balanced parts for statistics, whose sums do not depend on which part holds an entry."""
+    keys, counts = pair
+    which = _key_hash(keys) % np.uint8(n_buckets)
+    order = np.argsort(which, kind="stable")  # keeps the key order inside a part
+    edges = np.searchsorted(which[order], np.arange(n_buckets + 1), side="left")
+    return [(keys[order[a:b]], counts[order[a:b]]) for a, b in zip(edges[:-1], edges[1:])]
 
 
 def table_from_keys(keys: np.ndarray, counts: np.ndarray, n_features: int) -> PatternTable:
