@@ -45,13 +45,15 @@ def _rho(entry) -> float:
 
 # --------------------------------------------------------------------------- the rule
 def test_the_rule_is_a_public_function_of_the_signal():
-    assert sizes.rule(1.0) == {"first_cycle": "counts", "n_cycles": 0, "max_bins": 2}
-    assert sizes.rule(4.0) == {"first_cycle": "counts", "n_cycles": 0, "max_bins": 4}
-    assert sizes.rule(1e4) == sizes.LARGE
+    assert sizes.rule(1.0, 0.1) == {"first_cycle": "counts", "n_cycles": 0, "max_bins": 2}
+    assert sizes.rule(4.0, 0.1) == {"first_cycle": "counts", "n_cycles": 0, "max_bins": 4}
+    assert sizes.rule(1e4, 2.9) == {"first_cycle": "counts", "n_cycles": 0, "max_bins": 4}
+    assert sizes.rule(1e4, 3.0) == sizes.LARGE
     p = {"epsilon": 1.0, "first_cycle": "auto", "n_cycles": 3, "max_bins": "auto", "binning": "uniform"}
-    got = sizes.resolve(p, [-5, 20, 30], 5, 3)  # n_hat = 50, s = 50 / 15
+    got = sizes.resolve(p, [-5, 20, 30], 5, 3, 80)  # n_hat = 50, s = 50 / 15, t = 50 / 240
     assert got["n_cycles"] == 3 and got["first_cycle"] == "counts" and got["max_bins"] == 4
-    assert sizes.resolve({**p, "binning": "quantile"}, [40, 60, 0], 5, 3)["max_bins"] == sizes.LARGE["max_bins"]
+    assert sizes.resolve(p, [-5, 500, 300], 5, 3, 80)["first_cycle"] == "gradients"  # t = 800 / 240
+    assert sizes.resolve({**p, "binning": "quantile"}, [40, 60, 0], 5, 3, 80)["max_bins"] == sizes.LARGE["max_bins"]
     assert not sizes.is_auto({"first_cycle": "counts", "n_cycles": 2, "max_bins": 16})
 
 

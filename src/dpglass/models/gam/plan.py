@@ -44,7 +44,7 @@ from dpglass.models._binning import (
     quantile_step,
 )
 from dpglass.models.gam.first import first_step
-from dpglass.models.gam.sizes import auto_count_share, is_auto, resolve, zcdp_budget
+from dpglass.models.gam.sizes import LARGE, auto_count_share, is_auto, resolve, zcdp_budget
 from dpglass.privacy.accounting import DEFAULT_DELTA, calibrate, compose
 from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, count_fields
@@ -498,7 +498,9 @@ def _auto_plan(params: dict, d: int, K: int, class_counts) -> GamPlan:
         pub = dataclasses.replace(pub0, count_rho=rho_c)
         bins, counts = _bin_steps(pub), _count_step(pub, rho_c)
         return GamPlan(math.nan, "rdp", pub.delta, math.nan, pub, counts, (), (*bins, counts), bins, None, True)
-    resolved = {**resolve(params, class_counts, d, K), "accountant": "rdp"}
+    large = Public.of({**params, **{k: v for k, v in LARGE.items() if params.get(k) == "auto"}}, d, K)
+    bins = sum(large.n_bins(j) for j in range(d))
+    resolved = {**resolve(params, class_counts, d, K, bins), "accountant": "rdp"}
     pub = dataclasses.replace(Public.of(resolved, d, K), count_rho=rho_c)
     x, accountant = budget(pub)
     counts, visits, steps = _steps(pub, x)

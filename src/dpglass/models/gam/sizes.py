@@ -7,7 +7,8 @@ released first (after the DP quantile edges of ``binning="quantile"``, whose num
 ``count_share`` (``"auto"``: ``1 / (d + 1)``, the class counts' noise then equal to one cell's of the count-based
 first cycle) of ``rho*``, the largest zCDP whose Rényi conversion (with the quantile steps, if any) is within
 ``(epsilon, delta)``.  From the released counts ``c`` alone, :func:`resolve` computes ``n_hat = sum max(c_k, 0)``
-and the signal ``s = n_hat * epsilon / (d * K)`` and picks the sizes by :func:`rule`; the rest of the plan is
+and the signals ``s = n_hat * epsilon / (d * K)`` and ``t = n_hat * epsilon / (B * K)`` (``B`` the bins of all
+features in the gradient branch: public) and picks the sizes by :func:`rule`; the rest of the plan is
 then calibrated under RDP with the counts' entry fixed.  The file check recomputes the same choice from the file's
 ``class_counts`` and replays the same plan.
 
@@ -28,9 +29,10 @@ __all__ = ["AUTO_KEYS", "COUNTS_SIGNAL", "is_auto", "resolve", "rule", "signal"]
 
 #: The parameters that take ``"auto"`` (picked by :func:`rule`).
 AUTO_KEYS = ("first_cycle", "n_cycles", "max_bins")
-#: Below this signal the model is the count-based first cycle alone (a private naive Bayes): measured on
-#: validation parts of training data (docs/privacy.md, "DP-GAM (dp-gam)", "Defaults").
-COUNTS_SIGNAL = 6.0
+#: Below this many records per (bin, class) of the gradient branch's bins, times epsilon, the model is the
+#: count-based first cycle alone (a private naive Bayes): measured on validation parts of training data
+#: (docs/privacy.md, "DP-GAM (dp-gam)", "Defaults").
+COUNTS_SIGNAL = 3.0
 #: Bins per numeric column of the count-based model: ``2`` below this signal, else ``4``.
 TWO_BINS_SIGNAL = 2.5
 #: The large-table branch: today's gradient defaults.
@@ -47,19 +49,21 @@ def signal(n_hat: float, epsilon: float, d: int, K: int) -> float:
     return float(n_hat) * float(epsilon) / (max(int(d), 1) * int(K))
 
 
-def rule(s: float) -> dict:
-    """The sizes for signal ``s`` (a public rule of released values)."""
-    if s < COUNTS_SIGNAL:
+def rule(s: float, t: float) -> dict:
+    """The sizes for the signals ``s = n_hat eps / (d K)`` and ``t = n_hat eps / (B K)`` (``B``: the gradient
+    branch's bins over all features), a public rule of released values."""
+    if t < COUNTS_SIGNAL:
         return {"first_cycle": "counts", "n_cycles": 0, "max_bins": 2 if s < TWO_BINS_SIGNAL else 4}
     return dict(LARGE)
 
 
-def resolve(params: dict, class_counts, d: int, K: int) -> dict:
+def resolve(params: dict, class_counts, d: int, K: int, bins: int) -> dict:
     """``params`` with every ``"auto"`` size replaced by the rule's choice for the released ``class_counts``
-    (negative counts read as 0); ``max_bins`` is :data:`LARGE`'s with ``binning="quantile"`` (its quantile edges
-    are released before the counts)."""
+    (negative counts read as 0; ``bins``: the number of bins of all features in the gradient branch, public);
+    ``max_bins`` is :data:`LARGE`'s with ``binning="quantile"`` (its quantile edges are released before the
+    counts)."""
     n_hat = sum(max(int(c), 0) for c in class_counts)
-    chosen = rule(signal(n_hat, params["epsilon"], d, K))
+    chosen = rule(signal(n_hat, params["epsilon"], d, K), signal(n_hat, params["epsilon"], bins, K))
     if params.get("binning") == "quantile":
         chosen["max_bins"] = LARGE["max_bins"]
     return {**params, **{k: chosen[k] for k in AUTO_KEYS if params.get(k) == "auto"}}
