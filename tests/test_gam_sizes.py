@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpglass.audit import audit_learner
+from dpglass.audit.artifact import neighbour_artifact_check
 from dpglass.exceptions import ModelFileError
 from dpglass.models import DPGAMClassifier
 from dpglass.models._verify import verify_model_dict
@@ -151,3 +153,30 @@ def test_dask_equals_in_memory_with_auto_sizes():
         mem = model(**kw).fit(df, y)
         dsk = model(**kw).fit(dd.from_pandas(df, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3))
         assert json.dumps(mem.to_dict()) == json.dumps(dsk.to_dict())
+
+
+# --------------------------------------------------------------------------- the artifact and a black-box audit
+@pytest.mark.parametrize("n", [40, 3000])  # the naive-Bayes branch and the gradient branch
+def test_no_published_field_is_a_deterministic_function_of_the_data_with_auto_sizes(n):
+    """D against D minus one record: no field (file or printout) constant across seeds differs between the two
+    sides (the branch, the plan and every size are functions of released counts only)."""
+    X, y = raw(n=n, seed=3)
+    drop = int(np.flatnonzero(y == 2)[0])
+    leaks = neighbour_artifact_check(lambda s: model(random_state=s), X, y, drop=drop, seeds=range(6))
+    assert leaks == [], leaks[:5]
+
+
+def test_quick_audit_of_an_auto_sized_file_on_a_tiny_pair():
+    """A 60-run black-box audit a side at epsilon = 1 of the file's predictions and its branch (cycles, bins)
+    against the neighbour without one record of the third class."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.random(25) * 10, rng.integers(0, 4, 25), rng.random(25) < 0.5, rng.random(25) * 10])
+    y = np.arange(25) % 3
+
+    def view(m):
+        return (len(m.visit_sums_), tuple(len(e) for e in m.edges_),
+                tuple(str(v) for v in m.predict(np.unique(X, axis=0))))
+
+    res = audit_learner(model(epsilon=1.0, missing=None), X, y, neighbour=len(y) - 1, n_runs=60, claim=(1.0, 0.0),
+                        rng=0, output=view)
+    assert res.verdict == "PASS", res.summary()
