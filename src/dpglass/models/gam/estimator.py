@@ -96,7 +96,7 @@ class DPGAMClassifier(ClassifierBase):
         Passes over the features (each visit of a feature is two releases); 0: no visit (the initial scores,
         and with ``first_cycle="counts"`` the naive-Bayes shapes, are the model).  ``"auto"`` (here, in
         ``first_cycle`` or ``max_bins``): the class counts are released first at a fixed cost (``count_share``
-        of the budget's zCDP; ``"auto"``: 1/(d + 1)) and a public rule of ``n_hat * epsilon / (d * K)``
+        of the budget's zCDP; ``"auto"``: 1/(d + 1)) and a public rule of ``n_hat * epsilon`` per (bin, class)
         (``n_hat`` the released total) picks the sizes: a private naive Bayes (count-based start, no cycles,
         2 or 4 bins) on small tables, ``"gradients"``, 2 cycles and 16 bins on large ones; the rest of the
         plan is calibrated under RDP (:mod:`dpglass.models.gam.sizes`; docs/privacy.md, DP-GAM, "Defaults").
