@@ -35,7 +35,16 @@ import warnings
 
 import numpy as np
 
-from dpglass_experiments.multiclass.plan import BINS, FULL, NB_LABEL, NUMERIC_VIEW, PUBLIC_FRACTION, QUICK, REFERENCES
+from dpglass_experiments.multiclass.plan import (
+    BINS,
+    FULL,
+    NB_LABEL,
+    NUMERIC_VIEW,
+    NUMERIC_VIEW_PARAMS,
+    PUBLIC_FRACTION,
+    QUICK,
+    REFERENCES,
+)
 from dpglass_experiments.reproduction import Reproduction
 
 __all__ = ["REPRODUCTION", "multiclass_models", "reproduce"]
@@ -77,6 +86,7 @@ def _registry_fit(spec, views, parts, eps, seed_seq, small):
     params = {k: v for k, v in (spec.test_params.items() if small else ()) if k != "epsilon"}
     if spec.name in NUMERIC_VIEW:
         B, params["bounds"] = views["raw"], [tuple(r) for r in views["ranges"]]
+        params = {**NUMERIC_VIEW_PARAMS.get(spec.name, {}), **params}
     accepted = spec.cls().get_params()
     if "classes" in accepted:
         params["classes"] = classes  # the public label set

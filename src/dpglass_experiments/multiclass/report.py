@@ -129,7 +129,8 @@ def _intro(plan, elapsed, models, rows) -> list:
         "centroids at ±1, unit normal draws mixed by entries in [-1, 1]). The numeric references get the features "
         "mapped to [0, 1] by the same ranges; the models that bin raw columns "
         f"({', '.join(f'`{m}`' for m in NUMERIC_VIEW)}) get the numeric features with the same public ranges as "
-        "their `bounds` (their own bins, at their defaults).", "",
+        "their `bounds` (their own bins; dp-gam with its sizes picked from its released class counts: "
+        "`first_cycle`, `n_cycles`, `max_bins` and `count_share` set to \"auto\").", "",
         f"**Reference floor.** `{NB_LABEL}`: one table of class counts and class × feature × bin counts with "
         "dpglass's exact discrete Gaussian, l2 sensitivity √(d+1), (ε, 10⁻⁶)-DP by its zCDP curve "
         "(`dpglass_experiments/multiclass/naive_bayes.py`); built inside the experiment, not a library model.", "",
