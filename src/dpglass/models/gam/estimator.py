@@ -24,8 +24,8 @@ from dpglass.models._base import CLASSES, EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.models.gam.columns import (
     bin_X,
     binned_fit_table,
-    exact_class_counts,
     check_fit_data,
+    exact_class_counts,
     is_plain,
     resolve_columns,
 )

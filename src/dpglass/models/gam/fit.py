@@ -24,7 +24,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from dpglass.models.gam.first import bin_class_counts, first_shapes, pooled_counts, smoothing
+from dpglass.models.gam.first import (
+    bin_class_counts,
+    first_shapes,
+    pooled_counts,
+    smoothing,
+)
 from dpglass.models.gam.plan import OFFSET_LIMIT, QUANTUM, term_caps
 
 __all__ = ["GamFit", "bin_sums", "class_probabilities", "fit_gam", "initial_scores", "newton_step", "project_l2",

@@ -44,7 +44,13 @@ from dpglass.models._binning import (
     quantile_step,
 )
 from dpglass.models.gam.first import first_step
-from dpglass.models.gam.sizes import LARGE, auto_count_share, is_auto, resolve, zcdp_budget
+from dpglass.models.gam.sizes import (
+    LARGE,
+    auto_count_share,
+    is_auto,
+    resolve,
+    zcdp_budget,
+)
 from dpglass.privacy.accounting import DEFAULT_DELTA, calibrate, compose
 from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism, count_fields
@@ -52,7 +58,6 @@ from dpglass.privacy.plan import GridMultiples, Integers, PlannedRelease
 
 __all__ = [
     "ACCOUNTANTS",
-    "auto_bound",
     "COUNT_SHARE",
     "HESSIAN_FLOOR_SCALES",
     "MAX_BINS",
@@ -62,6 +67,7 @@ __all__ = [
     "GamPlan",
     "Public",
     "SumGrid",
+    "auto_bound",
     "gam_plan",
     "grid_units",
     "release_plan",
