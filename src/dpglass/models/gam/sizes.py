@@ -80,7 +80,7 @@ def zcdp_budget(epsilon: float, delta: float, prefix_curve) -> float:
     most ``epsilon`` at ``delta`` (``prefix_curve(rho)``: the composed epsilon of the prefix and a rho-zCDP
     release)."""
     lo, hi = 0.0, max(epsilon, 1.0) ** 2
-    while prefix_curve(hi) <= epsilon:  # pragma: no cover - epsilon's zCDP is below epsilon**2 / 2 ... grow anyway
+    while prefix_curve(hi) <= epsilon:  # pragma: no cover - a rho-zCDP release converts to at least rho
         lo, hi = hi, 2 * hi
     for _ in range(200):
         if lo > 0 and hi / lo < 1 + 1e-6:
