@@ -38,6 +38,7 @@ from functools import cached_property
 import numpy as np
 from scipy.special import expit
 
+from dpglass.aggregates import CHUNK_ROWS
 from dpglass.aggregates.parts import TableParts
 from dpglass.models.gbdt.hist import Cells
 from dpglass.models.gbdt.releases import (
@@ -209,16 +210,15 @@ class NewtonPart:
 
     def __init__(self, binned: Binned, n_classes: int, per_round: int):
         self.binned, self.K, self.C = binned, int(n_classes), int(per_round)
-        self._init, self._trees, self._F, self._terms = None, [], None, None
+        self._init, self._trees, self._F, self._terms, self._buffers = None, [], None, None, None
 
     def terms(self, init, trees: list) -> tuple[np.ndarray, np.ndarray]:
         """Each entry's sums of its records' quantised gradient and Hessian terms at the model ``(init, trees)``
-        (``init`` None: at scores 0, the intercept's round)."""
+        (``init`` None: at scores 0, the intercept's round).  The arrays are rewritten by the next call."""
         B, n = self.binned.B, self.binned.B.shape[0]
-        c = np.asarray(self.binned.counts, dtype=np.float64)[:, None]  # exact: counts are below 2**53
         if init is None:
-            g, h = newton_terms(np.zeros((n, self.C)), self.binned.labels, self.K)
-            return c * g, c * h
+            self._terms = None
+            return self._fill(None)
         init = np.asarray(init)
         fresh = self._init is None or not np.array_equal(self._init, init) or len(trees) < len(self._trees) \
             or not _same_trees(self._trees, trees)
@@ -232,9 +232,23 @@ class NewtonPart:
             self._terms = None
         self._trees = list(trees)
         if self._terms is None:
-            g, h = newton_terms(self._F, self.binned.labels, self.K)
-            self._terms = (c * g, c * h)
+            self._terms = self._fill(self._F)
         return self._terms
+
+    def _fill(self, F) -> tuple[np.ndarray, np.ndarray]:
+        """``counts * newton_terms(F)`` (F None: scores 0) into the part's one pair of buffers, a chunk of rows at a
+        time: the terms are row by row maps, so no temporary is larger than a chunk."""
+        n, labels = self.binned.B.shape[0], self.binned.labels
+        if self._buffers is None:
+            self._buffers = (np.empty((n, self.C)), np.empty((n, self.C)))
+        g_out, h_out = self._buffers
+        for s in range(0, n, CHUNK_ROWS):
+            e = min(s + CHUNK_ROWS, n)
+            c = np.asarray(self.binned.counts[s:e], dtype=np.float64)[:, None]  # exact: counts are below 2**53
+            g, h = newton_terms(np.zeros((e - s, self.C)) if F is None else F[s:e], labels[s:e], self.K)
+            np.multiply(c, g, out=g_out[s:e])
+            np.multiply(c, h, out=h_out[s:e])
+        return self._buffers
 
 
 def _part(binned: Binned, n_classes: int, per_round: int) -> NewtonPart:
