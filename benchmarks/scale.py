@@ -198,10 +198,11 @@ def run_dask(folder: str, models: list[str]) -> dict:
         for name in models:
             frame = dd.read_parquet(str(Path(folder) / "*.parquet"))
             model = _models()[name]()
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # cluster, scheduler, imports
             start, calls["n"] = time.perf_counter(), 0
             model.fit(frame[FEATURES], frame["y"])
             out[name] = {"seconds": time.perf_counter() - start, "model": model.to_dict(),
-                         "statistics": calls["n"]}
+                         "statistics": calls["n"], "client_maxrss_before_fit_bytes": before}
             if name == "rule list":
                 out[name]["recovered"] = _recovered(model)
         out["workers_maxrss_bytes"] = sorted(client.run(_worker_maxrss).values())
