@@ -123,8 +123,6 @@ def _recovered(model) -> int:
 # ---------------------------------------------------------------- children
 def run_memory(folder: str, models: list[str]) -> dict:
     """One model (``models[0]``) in this fresh process: fit time and peak RSS growth during the fit."""
-    import resource
-
     import pyarrow.parquet as pq
 
     files = sorted(Path(folder).glob("*.parquet"))
@@ -146,7 +144,7 @@ def run_memory(folder: str, models: list[str]) -> dict:
     start = time.perf_counter()
     model.fit(X, y)
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = _peak()
     # peak while fitting, minus what the process held before it besides the data, over the data
     out = {"rows": n, "input_bytes": X.nbytes, "maxrss_bytes": peak,
            name: {"seconds": seconds, "peak_x_input": (peak - rss_before + X.nbytes) / X.nbytes,
@@ -161,10 +159,23 @@ def _rss() -> int:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _worker_maxrss():
+def _peak() -> int:
+    """This process's peak RSS (VmHWM: reset by exec). ru_maxrss is not: a child forked from a process that had
+    grown (the parent that wrote the data, the client that starts the workers) reports the parent's peak."""
     import resource
 
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _worker_maxrss():
+    return _peak()
 
 
 def _count_statistics():
@@ -183,8 +194,6 @@ def _count_statistics():
 
 
 def run_dask(folder: str, models: list[str]) -> dict:
-    import resource
-
     import dask.dataframe as dd
     from distributed import Client, LocalCluster
 
@@ -198,7 +207,7 @@ def run_dask(folder: str, models: list[str]) -> dict:
         for name in models:
             frame = dd.read_parquet(str(Path(folder) / "*.parquet"))
             model = _models()[name]()
-            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # cluster, scheduler, imports
+            before = _peak()  # cluster, scheduler, imports
             start, calls["n"] = time.perf_counter(), 0
             model.fit(frame[FEATURES], frame["y"])
             out[name] = {"seconds": time.perf_counter() - start, "model": model.to_dict(),
@@ -207,7 +216,7 @@ def run_dask(folder: str, models: list[str]) -> dict:
                 out[name]["recovered"] = _recovered(model)
         out["workers_maxrss_bytes"] = sorted(client.run(_worker_maxrss).values())
         out["partitions"] = frame.npartitions
-    out["client_maxrss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    out["client_maxrss_bytes"] = _peak()
     return out
 
 
