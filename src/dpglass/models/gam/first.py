@@ -26,8 +26,8 @@ from dpglass.privacy.ledger import LedgerEntry
 from dpglass.privacy.mechanisms import DiscreteGaussianMechanism
 from dpglass.privacy.plan import Integers, PlannedRelease
 
-__all__ = ["ALPHA", "FIELD", "bin_class_counts", "first_shapes", "first_step", "pooled_counts", "smoothing",
-           "table_scale"]
+__all__ = ["ALPHA", "FIELD", "bin_class_counts", "first_shapes", "first_step", "pooled_counts", "portable_log",
+           "smoothing", "table_scale"]
 
 #: Pseudo-count added to every cell of a released table before the ratios (public).
 ALPHA = 1.0
@@ -38,6 +38,30 @@ SMOOTH_SIGMAS = 0.5
 SCALE_MAX = 64
 #: The file field of the released vector.
 FIELD = "first_cycle_counts"
+#: ln 2 split as fdlibm does: ``_LN2_HI`` has 32 significant bits (``e * _LN2_HI`` is exact for ``|e| < 2**21``).
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+#: ``1 / (2i + 1)``, i = 0..11: the series of ``atanh(s) / s`` in ``z = s**2``; ``z <= 0.0295`` so the first
+#: omitted term is below ``2**-53`` of the sum.
+_ATANH_SERIES = tuple(1.0 / (2 * i + 1) for i in range(12))
+
+
+def portable_log(x) -> np.ndarray:
+    """The natural log of positive finite float64 values by IEEE-754 basic operations only (``frexp``, ``+ - * /``,
+    each a separate, correctly rounded step in a fixed order), so the same bits on every machine: ``np.log`` takes a
+    CPU-dependent SIMD path and libm's ``log`` differs between libraries and FMA variants, while the verifier
+    compares the replayed shapes bit for bit.  ``x = m 2**e`` with ``m`` in ``[sqrt(1/2), sqrt(2))``,
+    ``log m = 2 atanh(s)``, ``s = (m - 1) / (m + 1)`` (``m - 1`` is exact), ``|s| <= 0.172``; error a few ulp."""
+    m, e = np.frexp(np.asarray(x, dtype=np.float64))
+    low = m < 0.7071067811865476
+    m = np.where(low, m * 2.0, m)
+    e = (e - low).astype(np.float64)
+    s = (m - 1.0) / (m + 1.0)
+    z = s * s
+    p = np.full_like(s, _ATANH_SERIES[-1])
+    for c in _ATANH_SERIES[-2::-1]:
+        p = p * z + c
+    return e * _LN2_HI + (e * _LN2_LO + (2.0 * s) * p)
 
 
 def table_scale(d: int) -> tuple[int, int]:
@@ -94,7 +118,8 @@ def smoothing(plan) -> float:
 
 
 def first_shapes(released, pub, alpha: float = ALPHA) -> list:
-    """The starting shapes, one ``(n_j, C)`` array per feature, from the released vector (post-processing)."""
+    """The starting shapes, one ``(n_j, C)`` array per feature, from the released vector (post-processing; the logs
+    by :func:`portable_log`, so a file's replay gives the same bits on every machine)."""
     a, _ = table_scale(pub.n_features)
     v = np.maximum(np.asarray(released, dtype=np.float64), 0.0) / a
     out, at = [], 0
@@ -102,7 +127,7 @@ def first_shapes(released, pub, alpha: float = ALPHA) -> list:
         n_j, K = pub.n_bins(j), pub.n_classes
         T = v[at : at + n_j * K].reshape(n_j, K)
         at += n_j * K
-        logp = np.log((T + alpha) / (T.sum(axis=0) + alpha * n_j))
+        logp = portable_log((T + alpha) / (T.sum(axis=0) + alpha * n_j))
         out.append(logp[:, 1:] - logp[:, :1])
     return out
 

@@ -1,0 +1,74 @@
+"""dp-gam fixes from session 34's adversarial review (helper G's findings 1, 6, 9, 11): the count-based first
+cycle's shapes are bit-reproducible on every machine, errors quote no data value, and budgets too small for the
+samplers, or too costly for an explicit PLD accountant, are refused up front in the user's terms."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dpglass.models import DPGAMClassifier
+from dpglass.models.gam.first import first_shapes, portable_log
+
+
+# --------------------------------------------------------------------------- finding 1: portable first-cycle logs
+def _scalar_log(x: float) -> float:
+    """portable_log's algorithm, one Python float at a time (IEEE-754 double, the same steps in the same order)."""
+    m, e = math.frexp(x)
+    if m < 0.7071067811865476:
+        m, e = m * 2.0, e - 1
+    s = (m - 1.0) / (m + 1.0)
+    z = s * s
+    series = [1.0 / (2 * i + 1) for i in range(12)]
+    p = series[-1]
+    for c in series[-2::-1]:
+        p = p * z + c
+    e = float(e)
+    return e * 6.93147180369123816490e-01 + (e * 1.90821492927058770002e-10 + (2.0 * s) * p)
+
+
+class _Pub:
+    n_features, n_classes = 1, 3
+
+    def n_bins(self, j):
+        return 255
+
+
+def test_first_cycle_shapes_do_not_depend_on_numpys_simd_log(monkeypatch):
+    """The replayed shapes equal a scalar loop of basic float operations bit for bit, and never call np.log (whose
+    last bit depends on the CPU's SIMD path: a file written on one machine was refused on another)."""
+    rng = np.random.default_rng(0)
+    draws = [rng.integers(-50, 10**6, 255 * 3) for _ in range(20)]
+    monkeypatch.setattr(np, "log", None)
+    for v in draws:
+        got = first_shapes(v, _Pub(), 1.5)[0]
+        T = np.maximum(v, 0).astype(np.float64).reshape(255, 3)
+        total = T.sum(axis=0)
+        logp = [[_scalar_log((T[b, k] + 1.5) / (total[k] + 1.5 * 255)) for k in range(3)] for b in range(255)]
+        want = np.array([[row[k] - row[0] for k in (1, 2)] for row in logp])
+        assert np.array_equal(got, want)
+
+
+def test_portable_log_is_within_two_ulp_of_libm():
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.random(20000), np.exp(rng.uniform(-700, 700, 20000)), 1 + rng.normal(0, 1e-9, 200),
+                        [1.0, 0.5, 2.0, 1e-300, 5e-324, 1.7e308]])
+    x = x[x > 0]
+    got, want = portable_log(x), np.array([math.log(v) for v in x])
+    assert portable_log(np.array([1.0]))[0] == 0.0
+    assert np.all(np.abs(got - want) <= 2 * np.spacing(np.abs(want)))
+
+
+def test_a_count_first_file_loads_on_a_machine_whose_log_differs_in_the_last_bit(monkeypatch):
+    """A count-first file loads where np.log rounds differently (simulated: every value one ulp up, as another SIMD
+    path may give): the replayed shapes take no vectorised transcendental (the plan's calibration stops at a
+    relative gap of 1e-3, far from an ulp, and its ledger is compared within a relative tolerance)."""
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 2, (400, 6)).astype(float)
+    y = (X[:, 0] + rng.random(400) > 1).astype(int)
+    d = json.loads(json.dumps(DPGAMClassifier(first_cycle="counts", classes=[0, 1], random_state=3).fit(X, y).to_dict()))
+    real = np.log
+    monkeypatch.setattr(np, "log", lambda x, *a, **k: np.nextafter(real(x, *a, **k), np.inf))
+    again = DPGAMClassifier.from_dict(d)
+    assert json.dumps(again.to_dict()) == json.dumps(d)
