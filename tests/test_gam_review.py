@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models import DPGAMClassifier
 from dpglass.models.gam.first import first_shapes, portable_log
 
@@ -72,3 +73,13 @@ def test_a_count_first_file_loads_on_a_machine_whose_log_differs_in_the_last_bit
     monkeypatch.setattr(np, "log", lambda x, *a, **k: np.nextafter(real(x, *a, **k), np.inf))
     again = DPGAMClassifier.from_dict(d)
     assert json.dumps(again.to_dict()) == json.dumps(d)
+
+
+# --------------------------------------------------------------------------- finding 6: no data value in an error
+def test_a_bad_code_error_quotes_no_value():
+    """The error names the column and the allowed codes, not the offending value (an error may be pasted where the
+    data may not, as the schema's errors say)."""
+    X = np.array([[0.0], [1.0], [73.25]])
+    with pytest.raises(DataValidationError, match=r"Column 0 of X .* 3 codes \(0\.\.2\)") as info:
+        DPGAMClassifier(categories=[3], classes=[0, 1]).fit(X, [0, 1, 0])
+    assert "73.25" not in str(info.value) and "73" not in str(info.value)

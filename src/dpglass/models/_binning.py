@@ -123,9 +123,9 @@ def _bin_column(col, j, b, edges, m, owner):
     if m is not None:
         ok = np.isnan(col) | ((col >= 0) & (col <= m - 1) & (col == np.floor(col)))
         if not ok.all():
-            raise DataValidationError(
-                f"Column {j} of X is declared categorical with {m} codes (0..{m - 1}) but holds the value "
-                f"{col[~ok][0]:g}: encode its categories as the integers 0..{m - 1} (categories[{j}] = {m}).")
+            raise DataValidationError(  # no value quoted: an error may be pasted where the data may not
+                f"Column {j} of X is declared categorical with {m} codes (0..{m - 1}) but holds a value that is "
+                f"not one of the integers 0..{m - 1}: encode its categories as those codes (categories[{j}] = {m}).")
         return np.searchsorted(edges, col, side="left")
     if b is None:
         ok = np.isnan(col) | (col == 0) | (col == 1)
