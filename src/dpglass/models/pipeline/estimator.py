@@ -32,7 +32,7 @@ from dpglass.models._base import CLASSES, DELTA_OR_NONE, EPSILON, RANDOM_STATE, 
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
 from dpglass.models.pipeline.auto import AUTO_CANDIDATES, AUTO_SHARE, auto_plan, choose_model
-from dpglass.models.pipeline.route import model_inputs, model_route
+from dpglass.models.pipeline.route import column_digests, model_inputs, model_route
 from dpglass.registry import get_spec
 from dpglass.schema import Encoding, Schema, fit_encoding, load_schema
 from dpglass.schema.encoding import encoder_epsilons  # noqa: F401  (re-exported: the pipeline's budget split)
@@ -201,6 +201,10 @@ class DPPipeline(ClassifierBase):
             base = self.model
         if not getattr(base, "_private", False):
             raise InvalidParameterError("DPPipeline's model must be a differentially private dpglass estimator.")
+        if base.get_params().get("feature_groups") is not None:  # the file check binds them to the schema
+            raise InvalidParameterError(
+                f"DPPipeline groups {type(base).__name__}'s features by the schema's columns itself; leave "
+                "feature_groups=None on the pipeline's model.")
         if self.classes is not None and "classes" in base.get_params():
             base = clone(base).set_params(classes=list(self.classes))
         enc_rng, model_rng = spawn(rng, 2)
@@ -220,6 +224,8 @@ class DPPipeline(ClassifierBase):
         """``model="auto"``: release the noisy count of records (:func:`~dpglass.models.pipeline.auto.auto_plan`)
         and build the model :func:`~dpglass.models.pipeline.auto.choose_model` picks from it and public facts.
         Returns ``(the selector's ledger, the unfitted model)``."""
+        for name in AUTO_CANDIDATES:  # the shares must suit whichever model the count picks: refused before it
+            self._budget(schema, model_route(get_spec(name).cls)["numbers"])
         if is_distributed(X) or is_distributed(y):
             n = int(len(y))  # one pass over the labels' partitions, summed on the cluster
         else:
@@ -374,6 +380,7 @@ class DPPipeline(ClassifierBase):
     def to_dict(self) -> dict:
         check_is_fitted(self, "model_")
         auto = {"model": "auto"} if isinstance(self.model, str) else {}  # only then: other files are unchanged
+        digests = column_digests(self.encoding_)
         out = {
             "model": "DPPipeline",
             "params": {"epsilon": float(self.epsilon), "delta": self.delta, "quantile_share": self.quantile_share,
@@ -382,6 +389,7 @@ class DPPipeline(ClassifierBase):
             "n_features_in": int(self.n_features_in_),
             "feature_names": [str(c) for c in self.feature_names_in_],
             "encoding": self.encoding_.to_dict(),
+            **({} if digests is None else {"column_digests": digests}),  # numbers/codes routes only
             "clipped_records_noisy": self.clipped_records_noisy_,
             "inner_model": self.model_.to_dict(),
             "privacy_ledger": self.privacy_ledger_.to_dict(),

@@ -6,9 +6,12 @@ handed on as numbers or codes never depends on the data.
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from dpglass.schema import Encoding
 
-__all__ = ["model_inputs", "model_route"]
+__all__ = ["column_digests", "model_inputs", "model_route"]
 
 
 def model_route(model_cls) -> dict:
@@ -41,3 +44,19 @@ def model_inputs(model, encoding: Encoding) -> dict:
     if model.get_params().get("feature_groups", False) is None:
         params["feature_groups"] = encoding.source_columns()
     return params
+
+
+def column_digests(encoding: Encoding) -> dict | None:
+    """What a pipeline file on the numbers or codes route records of the schema its model read: each feature
+    column's name and a digest of its schema entry (kind, bounds, categories in their order, missing rule, ...);
+    None on the 0/1 route, whose files name each category in the model's features already.
+
+    On these routes the model reads a column as one number or one code, so nothing else in the file says
+    which category code 1 is, or whether a missing value is read or refused; the file check recomputes the
+    digests from the file's schema (:mod:`dpglass.models.pipeline.verify`), so an edit of one of them alone is
+    refused, naming the column.  Public: a function of the schema only.  Not a signature: a file edited
+    consistently everywhere is another file, which no check can tell from a fitted one."""
+    if not (encoding.numbers or encoding.codes):
+        return None
+    return {col.name: hashlib.sha256(json.dumps(col.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+            for col in encoding.schema.features}

@@ -13,7 +13,7 @@ from dpglass.models._file_checks import _close as close
 from dpglass.models._file_checks import _fail as fail
 from dpglass.models._verify import _check_ledger_shape, _check_ledger_totals, _check_top_level, verify_model_dict
 from dpglass.models.pipeline.auto import AUTO_SHARE, auto_plan, choose_model
-from dpglass.models.pipeline.route import model_route
+from dpglass.models.pipeline.route import column_digests, model_route
 from dpglass.privacy.plan import check_against_plan
 from dpglass.privacy.ledger import PrivacyLedger
 
@@ -23,6 +23,7 @@ _PARAMS = {"epsilon", "delta", "quantile_share", "clip_share", "random_state"}
 _KEYS = {"model", "params", "classes", "n_features_in", "feature_names", "encoding", "clipped_records_noisy",
          "inner_model", "privacy_ledger"}
 _AUTO_KEYS = {"records_noisy"}  # model="auto" files only
+_ROUTE_KEYS = {"column_digests"}  # numbers/codes route files only
 
 
 def verify_pipeline_dict(data: dict, cls) -> None:
@@ -41,7 +42,7 @@ def verify_pipeline_dict(data: dict, cls) -> None:
     if params["random_state"] is not None:
         fail("params.random_state", f"is {params['random_state']!r}", "null (a private model's file never holds "
              "its seed)")
-    extra = sorted(set(data) - _KEYS - (_AUTO_KEYS if auto else set()))
+    extra = sorted(set(data) - _KEYS - (_AUTO_KEYS if auto else set()) - _ROUTE_KEYS)
     if extra:
         fail(extra[0], "is not a field of a DPPipeline file", f"only {sorted(_KEYS)!r}")
     try:
@@ -60,6 +61,7 @@ def verify_pipeline_dict(data: dict, cls) -> None:
         fail("classes", f"is {data['classes']!r}", f"the inner model's classes {inner['classes']!r}, in its order")
     if inner["feature_names"] != encoding.feature_names():
         fail("inner_model.feature_names", "differ from the encoding's columns", "the encoded feature names")
+    _check_digests(data, encoding)
     raw = data["privacy_ledger"]
     _check_ledger_shape(raw)
     ledger = PrivacyLedger.from_dict(raw)
@@ -70,6 +72,25 @@ def verify_pipeline_dict(data: dict, cls) -> None:
     _check_entries(raw["entries"], inner["privacy_ledger"]["entries"])
     n_auto = _check_auto(data, encoding, params) if auto else 0
     _check_encoder_releases(data, encoding, params, n_auto)
+
+
+def _check_digests(data: dict, encoding) -> None:
+    """On the numbers and codes routes, each schema column is the one the model was fitted with
+    (:func:`~dpglass.models.pipeline.route.column_digests`): a category renamed or moved, or a missing rule
+    changed, would silently change what the model reads."""
+    want, got = column_digests(encoding), data.get("column_digests")
+    if want is None:
+        if got is not None:
+            fail("column_digests", "is present", "absent: the 0/1 route names its categories in the features")
+        return
+    if not isinstance(got, dict) or list(got) != list(want):
+        fail("column_digests", f"is {got!r}" if not isinstance(got, dict) else f"names {list(got)!r}",
+             f"one digest per schema feature column, in its order: {list(want)!r}")
+    for i, col in enumerate(encoding.schema.columns):
+        if col.name in want and got[col.name] != want[col.name]:
+            fail(f"encoding.schema.columns[{i}]", f"({col.name!r}) is {col.to_dict()!r}",
+                 f"the column the model was fitted with (column_digests[{col.name!r}]); do not edit a schema "
+                 "in a model file")
 
 
 def _check_composition(raw: dict, inner: dict, params: dict) -> None:
@@ -108,13 +129,20 @@ def _check_route(encoding, inner: dict, inner_cls) -> None:
                  f"the schema's bounds of the numeric columns, None elsewhere: {want!r}")
     if encoding.missing_bins and not encoding.numbers:
         fail("encoding.missing_bins", "is true", "false: missing numbers stay NaN only on the numbers route")
-    if encoding.missing_bins and inner_params.get("missing") != encoding.column_missing():
+    if encoding.numbers and route["missing_bins"] and not encoding.missing_bins:  # what DPPipeline.fit sets
+        fail("encoding.missing_bins", "is missing or false",
+             f"true: {inner_cls.__name__} takes numeric columns with missing numbers in a bin of their own")
+    if encoding.numbers and route["missing_bins"] and inner_params.get("missing") != encoding.column_missing():
         fail("inner_model.params.missing", f"is {inner_params.get('missing')!r}",
              f"True for each numeric column declaring missing='none', False elsewhere: {encoding.column_missing()!r}")
     if encoding.codes and inner_params.get("categories") != encoding.column_categories():
         fail("inner_model.params.categories", f"is {inner_params.get('categories')!r}",
              f"the schema's number of codes of each categorical column, None elsewhere: "
              f"{encoding.column_categories()!r}")
+    groups = inner_params.get("feature_groups")
+    if groups is not None and list(groups) != encoding.source_columns():  # DPPipeline.fit sets them so
+        fail("inner_model.params.feature_groups", f"is {groups!r}",
+             f"each encoded column's raw column, as the schema gives them: {encoding.source_columns()!r}")
 
 
 def _check_entries(entries, inner_entries) -> None:
