@@ -100,6 +100,9 @@ COUNT_SHARE = 0.25
 #: validation parts of the training data (docs/privacy.md, "DP-GAM (dp-gam)", "Defaults"): the smallest value that
 #: keeps German, the weakest table, at its majority class at epsilon = 1.
 HESSIAN_FLOOR_SCALES = 1.5
+#: ... with "auto" sizes, in their gradient branch: small tables, which the larger floor kept at their majority,
+#: take the naive-Bayes branch there (validation parts: docs/privacy.md, "DP-GAM (dp-gam)", "Defaults").
+AUTO_FLOOR_SCALES = 0.75
 #: The initial scores' clip (log-odds, a public constant).
 OFFSET_LIMIT = 8.0
 #: ``max_bins`` default: bins per numeric column (docs/privacy.md, "DP-GAM (dp-gam)", "Defaults").
@@ -468,7 +471,8 @@ def resolved_floor(pub: Public, x: float) -> float:
     if pub.hessian_floor is not None:
         return pub.hessian_floor
     grid = pub.grids()[0]
-    return HESSIAN_FLOOR_SCALES * math.sqrt(pub.n_visits) * _sigma(grid.units, pub.rhos(x)[1]) * grid.grid
+    scales = HESSIAN_FLOOR_SCALES if pub.count_rho is None else AUTO_FLOOR_SCALES
+    return scales * math.sqrt(pub.n_visits) * _sigma(grid.units, pub.rhos(x)[1]) * grid.grid
 
 
 def gam_plan(params: dict, n_features: int, n_classes: int, class_counts=None) -> GamPlan:
