@@ -104,3 +104,19 @@ def test_auto_refuses_a_bad_share_before_it_draws_the_count():
         with pytest.raises(InvalidParameterError, match="quantile_share=0"):
             pipe.fit(X, y)
         assert not hasattr(pipe, "records_noisy_")
+
+
+def test_a_pipeline_over_its_budget_names_the_shares():
+    """Review G finding 7 (not fixed up front: the model's releases are known only from its plan): an encoder that
+    takes most of the budget can leave a PLD model only the basic sum; the error names the shares and the way out,
+    and the suggested accountant fits."""
+    from dpglass.exceptions import BudgetExceededError
+
+    X, y = raw(200)
+    make = lambda acc: DPPipeline(schema=SCHEMA, model=DPGradientBoostingClassifier(accountant=acc), epsilon=7.0,
+                                  delta=1e-3, clip_share=0.9, classes=[0, 1], random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(BudgetExceededError, match=r"clip_share=0\.9.*accountant='rdp'"):
+            make("auto").fit(X, y)
+        assert make("rdp").fit(X, y).privacy_ledger_.total()[0] <= 7.0

@@ -259,9 +259,9 @@ class DPPipeline(ClassifierBase):
         (``model: ...``).  ``model`` is any fitted private estimator of the encoded table (PrivateGridSearch
         passes its selection over the encoded table)."""
         inner = model.privacy_ledger_
-        # the model's accountant composes the encoding's pure releases too: each moves every Renyi order (or the
-        # PLD) by at most its epsilon, so the total stays within the encoding's epsilon plus the model's total
-        # each part was released through its own plan and ledger; the whole is checked against the budget once
+        # the model's accountant composes the encoding's pure releases too (compose() takes the smaller of its
+        # tight view and the basic sum; a pure release above accounting.PLD_MAX_EPSILON leaves a PLD model only
+        # the basic sum, which can exceed the budget when the encoder takes most of it: refused below); each part was released through its own plan and ledger; the whole is checked against the budget once
         # (composition only adds loss, so every prefix fits when the whole does; PrivacyLedger.include would
         # compose the PLD again at each of a model's entries: 5.8 of 6.7 s of a dp-gam pipeline on Adult)
         entries = [asdict(e) for e in (selector or [])] + [asdict(e) for e in encoded.ledger] + [
@@ -270,10 +270,15 @@ class DPPipeline(ClassifierBase):
                                           "accountant": inner.accountant, "replayable": replayable,
                                           "entries": entries})
         total = ledger.total()
-        if not ledger._fits(total):  # pragma: no cover - each part spends its own share of the budget
+        if not ledger._fits(total):  # a function of the parameters only (the plans), never of the data
             raise BudgetExceededError(
                 f"The encoder's and the model's releases compose to ({total[0]:g}, {total[1]:g}), above the "
-                f"pipeline's budget ({ledger.epsilon:g}, {ledger.delta:g}).")
+                f"pipeline's budget ({ledger.epsilon:g}, {ledger.delta:g}): the encoder's shares "
+                f"(quantile_share={self.quantile_share:g}, clip_share={self.clip_share:g}, epsilon "
+                f"{self._spendable() - encoded.model_epsilon:g} of {self.epsilon:g}) are too large for "
+                f"{inner.accountant!r} composition with the model's releases. Lower those shares"
+                + (" (PLD composes a pure release above 2 only basically), or give the model accountant='rdp'."
+                   if inner.accountant == "pld" else "."))
         self.encoding_, self.model_, self.privacy_ledger_ = encoded.encoding, model, ledger
         self.clipped_records_noisy_ = encoded.noisy
         self.classes_ = model.classes_
