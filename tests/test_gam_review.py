@@ -11,6 +11,7 @@ import pytest
 from dpglass.exceptions import DataValidationError, InvalidParameterError
 from dpglass.models import DPGAMClassifier
 from dpglass.models.gam.first import first_shapes, portable_log
+from dpglass.models.gam.plan import gam_plan
 
 
 # --------------------------------------------------------------------------- finding 1: portable first-cycle logs
@@ -83,3 +84,62 @@ def test_a_bad_code_error_quotes_no_value():
     with pytest.raises(DataValidationError, match=r"Column 0 of X .* 3 codes \(0\.\.2\)") as info:
         DPGAMClassifier(categories=[3], classes=[0, 1]).fit(X, [0, 1, 0])
     assert "73.25" not in str(info.value) and "73" not in str(info.value)
+
+
+# --------------------------------------------------------------------------- finding 9: budgets below the sampler
+def _bin_data(n=200, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 2, (n, d)).astype(float), rng.integers(0, 2, n)
+
+
+@pytest.mark.parametrize("kw, names", [
+    ({"epsilon": 1e-3}, ("epsilon=0.001", "Hessian sums", "hessian_share")),
+    ({"epsilon": 1e-3, "first_cycle": "counts"}, ("epsilon=0.001", "hessian_share")),
+    ({"epsilon": 1e-4, "n_cycles": 0}, ("epsilon=0.0001", "class counts", "count_share")),
+    ({"epsilon": 1e-3, "n_cycles": "auto", "first_cycle": "auto", "max_bins": "auto"}, ("class counts",)),
+])
+def test_a_budget_too_small_for_the_sampler_is_refused_in_the_users_terms(kw, names):
+    X, y = _bin_data()
+    with pytest.raises(InvalidParameterError, match="too small for its plan") as info:
+        DPGAMClassifier(classes=[0, 1], random_state=0, **kw).fit(X, y)
+    assert "DiscreteGaussianMechanism" not in str(info.value)
+    assert all(s in str(info.value) for s in names), str(info.value)
+
+
+def test_the_least_budget_is_the_samplers_limit_on_both_sides():
+    from dpglass.models.gam.limits import MAX_SIGMA, least_budget, scales
+    from dpglass.models.gam.plan import Public
+
+    for kw in ({}, {"first_cycle": "counts"}, {"hessian_share": 0.01}, {"n_cycles": 0}):
+        pub = Public.of(DPGAMClassifier(epsilon=1e-3, **kw).get_params(), 5, 3)
+        floor = least_budget(pub)
+        assert max(scales(pub, floor).values()) <= MAX_SIGMA < max(scales(pub, floor * (1 - 1e-6)).values())
+
+
+def test_a_budget_just_within_the_sampler_still_fits_and_verifies():
+    """The smallest epsilon that plans (found by bisection on the refusal) fits and its file loads."""
+    X, y = _bin_data()
+    lo, hi = 1e-3, 1.0
+    for _ in range(20):
+        mid = math.sqrt(lo * hi)
+        try:
+            gam_plan(DPGAMClassifier(classes=[0, 1], epsilon=mid).get_params(), 4, 2)
+            hi = mid
+        except InvalidParameterError:
+            lo = mid
+    m = DPGAMClassifier(classes=[0, 1], epsilon=hi, random_state=0).fit(X, y)
+    DPGAMClassifier.from_dict(json.loads(json.dumps(m.to_dict())))
+
+
+# --------------------------------------------------------------------------- finding 11: explicit PLD's cost
+def test_an_explicit_pld_accountant_with_huge_noise_is_refused_at_once():
+    import time
+
+    X, y = _bin_data()
+    t = time.time()
+    with pytest.raises(InvalidParameterError, match="accountant='rdp' or 'auto'") as info:
+        DPGAMClassifier(classes=[0, 1], epsilon=0.01, accountant="pld", random_state=0).fit(X, y)
+    assert time.time() - t < 10 and "epsilon=0.01" in str(info.value)
+    with pytest.raises(InvalidParameterError, match="gradient sums.*smaller hessian_share"):
+        DPGAMClassifier(classes=[0, 1], epsilon=1.0, hessian_share=0.99999, accountant="pld").fit(X, y)
+    DPGAMClassifier(classes=[0, 1], epsilon=0.01, accountant="rdp", random_state=0).fit(X, y)  # RDP takes it

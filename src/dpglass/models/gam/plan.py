@@ -44,6 +44,14 @@ from dpglass.models._binning import (
     quantile_step,
 )
 from dpglass.models.gam.first import first_step
+from dpglass.models.gam.limits import (
+    MAX_SIGMA,
+    least_budget,
+    pld_too_slow,
+    rdp_only_epsilon,
+    scales,
+    too_small,
+)
 from dpglass.models.gam.sizes import (
     LARGE,
     auto_count_share,
@@ -404,9 +412,11 @@ def _entries(pub: Public, x: float) -> list:
     rho_c, rho_g, rho_h = pub.rhos(x)
     grids = pub.grids()
     count = _count_step(pub, rho_c).entry
+    first = [first_step(pub, pub.rho_first(x), _entry_delta(pub)).entry] if pub.counts_first else []
+    if not pub.n_visits:
+        return [s.entry for s in _bin_steps(pub)] + [count] + first
     g = _sum_step(pub, grids[0], rho_g, "", "", "").entry
     h = _sum_step(pub, grids[1], rho_h, "", "", "").entry
-    first = [first_step(pub, pub.rho_first(x), _entry_delta(pub)).entry] if pub.counts_first else []
     return [s.entry for s in _bin_steps(pub)] + [count] + first + [g, h] * pub.n_visits
 
 
@@ -422,10 +432,7 @@ def _bin_steps(pub: Public) -> tuple:
 
 
 def _max_sigma(pub: Public, x: float) -> float:
-    rho_c, rho_g, rho_h = pub.rhos(x)
-    grids = pub.grids()
-    first = [first_step(pub, pub.rho_first(x), _entry_delta(pub)).entry.curve["sigma"]] if pub.counts_first else []
-    return max(_sigma(1, rho_c), _sigma(grids[0].units, rho_g), _sigma(grids[1].units, rho_h), *first)
+    return max(scales(pub, x).values())
 
 
 @functools.lru_cache(maxsize=256)
@@ -435,19 +442,31 @@ def budget(pub: Public) -> tuple[float, str]:
     ``"rdp"`` and ``"pld"`` calibrate the plan's own entries (:func:`~dpglass.privacy.accounting.calibrate`,
     relative :data:`TOL`); ``"auto"`` calibrates under RDP, then under PLD when epsilon and the curves are small
     enough (:data:`PLD_EPSILON_LIMIT`, :data:`PLD_SIGMA_LIMIT`: a public rule) and PLD lets ``x`` be larger
-    (ties: RDP).
+    (ties: RDP).  Every ``x`` is at least :func:`~dpglass.models.gam.limits.least_budget` (the sampler's range;
+    below it the plan is refused in the user's terms), an explicit ``"pld"`` is refused where its noise is too
+    large to compose in reasonable time, and with "auto" sizes ``x`` is RDP-only (:func:`_rdp_only`).
     """
     if pub.accountant not in ACCOUNTANTS:
         raise ValueError(f"accountant must be one of {ACCOUNTANTS}; got {pub.accountant!r}.")
     if not pub.delta > 0:
         raise ValueError("dp-gam releases Gaussian noise: it needs delta > 0.")
+    floor = least_budget(pub)
 
     def plan(x):
-        return _entries(pub, x)
+        return _entries(pub, max(x, floor))
 
-    if pub.accountant != "auto":
-        return calibrate(plan, pub.epsilon, pub.delta, pub.accountant, tol=TOL), pub.accountant
-    x = calibrate(plan, pub.epsilon, pub.delta, "rdp", tol=TOL)
+    if compose(plan(floor), "rdp", pub.delta)[0] > pub.epsilon:
+        raise too_small(pub, floor)
+    x = max(calibrate(plan, pub.epsilon, pub.delta, "rdp", tol=TOL), floor)
+    if pub.count_rho is not None:
+        return _rdp_only(pub, plan, x, floor), "rdp"
+    if pub.accountant == "rdp":
+        return x, "rdp"
+    if pub.accountant == "pld":
+        refusal = pld_too_slow(pub, x)
+        if refusal is not None:
+            raise refusal
+        return max(calibrate(plan, pub.epsilon, pub.delta, "pld", tol=TOL), floor), "pld"
 
     def fits(v):
         return compose(plan(v), "pld", pub.delta)[0] <= pub.epsilon
@@ -462,6 +481,16 @@ def budget(pub: Public) -> tuple[float, str]:
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
     return lo, "pld"
+
+
+def _rdp_only(pub: Public, plan, x: float, floor: float) -> float:
+    """With "auto" sizes: ``x`` lowered by factors ``1 + TOL`` until the plan's RDP conversion alone is within
+    epsilon (the calibration accepts the smaller of RDP and the basic sum; the argument over branches needs RDP)."""
+    while rdp_only_epsilon(plan(x), pub.delta) > pub.epsilon:
+        if x <= floor:
+            raise too_small(pub, floor)
+        x = max(x / (1 + TOL), floor)
+    return x
 
 
 def resolved_floor(pub: Public, x: float) -> float:
@@ -504,6 +533,8 @@ def _auto_plan(params: dict, d: int, K: int, class_counts) -> GamPlan:
     branch calibrated under RDP with the counts' entry fixed (docs/privacy.md, "DP-GAM", "Defaults")."""
     pub0 = _auto_base(params, d, K)
     rho_c = auto_count_share(params, d) * _rho_star(pub0)
+    if scales(dataclasses.replace(pub0, count_rho=rho_c), 1.0)["count"] > MAX_SIGMA:
+        raise too_small(dataclasses.replace(pub0, count_rho=rho_c), 1.0, "count")
     if class_counts is None:
         pub = dataclasses.replace(pub0, count_rho=rho_c)
         bins, counts = _bin_steps(pub), _count_step(pub, rho_c)
