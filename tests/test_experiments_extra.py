@@ -84,7 +84,8 @@ def test_no_library_module_imports_the_extra_or_the_experiments():
             else:
                 continue
             bad += [(str(path.relative_to(SRC)), n) for n in names if n.split(".")[0] in EXTRA + ("dpglass_experiments",)]
-    assert bad == []
+    # model.plot() is the one place matplotlib is read, as the optional `plot` extra (a clear error without it)
+    assert [b for b in bad if b != ("dpglass/models/readout/plot.py", "matplotlib.figure")] == []
 
 
 # joblib is not blocked here: scikit-learn, a core dependency, needs it, so no dpglass install lacks it

@@ -18,8 +18,9 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "dpglass"
 
 #: Families whose fit spends only through ``PrivacyLedger.release`` (the list grows as families move to plans).
 PLANNED_FAMILIES = ("models/logistic/estimator.py", "models/rule_list/errors.py", "models/rule_list/gini.py",
-                    "models/teachers/estimator.py", "models/gbdt/estimator.py", "models/gbdt/fit.py", "models/boosting/estimator.py",
-                    "models/selection/estimator.py", "models/gam/fit.py")
+                    "models/teachers/estimator.py", "models/_binning.py", "models/gbdt/fit.py", "models/boosting/estimator.py",
+                    "models/selection/estimator.py", "models/gam/fit.py", "models/gam/estimator.py",
+                    "models/pipeline/estimator.py", "cli/held_out.py")
 
 
 def _step(name="count", eps=0.5, domain=Integers(), noise=lambda v, rng: [int(x) + 1 for x in v]):
