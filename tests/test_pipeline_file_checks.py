@@ -93,6 +93,23 @@ def test_a_missing_rule_edited_in_a_numbers_route_file_is_refused(gbdt_file, gam
             DPPipeline.from_dict(d)
 
 
+def test_a_missing_rule_edited_in_an_auto_file_is_refused_on_either_route():
+    """model="auto" files carry the digests on the 0/1 route too (the rule list's); other 0/1 files are unchanged."""
+    X, y = raw(120)
+    chosen = set()
+    for s in range(6):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe = DPPipeline(schema=SCHEMA, model="auto", epsilon=4.2, classes=[0, 1], random_state=s).fit(X, y)
+        chosen.add(pipe.model_choice_)
+        d = json.loads(json.dumps(pipe.to_dict()))
+        DPPipeline.from_dict(copy.deepcopy(d))
+        d["encoding"]["schema"]["columns"][0]["missing"] = "error"
+        with pytest.raises(ModelFileError, match=r"encoding\.schema\.columns\[0\]"):
+            DPPipeline.from_dict(d)
+    assert chosen == {"dp-gbdt", "dp-rule-list"}
+
+
 def test_auto_refuses_a_bad_share_before_it_draws_the_count():
     """quantile_share=0 with a dp-quantiles column suits dp-gbdt (numbers) but not the rule list (0/1): refused
     whatever the count would pick, on every seed, before the count is drawn."""

@@ -385,7 +385,7 @@ class DPPipeline(ClassifierBase):
     def to_dict(self) -> dict:
         check_is_fitted(self, "model_")
         auto = {"model": "auto"} if isinstance(self.model, str) else {}  # only then: other files are unchanged
-        digests = column_digests(self.encoding_)
+        digests = column_digests(self.encoding_, auto=bool(auto))
         out = {
             "model": "DPPipeline",
             "params": {"epsilon": float(self.epsilon), "delta": self.delta, "quantile_share": self.quantile_share,

@@ -46,17 +46,18 @@ def model_inputs(model, encoding: Encoding) -> dict:
     return params
 
 
-def column_digests(encoding: Encoding) -> dict | None:
-    """What a pipeline file on the numbers or codes route records of the schema its model read: each feature
-    column's name and a digest of its schema entry (kind, bounds, categories in their order, missing rule, ...);
-    None on the 0/1 route, whose files name each category in the model's features already.
+def column_digests(encoding: Encoding, auto: bool = False) -> dict | None:
+    """What a pipeline file on the numbers or codes route, or of ``model="auto"`` (any route), records of the
+    schema its model read: each feature column's name and a digest of its schema entry (kind, bounds, categories
+    in their order, missing rule, ...); None for the other 0/1-route files (written before these routes existed,
+    and unchanged), whose model's features name each category already.
 
     On these routes the model reads a column as one number or one code, so nothing else in the file says
     which category code 1 is, or whether a missing value is read or refused; the file check recomputes the
     digests from the file's schema (:mod:`dpglass.models.pipeline.verify`), so an edit of one of them alone is
     refused, naming the column.  Public: a function of the schema only.  Not a signature: a file edited
     consistently everywhere is another file, which no check can tell from a fitted one."""
-    if not (encoding.numbers or encoding.codes):
+    if not (encoding.numbers or encoding.codes or auto):
         return None
     return {col.name: hashlib.sha256(json.dumps(col.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
             for col in encoding.schema.features}

@@ -61,7 +61,7 @@ def verify_pipeline_dict(data: dict, cls) -> None:
         fail("classes", f"is {data['classes']!r}", f"the inner model's classes {inner['classes']!r}, in its order")
     if inner["feature_names"] != encoding.feature_names():
         fail("inner_model.feature_names", "differ from the encoding's columns", "the encoded feature names")
-    _check_digests(data, encoding)
+    _check_digests(data, encoding, auto)
     raw = data["privacy_ledger"]
     _check_ledger_shape(raw)
     ledger = PrivacyLedger.from_dict(raw)
@@ -74,14 +74,14 @@ def verify_pipeline_dict(data: dict, cls) -> None:
     _check_encoder_releases(data, encoding, params, n_auto)
 
 
-def _check_digests(data: dict, encoding) -> None:
-    """On the numbers and codes routes, each schema column is the one the model was fitted with
-    (:func:`~dpglass.models.pipeline.route.column_digests`): a category renamed or moved, or a missing rule
-    changed, would silently change what the model reads."""
-    want, got = column_digests(encoding), data.get("column_digests")
+def _check_digests(data: dict, encoding, auto: bool) -> None:
+    """On the numbers and codes routes and in ``model="auto"`` files, each schema column is the one the model was
+    fitted with (:func:`~dpglass.models.pipeline.route.column_digests`): a category renamed or moved, or a
+    missing rule changed, would silently change what the model reads."""
+    want, got = column_digests(encoding, auto), data.get("column_digests")
     if want is None:
         if got is not None:
-            fail("column_digests", "is present", "absent: the 0/1 route names its categories in the features")
+            fail("column_digests", "is present", "absent: the 0/1 route names its categories in the model's features")
         return
     if not isinstance(got, dict) or list(got) != list(want):
         fail("column_digests", f"is {got!r}" if not isinstance(got, dict) else f"names {list(got)!r}",
