@@ -187,8 +187,9 @@ def _neighbour_leaks(name: str, n: int, seeds, drops=("positive", "missing")) ->
         i = int(np.flatnonzero(np.asarray(y) == 1)[0] if drop == "positive" else np.flatnonzero(np.isnan(age))[0])
         keep = np.arange(len(y)) != i
         X2, y2 = (X.iloc[keep], y.iloc[keep]) if pipe else (X[keep], y[keep])
-        leaks += deterministic_leaks([_artifact(make(s), X, y) for s in seeds],
-                                     [_artifact(make(s), X2, y2) for s in seeds])
+        a, b = [_artifact(make(s), X, y) for s in seeds], [_artifact(make(s), X2, y2) for s in seeds]
+        assert all(x["fit"] == "ok" for x in a + b), [x["fit"] for x in a + b]  # else the check compares errors
+        leaks += deterministic_leaks(a, b)
     return leaks
 
 
