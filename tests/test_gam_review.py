@@ -69,7 +69,8 @@ def test_a_count_first_file_loads_on_a_machine_whose_log_differs_in_the_last_bit
     rng = np.random.default_rng(2)
     X = rng.integers(0, 2, (400, 6)).astype(float)
     y = (X[:, 0] + rng.random(400) > 1).astype(int)
-    d = json.loads(json.dumps(DPGAMClassifier(first_cycle="counts", classes=[0, 1], random_state=3).fit(X, y).to_dict()))
+    d = json.loads(json.dumps(DPGAMClassifier(first_cycle="counts", n_cycles=2, max_bins=16, count_share=0.25,
+                                              classes=[0, 1], random_state=3).fit(X, y).to_dict()))
     real = np.log
     monkeypatch.setattr(np, "log", lambda x, *a, **k: np.nextafter(real(x, *a, **k), np.inf))
     again = DPGAMClassifier.from_dict(d)
@@ -87,6 +88,14 @@ def test_a_bad_code_error_quotes_no_value():
 
 
 # --------------------------------------------------------------------------- finding 9: budgets below the sampler
+#: Fixed sizes (the defaults may be "auto").
+FIXED = {"n_cycles": 2, "first_cycle": "gradients", "max_bins": 16, "count_share": 0.25}
+
+
+def gam(**kw):
+    return DPGAMClassifier(**{"classes": [0, 1], **FIXED, **kw})
+
+
 def _bin_data(n=200, d=4, seed=0):
     rng = np.random.default_rng(seed)
     return rng.integers(0, 2, (n, d)).astype(float), rng.integers(0, 2, n)
@@ -101,7 +110,7 @@ def _bin_data(n=200, d=4, seed=0):
 def test_a_budget_too_small_for_the_sampler_is_refused_in_the_users_terms(kw, names):
     X, y = _bin_data()
     with pytest.raises(InvalidParameterError, match="too small for its plan") as info:
-        DPGAMClassifier(classes=[0, 1], random_state=0, **kw).fit(X, y)
+        gam(random_state=0, **kw).fit(X, y)
     assert "DiscreteGaussianMechanism" not in str(info.value)
     assert all(s in str(info.value) for s in names), str(info.value)
 
@@ -111,7 +120,7 @@ def test_the_least_budget_is_the_samplers_limit_on_both_sides():
     from dpglass.models.gam.plan import Public
 
     for kw in ({}, {"first_cycle": "counts"}, {"hessian_share": 0.01}, {"n_cycles": 0}):
-        pub = Public.of(DPGAMClassifier(epsilon=1e-3, **kw).get_params(), 5, 3)
+        pub = Public.of(gam(epsilon=1e-3, **kw).get_params(), 5, 3)
         floor = least_budget(pub)
         assert max(scales(pub, floor).values()) <= MAX_SIGMA < max(scales(pub, floor * (1 - 1e-6)).values())
 
@@ -123,11 +132,11 @@ def test_a_budget_just_within_the_sampler_still_fits_and_verifies():
     for _ in range(20):
         mid = math.sqrt(lo * hi)
         try:
-            gam_plan(DPGAMClassifier(classes=[0, 1], epsilon=mid).get_params(), 4, 2)
+            gam_plan(gam(epsilon=mid).get_params(), 4, 2)
             hi = mid
         except InvalidParameterError:
             lo = mid
-    m = DPGAMClassifier(classes=[0, 1], epsilon=hi, random_state=0).fit(X, y)
+    m = gam(epsilon=hi, random_state=0).fit(X, y)
     DPGAMClassifier.from_dict(json.loads(json.dumps(m.to_dict())))
 
 
@@ -138,8 +147,33 @@ def test_an_explicit_pld_accountant_with_huge_noise_is_refused_at_once():
     X, y = _bin_data()
     t = time.time()
     with pytest.raises(InvalidParameterError, match="accountant='rdp' or 'auto'") as info:
-        DPGAMClassifier(classes=[0, 1], epsilon=0.01, accountant="pld", random_state=0).fit(X, y)
+        gam(epsilon=0.01, accountant="pld", random_state=0).fit(X, y)
     assert time.time() - t < 10 and "epsilon=0.01" in str(info.value)
     with pytest.raises(InvalidParameterError, match="gradient sums.*smaller hessian_share"):
-        DPGAMClassifier(classes=[0, 1], epsilon=1.0, hessian_share=0.99999, accountant="pld").fit(X, y)
-    DPGAMClassifier(classes=[0, 1], epsilon=0.01, accountant="rdp", random_state=0).fit(X, y)  # RDP takes it
+        gam(epsilon=1.0, hessian_share=0.99999, accountant="pld").fit(X, y)
+    gam(epsilon=0.01, accountant="rdp", random_state=0).fit(X, y)  # RDP takes it
+
+
+# --------------------------------------------------------------------------- finding 3: "auto" sizes under RDP alone
+@pytest.mark.parametrize("eps", [0.05, 1.0, 8.0])
+def test_every_auto_branch_converts_to_epsilon_under_rdp_alone(eps):
+    """The argument over branches (docs/privacy.md, "DP-GAM", "auto" sizes) needs each branch's RDP conversion,
+    not the smaller of it and the basic sum, within epsilon; so does rho*, the bound of every branch."""
+    from dpglass.models.gam.limits import rdp_only_epsilon
+
+    auto = {"n_cycles": "auto", "first_cycle": "auto", "max_bins": "auto"}
+    for d, K, kw in ((4, 2, {}), (13, 3, {"bounds": [(0, 1)] * 13, "binning": "quantile"}), (3, 2, {"n_cycles": 0})):
+        params = DPGAMClassifier(epsilon=eps, **{**auto, **kw}).get_params()
+        for total in (0, 30, 3000, 10**6):
+            counts = [total // K] * K
+            plan = gam_plan(params, d, K, counts)
+            assert rdp_only_epsilon([s.entry for s in plan.steps], plan.delta) <= eps
+
+
+def test_auto_sizes_without_visits_plan_and_verify():
+    """With "auto" sizes and n_cycles=0 the gradient branch has no release that x scales (the least budget is 0)."""
+    X, y = _bin_data(400, 5)
+    for eps in (0.1, 8.0):
+        m = DPGAMClassifier(classes=[0, 1], epsilon=eps, n_cycles=0, first_cycle="auto", max_bins="auto",
+                            count_share="auto", random_state=0).fit(X, y)
+        DPGAMClassifier.from_dict(json.loads(json.dumps(m.to_dict())))

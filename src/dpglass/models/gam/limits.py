@@ -50,11 +50,11 @@ def _sigma(units: int, rho: float) -> float:
 
 def least_budget(pub) -> float:
     """The least ``x`` at which every scale that ``x`` sets is within the sampler's ``MAX_SIGMA`` (they are
-    ``c / x``; the margin covers the rounding of ``c / x``)."""
+    ``c / x``; the margin covers the rounding of ``c / x``); 0 when ``x`` sets none."""
     s = scales(pub, 1.0)
     if pub.count_rho is not None:
         s.pop("count")
-    return max(s.values()) / MAX_SIGMA * (1.0 + 1e-9)
+    return max(s.values(), default=0.0) / MAX_SIGMA * (1.0 + 1e-9)
 
 
 def too_small(pub, x: float, kind: str | None = None) -> InvalidParameterError:

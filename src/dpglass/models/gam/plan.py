@@ -552,14 +552,14 @@ def _auto_plan(params: dict, d: int, K: int, class_counts) -> GamPlan:
 @functools.lru_cache(maxsize=256)
 def _rho_star(pub: Public) -> float:
     """The largest zCDP a plan's discrete Gaussians may spend after its quantile steps (if any): RDP conversion
-    at delta within epsilon."""
+    alone at delta within epsilon (never the basic sum: the argument over branches is an RDP one)."""
     bins = [s.entry for s in _bin_steps(pub)]
 
     def composed(rho: float) -> float:
         mech = DiscreteGaussianMechanism(min(_sigma(1, rho), 2.0**30), pub.delta / 4.0, 1)
         entry = LedgerEntry(release="", mechanism="discrete gaussian", epsilon=mech.epsilon, delta=mech.delta,
                             sensitivity=1.0, scale=mech.scale, guarantee="proven", note="", curve=mech.curve)
-        return compose([*bins, entry], "rdp", pub.delta)[0]
+        return rdp_only_epsilon([*bins, entry], pub.delta)
 
     return zcdp_budget(pub.epsilon, pub.delta, composed)
 
