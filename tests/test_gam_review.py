@@ -177,3 +177,25 @@ def test_auto_sizes_without_visits_plan_and_verify():
         m = DPGAMClassifier(classes=[0, 1], epsilon=eps, n_cycles=0, first_cycle="auto", max_bins="auto",
                             count_share="auto", random_state=0).fit(X, y)
         DPGAMClassifier.from_dict(json.loads(json.dumps(m.to_dict())))
+
+
+def test_the_intercept_is_checked_within_a_few_ulp_and_a_count_edit_is_still_refused():
+    """The intercept takes libm's log (not bit-reproducible across machines): a file whose intercept is off by one
+    ulp loads; one off by 1e-9, or a class count moved by one, is refused naming the intercept."""
+    from dpglass.exceptions import ModelFileError
+
+    X, y = _bin_data(400, 5)
+    d = json.loads(json.dumps(gam(random_state=0).fit(X, y).to_dict()))
+    for delta, ok in ((1, True), (-2, True), (10**6, False)):
+        e = json.loads(json.dumps(d))
+        v = e["intercept"][0]
+        e["intercept"][0] = float(v + delta * np.spacing(abs(v)))
+        if ok:
+            DPGAMClassifier.from_dict(e)
+        else:
+            with pytest.raises(ModelFileError, match="intercept"):
+                DPGAMClassifier.from_dict(e)
+    e = json.loads(json.dumps(d))
+    e["class_counts"][1] += 1
+    with pytest.raises(ModelFileError, match="intercept"):
+        DPGAMClassifier.from_dict(e)
