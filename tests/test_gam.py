@@ -36,6 +36,9 @@ from dpglass.privacy.accounting import compose
 LABELS = ["Gentoo", "Adelie", "Chinstrap"]  # declared in this (unsorted) order
 
 
+#: The gradient route's fixed sizes (the defaults before "auto" sizes): the tests of its plan's mechanics use them.
+FIXED = {"first_cycle": "gradients", "n_cycles": 2, "max_bins": 16, "count_share": 0.25}
+
 def data(n=600, d=5, K=2, seed=0):
     """0/1 features; x0 says 'class 1', x1 'class 2' (K = 3), each right about 85% of the time."""
     rng = np.random.default_rng(seed)
@@ -159,7 +162,7 @@ def test_the_grid_sensitivity_adds_sqrt_c_units_to_the_cap():
 def test_the_fit_spends_exactly_its_plan_within_the_budget():
     X, y = data(K=3)
     for params in (dict(n_cycles=2), dict(n_cycles=1, accountant="pld"), dict(accountant="rdp", epsilon=0.3)):
-        m = DPGAMClassifier(classes=[0, 1, 2], random_state=0, **params).fit(X, y)
+        m = DPGAMClassifier(classes=[0, 1, 2], random_state=0, **{**FIXED, **params}).fit(X, y)
         plan = release_plan(m.get_params(), X.shape[1], 3)
         assert [e for e in m.privacy_ledger_] == [s.entry for s in plan]
         assert len(plan) == 1 + 2 * m.n_cycles * X.shape[1]
@@ -175,7 +178,7 @@ def test_the_released_sums_are_the_rounded_sums_plus_discrete_gaussian_noise():
     """Draw for draw: a visit's release is (rint(S / grid) + Z) * grid with Z the step's discrete Gaussian."""
     from dpglass.privacy.mechanisms import DiscreteGaussianMechanism
 
-    plan = gam_plan(DPGAMClassifier(n_cycles=1).get_params(), 2, 3)
+    plan = gam_plan(DPGAMClassifier(**{**FIXED, "n_cycles": 1}).get_params(), 2, 3)
     _, step, _ = plan.visits[0]
     S = np.array([[123456789, -987654], [5, 2**30]], dtype=np.int64)
     grid = sum_grid(term_caps(3)[0], 2)
@@ -216,7 +219,7 @@ def test_the_family_spends_only_through_its_plan():
 
 
 def test_zero_records_with_a_declared_label_set_fit():
-    m = DPGAMClassifier(classes=[0, 1, 2], random_state=0).fit(np.zeros((0, 3), dtype=np.uint8), np.zeros(0))
+    m = DPGAMClassifier(classes=[0, 1, 2], random_state=0, **FIXED).fit(np.zeros((0, 3), dtype=np.uint8), np.zeros(0))
     assert len(m.privacy_ledger_) == 1 + 2 * 2 * 3 and [s.shape for s in m.shapes_] == [(2, 2)] * 3
 
 

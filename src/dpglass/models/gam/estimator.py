@@ -75,7 +75,7 @@ class DPGAMClassifier(ClassifierBase):
     missing : list of bool or None, default=None
         One flag per feature: True lets the column hold missing values (NaN), which get their own bin (the last);
         elsewhere NaN is refused.  None: no column may hold NaN.
-    max_bins : int or "auto", default=16
+    max_bins : int or "auto", default="auto"
         Bins per numeric column (2..255): ``max_bins - 1`` cut points (16: measured on Adult's training part,
         docs/privacy.md, DP-GAM, "Defaults").  ``"auto"``: picked from the released class counts (see
         ``n_cycles``).
@@ -84,7 +84,7 @@ class DPGAMClassifier(ClassifierBase):
         ``k / max_bins``, released first in the plan with ``quantile_share`` of epsilon (dp-gbdt's step).
     quantile_share : float, default=0.1
         Share of epsilon for the quantiles (``binning="quantile"``).
-    first_cycle : {"gradients", "counts", "auto"}, default="gradients"
+    first_cycle : {"gradients", "counts", "auto"}, default="auto"
         ``"counts"``: before the cycles, one release of the class counts in every bin of every feature (a
         record moves one cell per feature: l2 sensitivity sqrt(d)), from which each shape starts at its
         naive-Bayes log-likelihood ratio; the cycles then correct them.  ``"gradients"``: the shapes start at 0.
@@ -92,7 +92,7 @@ class DPGAMClassifier(ClassifierBase):
     first_share : float, default=0.5
         Share of the plan's zCDP for the count-based first cycle (``first_cycle="counts"``; with ``count_share``
         below 1).
-    n_cycles : int or "auto", default=2
+    n_cycles : int or "auto", default="auto"
         Passes over the features (each visit of a feature is two releases); 0: no visit (the initial scores,
         and with ``first_cycle="counts"`` the naive-Bayes shapes, are the model).  ``"auto"`` (here, in
         ``first_cycle`` or ``max_bins``): the class counts are released first at a fixed cost (``count_share``
@@ -106,12 +106,13 @@ class DPGAMClassifier(ClassifierBase):
         ``lambda`` in a step ``-G / (max(H, 0) + lambda)`` (> 0): bins of few records are shrunk towards 0
         instead of following their noise.  ``"auto"``: ``1.5 sqrt(n_cycles * n_features)`` standard deviations
         of a gradient sum's noise (a public function of the parameters: noise alone then moves a record's score
-        by about 2/3, and a small table stays at its majority class).
+        by about 2/3, and a small table stays at its majority class); with "auto" sizes 0.75 of them (small
+        tables take the naive-Bayes branch there).
     max_step : float, default=2.0
         Each step is clipped to +-this before shrinkage.
     hessian_share : float, default=0.1
         Share of each visit's zCDP for the Hessian sums (the rest: the gradient sums).
-    count_share : float or "auto", default=0.25
+    count_share : float or "auto", default="auto"
         Share of the plan's zCDP for the class counts (the initial scores: on a small table, most of what it
         can learn).  ``"auto"``: 0.25, or with "auto" sizes 1/(d + 1).
     accountant : {"auto", "rdp", "pld"}, default="auto"
@@ -187,9 +188,9 @@ class DPGAMClassifier(ClassifierBase):
     }
 
     def __init__(self, *, epsilon=1.0, delta=None, feature_groups=None, bounds=None, categories=None, missing=None,
-                 max_bins=MAX_BINS, binning="uniform", quantile_share=QUANTILE_SHARE, first_cycle="gradients",
-                 first_share=FIRST_SHARE, n_cycles=2, learning_rate=1.0,
-                 hessian_floor="auto", max_step=2.0, hessian_share=0.1, count_share=COUNT_SHARE, accountant="auto",
+                 max_bins="auto", binning="uniform", quantile_share=QUANTILE_SHARE, first_cycle="auto",
+                 first_share=FIRST_SHARE, n_cycles="auto", learning_rate=1.0,
+                 hessian_floor="auto", max_step=2.0, hessian_share=0.1, count_share="auto", accountant="auto",
                  classes=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
