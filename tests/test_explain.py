@@ -185,3 +185,18 @@ def test_plot_of_three_classes_and_of_a_pipeline(name):
     fig = pipe.plot()
     if pipe.explain().attrs["kind"] in ("shapes", "trees"):
         assert {ax.get_title() for ax in fig.axes} == {"age", "job", "hours"}
+
+
+def test_a_searched_pipeline_reads_as_its_selected_model():
+    """PrivateGridSearch over a DPPipeline: explain() is the selected model's readout in the raw columns' terms."""
+    from dpglass.models import DPRuleListClassifier, PrivateGridSearch
+
+    raw = _raw()
+    pipe = DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(classes=["no", "yes"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = PrivateGridSearch(pipe, {"model__max_length": [1, 2]}, epsilon=2.0, random_state=0)
+        search.fit(raw.drop(columns="y"), raw["y"])
+    frame = search.explain()
+    assert frame.attrs["kind"] == "rules"
+    assert list(frame["condition"]) == list(search.best_estimator_.explain()["condition"])

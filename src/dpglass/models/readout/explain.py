@@ -177,6 +177,7 @@ def _pipeline_frame(model) -> pd.DataFrame:
     contribution / partial dependence per raw column over the schema's values (intervals between the public cut
     points, categories)."""
     inner = model.model_
+    inner = getattr(inner, "best_estimator_", inner)  # a searched pipeline: the selected model's readout
     family = family_of(inner)
     enc = model.encoding_
     if family == "rules":
