@@ -17,8 +17,8 @@ from dpglass.models.gam.first import table_scale
 from dpglass.privacy.accounting import _rdp_epsilon
 from dpglass.privacy.discrete_gaussian import MAX_SIGMA
 
-__all__ = ["MAX_SIGMA", "PLD_EXPLICIT_SIGMA_LIMIT", "least_budget", "pld_too_slow", "rdp_only_epsilon", "scales",
-           "too_small"]
+__all__ = ["MAX_SIGMA", "PLD_EXPLICIT_SIGMA_LIMIT", "least_budget", "no_rdp_budget", "pld_too_slow",
+           "rdp_only_epsilon", "scales", "too_small"]
 
 #: An explicit ``accountant="pld"`` is refused when the RDP-calibrated plan has a noise scale above this many grid
 #: units (public): the PLD of a discrete Gaussian is built on about 23 sigma points, and calibrating such a plan took
@@ -66,6 +66,14 @@ def too_small(pub, x: float, kind: str | None = None) -> InvalidParameterError:
         f"DPGAMClassifier's budget is too small for its plan: at epsilon={pub.epsilon:g} and delta={pub.delta:g}, "
         f"{what} would need noise of scale above {MAX_SIGMA:g} grid units, more than the discrete Gaussian sampler "
         f"draws. Raise epsilon (or delta), give them {share}, or plan fewer releases (n_cycles, features).")
+
+
+def no_rdp_budget(pub) -> InvalidParameterError:
+    """The refusal of "auto" sizes when no zCDP budget converts to within epsilon at delta under RDP alone (their
+    argument over branches is an RDP one; the conversion's largest order bounds how small epsilon may be)."""
+    return InvalidParameterError(
+        f"DPGAMClassifier's 'auto' sizes need a budget that RDP alone converts to epsilon={pub.epsilon:g} at "
+        f"delta={pub.delta:g}, and none does (epsilon is too small for this delta): raise epsilon or delta.")
 
 
 def pld_too_slow(pub, x: float) -> InvalidParameterError | None:

@@ -47,6 +47,7 @@ from dpglass.models.gam.first import first_step
 from dpglass.models.gam.limits import (
     MAX_SIGMA,
     least_budget,
+    no_rdp_budget,
     pld_too_slow,
     rdp_only_epsilon,
     scales,
@@ -532,7 +533,10 @@ def _auto_plan(params: dict, d: int, K: int, class_counts) -> GamPlan:
     """The plan with "auto" sizes: the counts at their fixed cost, then (given the released counts) the rule's
     branch calibrated under RDP with the counts' entry fixed (docs/privacy.md, "DP-GAM", "Defaults")."""
     pub0 = _auto_base(params, d, K)
-    rho_c = auto_count_share(params, d) * _rho_star(pub0)
+    rho_star = _rho_star(pub0)
+    if not rho_star > 0:
+        raise no_rdp_budget(pub0)
+    rho_c = auto_count_share(params, d) * rho_star
     if scales(dataclasses.replace(pub0, count_rho=rho_c), 1.0)["count"] > MAX_SIGMA:
         raise too_small(dataclasses.replace(pub0, count_rho=rho_c), 1.0, "count")
     if class_counts is None:
