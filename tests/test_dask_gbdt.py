@@ -59,7 +59,7 @@ def _dask(glob):
 
 
 MODELS = {
-    "newton": dict(),
+    "newton": dict(n_estimators=12),  # the defaults but 12 trees: each tree is 2 round trips to the workers
     "newton-deep-quantile": dict(max_depth=3, n_estimators=8, binning="quantile", max_bins=8),
     "newton-random-basic": dict(split="random", delta=0.0, n_estimators=6),
     "dpboost-random": dict(variant="dpboost", n_estimators=6, trees_per_ensemble=3, max_depth=2),
