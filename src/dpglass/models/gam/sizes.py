@@ -17,7 +17,8 @@ then calibrated under RDP with the counts' entry fixed.  The file check recomput
 Prop. 1: the conditional divergence of the later releases is bounded by its supremum over the earlier outputs),
 the fit's curve is at most ``prefix(alpha) + alpha * max_b R_b`` with ``R_b`` the zCDP of branch ``b``'s rest:
 the curve of the branch of largest ``R_b``, whose conversion the calibration checked to be at most ``epsilon`` at
-``delta``.  So whatever the counts are, the fit is ``(epsilon, delta)``-DP.  (PLD composition is not used here: it
+``delta`` under RDP alone (``gam.plan._rdp_only``: not the smaller of RDP and the basic sum, which would not cover
+the supremum).  So whatever the counts are, the fit is ``(epsilon, delta)``-DP.  (PLD composition is not used here: it
 has no such argument for a branch chosen from released values.)
 """
 
