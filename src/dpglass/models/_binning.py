@@ -29,8 +29,23 @@ from dpglass.privacy.quantile import (
     quantile_grid,
 )
 
-__all__ = ["apply_bins", "category_edges", "check_categories", "check_feature_bounds", "check_missing",
+__all__ = ["BinnedColumns", "apply_bins", "category_edges", "check_categories", "check_feature_bounds", "check_missing",
            "check_no_nan", "fit_edges", "memory_grid_counts", "quantile_step", "uniform_edges"]
+
+
+class BinnedColumns:
+    """What a family's public facts say about its binned columns (a mixin of dp-gbdt's and dp-gam's ``Public``,
+    which hold ``bounds``, one per feature, and ``binning``)."""
+
+    @property
+    def numeric(self) -> tuple:
+        """The numeric columns (public bounds)."""
+        return tuple(j for j, b in enumerate(self.bounds) if b is not None)
+
+    @property
+    def quantiles(self) -> bool:
+        """Whether the plan releases DP quantile edges (some numeric column, ``binning="quantile"``)."""
+        return self.binning == "quantile" and bool(self.numeric)
 
 
 def check_feature_bounds(bounds, d: int, owner: str) -> list:

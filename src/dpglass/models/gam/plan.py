@@ -38,6 +38,7 @@ import numpy as np
 
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._binning import (
+    BinnedColumns,
     check_categories,
     check_feature_bounds,
     check_missing,
@@ -206,7 +207,7 @@ def resolved_sizes(params: dict) -> tuple[int, float]:
 
 
 @dataclass(frozen=True)
-class Public:
+class Public(BinnedColumns):
     """The resolved public inputs of a plan (hashable: the calibration is cached on them)."""
 
     epsilon: float
@@ -259,15 +260,6 @@ class Public:
     def plain(self) -> bool:
         """Every feature a 0/1 column without a missing bin (the original dp-gam: two bins each)."""
         return not self.bounds
-
-    @property
-    def numeric(self) -> tuple:
-        """The numeric columns (public bounds)."""
-        return tuple(j for j, b in enumerate(self.bounds) if b is not None)
-
-    @property
-    def quantiles(self) -> bool:
-        return self.binning == "quantile" and bool(self.numeric)
 
     def n_bins(self, j: int) -> int:
         """Feature j's bins: 2 (0/1), m (categorical), max_bins (numeric), plus one for a missing bin."""

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from dpglass.privacy.accounting import DEFAULT_DELTA
+from dpglass.models._binning import BinnedColumns
 from dpglass.models.gbdt.releases import (
     QUANTUM, Candidates, class_term_caps, dpboost_gain_sensitivity, dpboost_leaf_clip, leaf_sum_steps,
     leaf_value_step, quantile_step, scored_classes, split_step,
@@ -86,7 +87,7 @@ def resolved_sizes(params: dict) -> tuple[int, float]:
 
 
 @dataclass(frozen=True)
-class Public:
+class Public(BinnedColumns):
     """The resolved public inputs of a plan (hashable: the calibration is cached on them)."""
 
     variant: str
@@ -123,15 +124,6 @@ class Public:
             params["binning"], float(params["quantile_share"]), params["split"], float(params["split_share"]),
             float(params["hessian_share"]), None if lam is None else float(lam), int(params["trees_per_ensemble"]),
             params["subset_selection"], float(params["gradient_clip"]), params["leaf_noise"], int(n_classes))
-
-    @property
-    def numeric(self) -> tuple:
-        """The numeric columns (public bounds)."""
-        return tuple(j for j, b in enumerate(self.bounds) if b is not None)
-
-    @property
-    def quantiles(self) -> bool:
-        return self.binning == "quantile" and bool(self.numeric)
 
     @property
     def per_round(self) -> int:
