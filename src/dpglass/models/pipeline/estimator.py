@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -261,16 +261,21 @@ class DPPipeline(ClassifierBase):
         inner = model.privacy_ledger_
         # the model's accountant composes the encoding's pure releases too (compose() takes the smaller of its
         # tight view and the basic sum; a pure release above accounting.PLD_MAX_EPSILON leaves a PLD model only
-        # the basic sum, which can exceed the budget when the encoder takes most of it: refused below); each part was released through its own plan and ledger; the whole is checked against the budget once
-        # (composition only adds loss, so every prefix fits when the whole does; PrivacyLedger.include would
-        # compose the PLD again at each of a model's entries: 5.8 of 6.7 s of a dp-gam pipeline on Adult)
-        entries = [asdict(e) for e in (selector or [])] + [asdict(e) for e in encoded.ledger] + [
-            {**asdict(e), "release": "model: " + e.release} for e in inner]
-        ledger = PrivacyLedger.from_dict({"budget": {"epsilon": float(self.epsilon), "delta": inner.delta},
-                                          "accountant": inner.accountant, "replayable": replayable,
-                                          "entries": entries})
-        total = ledger.total()
-        if not ledger._fits(total):  # a function of the parameters only (the plans), never of the data
+        # the basic sum, which can exceed the budget when the encoder takes most of it: refused below); each part
+        # was released through its own plan and ledger
+        parts = [(selector, ""), (encoded.ledger, ""), (inner, "model: ")]
+        ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=inner.delta, accountant=inner.accountant,
+                               replayable=replayable)
+        try:
+            for part, prefix in parts:
+                if part is not None:
+                    ledger.include(part, prefix)
+        except BudgetExceededError:  # a function of the parameters only (the plans), never of the data
+            whole = PrivacyLedger(delta=inner.delta, accountant=inner.accountant)
+            for part, prefix in parts:
+                if part is not None:
+                    whole.include(part, prefix)
+            total = whole.total()
             raise BudgetExceededError(
                 f"The encoder's and the model's releases compose to ({total[0]:g}, {total[1]:g}), above the "
                 f"pipeline's budget ({ledger.epsilon:g}, {ledger.delta:g}): the encoder's shares "
@@ -278,7 +283,7 @@ class DPPipeline(ClassifierBase):
                 f"{self._spendable() - encoded.model_epsilon:g} of {self.epsilon:g}) are too large for "
                 f"{inner.accountant!r} composition with the model's releases. Lower those shares"
                 + (" (PLD composes a pure release above 2 only basically), or give the model accountant='rdp'."
-                   if inner.accountant == "pld" else "."))
+                   if inner.accountant == "pld" else ".")) from None
         self.encoding_, self.model_, self.privacy_ledger_ = encoded.encoding, model, ledger
         self.clipped_records_noisy_ = encoded.noisy
         self.classes_ = model.classes_
