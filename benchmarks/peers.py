@@ -6,51 +6,62 @@ Run from the repository root::
         [--peer-python /work/peers-venv/bin/python] [--reps 5] [--out table.md] [--quick]
 
 Rows are models, columns are ε ∈ {0.1, 0.4, 1, 5}; a cell is the test
-accuracy, mean ± sd over ``--reps`` repetitions, then the test AUC (mean;
-for K classes, one-vs-rest macro AUC), as ``0.849 ± 0.002 · 0.902``.
+accuracy then the test AUC (for K classes, one-vs-rest macro AUC), each mean
+± sd over the repetitions, as ``0.849 ± 0.002 · 0.902 ± 0.001``.
 
 * **Splits.** Adult: UCI's canonical train/test files, the same in every
-  repetition (repetitions redraw the models' noise).  Other datasets (compas
-  by default): a stratified 70/30 split drawn with seed ``r`` in repetition
-  ``r``.  Every model of a repetition sees the same records.
-* **dpglass.** Every private estimator of the registry, built by its
-  registered name (``spec.make``) with its defaults, ``epsilon`` and
-  ``random_state=r``.  A model that takes public ``bounds`` (dp-gbdt) gets
-  the numeric columns with the public bounds of
+  repetition (repetitions redraw the models' noise; ``--adult-reps`` of them,
+  default ``--reps``).  Other datasets (compas by default): a stratified
+  70/30 split drawn with seed ``r`` in repetition ``r``.  Every model of a
+  repetition sees the same records.
+* **dpglass.** Every private estimator of the registry (``--models``: only
+  those), built by its registered name (``spec.make``) with its defaults,
+  ``epsilon`` and ``random_state=r``.  A model that takes public ``bounds``
+  (dp-gbdt, dp-gam) gets the numeric columns with the public bounds of
   ``dpglass_experiments.gbdt.data`` where the dataset has them (Adult); the
   others get the built-in 0/1 encoding.  The δ column is read from the fitted
   models' ledgers.  ``--delta`` sets δ on every dpglass model that takes one
-  and on DP-EBM's second row (default: each model's own, DP-EBM's second row
-  at dpglass's 10⁻⁸).
-* **The schema route** (Adult): ``DPPipeline`` on the 13 raw columns of
-  UCI's files with a public schema (the numeric bounds above, the documented
-  category lists, ``fnlwgt`` ignored, a missing or unlisted category as no
-  indicator), with dp-gbdt and dp-gam inside: the route ``dpglass fit
+  and on DP-EBM's second and raw-column rows (default: each model's own,
+  DP-EBM's at dpglass's 10⁻⁸).
+* **The schema route** (Adult, COMPAS, German, breast-cancer, Mushroom: the
+  raw tables and public schemas of ``benchmarks/_peers_tables.py``, the same
+  records in the same order as the built-in loaders): ``DPPipeline`` on the
+  raw columns, with dp-gbdt and dp-gam inside: the route ``dpglass fit
   --schema`` takes.  The fit time of dp-gam's pipeline and of DP-EBM on the
-  13 raw columns is summed over the same fits of one run and their ratio
+  raw columns is summed over the same fits of one run and their ratio
   printed.
-* **References** (non-private, do not depend on ε): majority class, the
-  registry's GreedyRL rule list (0/1 input), and scikit-learn's depth-4
-  DecisionTree, LogisticRegression (``max_iter=1000``) and
-  HistGradientBoosting with their defaults, on the numeric columns mapped to
-  [0, 1] by the public bounds.
-* **Peers** (diffprivlib, InterpretML's DP-EBM, PrivaTree) pin an older
+* **References** (non-private, do not depend on ε; ``--references``: only
+  some): majority class, the registry's GreedyRL rule list (0/1 input), and
+  scikit-learn's depth-4 DecisionTree, LogisticRegression (``max_iter=1000``)
+  and HistGradientBoosting with their defaults, on the numeric columns mapped
+  to [0, 1] by the public bounds.
+* **Peers** (diffprivlib, InterpretML's DP-EBM, PrivaTree; ``--peers``: only
+  some, ``dp-ebm`` for DP-EBM's two rows at dpglass's δ) pin an older
   scikit-learn than dpglass, so they run in their own environment:
   ``--peer-python`` (or ``$DPGLASS_PEER_PYTHON``) names its interpreter, and
-  ``benchmarks/_peers_worker.py`` fits them there on the same splits (passed
-  as a temporary .npz, the [0, 1]-mapped numeric columns) with their defaults
-  and the public bounds [0, 1]; DP-EBM runs twice, at its default δ = 1e-5
-  and at dpglass's 1e-8 (equal guarantees; ``--delta`` for another), and on
-  Adult a third time on the 13 raw columns (numeric ones mapped to [0, 1] by
-  the public bounds, categorical ones as codes of the public category lists,
-  ``nominal`` to DP-EBM), at the second row's δ.  Without an interpreter the peers are skipped,
-  and the output says so.  To make the environment::
+  ``benchmarks/_peers_worker.py`` fits them there, all of a dataset's fits in
+  one process, on the same splits (passed as a temporary .npz, the
+  [0, 1]-mapped numeric columns) with their defaults and the public bounds
+  [0, 1]; DP-EBM runs twice, at its default δ = 1e-5 and at dpglass's 1e-8
+  (equal guarantees; ``--delta`` for another), and where the dataset has a raw
+  table a third time on its raw columns (numeric ones mapped to [0, 1] by the
+  public bounds, categorical ones as codes of the public category lists,
+  ``nominal`` to DP-EBM), at the second row's δ.  The worker's result is kept
+  in ``--peer-cache`` (default ``/tmp/dpglass-peers-cache``), keyed by a
+  digest of its inputs, its source and the interpreter, so a rerun of
+  dpglass's side does not refit the peers.  Without an interpreter the peers
+  are skipped, and the output says so.  To make the environment::
 
       python -m venv /work/peers-venv
       /work/peers-venv/bin/pip install -r benchmarks/peers-requirements.txt
 
   PrivaTree is not on PyPI: put a checkout of its repository (the folder
   holding ``privatree/``) on that environment's path to include it.
+* **dp-gam against DP-EBM** (issue 28): where both are in the run, a second
+  table puts dp-gam (its schema route where the dataset has one, else its 0/1
+  row) beside DP-EBM's better input per cell and metric (which one is named),
+  with the differences.  Picking DP-EBM's better input on the test parts
+  favours DP-EBM; dp-gam's route is fixed in advance.
 
 ``--quick`` is a smoke test: 1 repetition, the registry's small
 ``test_params``, at most 2000 training and 2000 test records.  Nothing is
@@ -76,6 +87,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder is not a package: _peers_tables
+from _peers_tables import EBM_ROWS, comparison_table, raw_table
+
 EPSILONS = (0.1, 0.4, 1.0, 5.0)
 DATASETS = ("adult", "compas")
 QUICK_ROWS = 2000
@@ -83,6 +97,7 @@ WORKER = Path(__file__).resolve().with_name("_peers_worker.py")
 #: Fits run on one BLAS/OpenMP thread, here and in the worker: nothing is timed, and on a busy shared
 #: machine OpenMP's spinning threads made HistGradientBoosting 15x slower (breast-cancer: 15 s vs 1 s).
 PEER_TIMEOUT = 3600  # seconds for one dataset's peers (Adult, 5 repetitions: about 5 minutes)
+PEER_CACHE = "/tmp/dpglass-peers-cache"
 ONE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
@@ -145,7 +160,8 @@ def _subsample(n: int, seed: int) -> np.ndarray:
 
 
 def load_splits(name: str, reps: int, quick: bool) -> list[Split]:
-    """The ``reps`` splits of dataset ``name`` (Adult: the canonical one, ``reps`` times)."""
+    """The ``reps`` splits of dataset ``name`` (Adult: the canonical one, ``reps`` times); where
+    ``_peers_tables`` has the dataset's raw table, each split carries its raw columns and public schema too."""
     from sklearn.model_selection import train_test_split
 
     from dpglass.datasets import load_dataset
@@ -157,46 +173,25 @@ def load_splits(name: str, reps: int, quick: bool) -> list[Split]:
         for part in ("train", "test"):
             X01, y = load_dataset("adult", split=part)
             Xnum, y_num, bounds = load_numeric("adult", part)
-            raw, y_raw = adult_raw(part)
+            raw, y_raw, schema = raw_table("adult", part)
             assert np.array_equal(y, y_num) and np.array_equal(y, y_raw), "the Adult views disagree on the labels"
             keep = _subsample(len(y), 0) if quick else slice(None)
             parts[part] = (X01.iloc[keep], Xnum.to_numpy()[keep], np.asarray(y)[keep], raw.iloc[keep])
         (a, b, c, g), (d, e, f, h) = parts["train"], parts["test"]
-        return [Split(a, d, b, e, bounds, c, f, g, h, adult_schema()) for _ in range(reps)]
+        return [Split(a, d, b, e, bounds, c, f, g, h, schema) for _ in range(reps)]
     X01, y = load_dataset(name)
     y = np.asarray(y)
+    raw, _, schema = raw_table(name) or (None, None, None)  # labels checked equal to the loader's
     splits = []
     for r in range(reps):
         train, test = train_test_split(np.arange(len(y)), test_size=0.3, stratify=y, random_state=r)
         if quick:
             train, test = train[:QUICK_ROWS], test[:QUICK_ROWS]
         Xnum = X01.to_numpy(dtype=np.float64)
-        splits.append(Split(X01.iloc[train], X01.iloc[test], Xnum[train], Xnum[test],
-                            [None] * X01.shape[1], y[train], y[test]))
+        splits.append(Split(X01.iloc[train], X01.iloc[test], Xnum[train], Xnum[test], [None] * X01.shape[1],
+                            y[train], y[test], *((raw.iloc[train], raw.iloc[test], schema) if raw is not None
+                                                 else ())))
     return splits
-
-
-def adult_raw(part: str):
-    """Adult's raw columns as UCI's file holds them (a DataFrame) and the labels (1: >50K)."""
-    from dpglass.datasets._home import get_data_home
-    from dpglass.datasets._loaders import _ADULT_FILES, _read_adult
-
-    frame = _read_adult(get_data_home(None) / _ADULT_FILES[part], _ADULT_FILES[part], part)
-    y = (frame["income"].str.rstrip(".") == ">50K").to_numpy().astype(np.uint8)
-    return frame.drop(columns=["income"]), y
-
-
-def adult_schema():
-    """A public schema of Adult's raw columns: the bounds of ``dpglass_experiments.gbdt.data`` (4 grid cut points
-    for the 0/1 models), the documented category lists (a missing "?" is listed there; anything unlisted sets no
-    indicator), ``fnlwgt`` (a sampling weight) ignored."""
-    from dpglass.datasets._loaders import _ADULT_CATEGORIES, _ADULT_COLUMNS
-    from dpglass.schema import Schema, categorical, ignore, numeric
-    from dpglass_experiments.gbdt.data import ADULT_BOUNDS
-
-    cols = [ignore(c) if c == "fnlwgt" else numeric(c, *ADULT_BOUNDS[c]) if c in ADULT_BOUNDS
-            else categorical(c, _ADULT_CATEGORIES[c], missing="none") for c in _ADULT_COLUMNS if c != "income"]
-    return Schema(cols, target="income")
 
 
 def auc_score(model, X, y) -> float:
@@ -259,20 +254,21 @@ def needs_public_part(spec) -> bool:
 SCHEMA_ROUTE = ("dp-gbdt", "dp-gam")
 
 
-def dpglass_rows(dataset: str, splits: list[Split], epsilons, quick: bool, delta=None) -> list[Row]:
-    """One row per private estimator of the registry, then (Adult) the schema route's rows."""
+def dpglass_rows(dataset: str, splits: list[Split], epsilons, quick: bool, delta=None, models=None) -> list[Row]:
+    """One row per private estimator of the registry (``models``: only those names), then, where the dataset has
+    a raw table, the schema route's rows."""
     from dpglass.registry import get_spec, list_estimators
 
     rows = []
     for spec in list_estimators(private=True):
-        if needs_public_part(spec):
+        if needs_public_part(spec) or (models is not None and spec.name not in models):
             continue  # learns from a declared public part too: compared in `dpglass reproduce boosting`
         takes_bounds = "bounds" in spec.cls().get_params()
         view = "numeric" if takes_bounds else "0/1"
         extra = {"bounds": splits[0].bounds} if takes_bounds else {}
         rows.append(_dpglass_row(dataset, spec, spec.name, view, splits, epsilons, quick, delta, extra))
     if splits[0].schema is not None:
-        for name in SCHEMA_ROUTE:
+        for name in (n for n in SCHEMA_ROUTE if models is None or n in models):
             rows.append(_dpglass_row(dataset, get_spec(name), f"{name} (DPPipeline, schema route)", "raw", splits,
                                      epsilons, quick, delta, {}))
     return rows
@@ -328,10 +324,13 @@ def _references():
     ]
 
 
-def reference_rows(dataset: str, splits: list[Split], epsilons) -> list[Row]:
-    """Non-private references: fitted once per repetition, the same value under every ε."""
+def reference_rows(dataset: str, splits: list[Split], epsilons, only=None) -> list[Row]:
+    """Non-private references (``only``: those whose label starts with one of these words): fitted once per
+    repetition, the same value under every ε."""
     rows = []
     for label, view, make in _references():
+        if only is not None and not any(label.startswith(word) for word in only):
+            continue
         row, start = Row(dataset, label, _view_name(view, splits[0]), "non-private"), time.perf_counter()
         try:
             fits = [_fit_score(lambda: make(r), split, view) for r, split in enumerate(splits)]
@@ -350,18 +349,43 @@ def peer_python(argument: str | None) -> str | None:
     return argument or os.environ.get("DPGLASS_PEER_PYTHON") or None
 
 
-def peer_rows(dataset: str, splits: list[Split], epsilons, python: str, notes: list,
-              delta=None) -> tuple[list[Row], dict]:
-    """Run the worker in the peers' environment on these splits; its rows and the versions it reports."""
+def _peer_arrays(splits: list[Split], epsilons, delta, peers) -> dict:
+    """What the worker reads: the splits (features mapped to [0, 1] by public bounds), ε, δ and the peers."""
+    arrays = {"epsilons": np.asarray(epsilons, dtype=float), "seeds": np.arange(len(splits)),
+              "delta": np.asarray(1e-8 if delta is None else delta, dtype=float)}
+    if peers:
+        arrays["peers"] = np.array(list(peers))
+    for r, split in enumerate(splits):
+        arrays.update({f"X_train_{r}": split.scaled("train"), f"y_train_{r}": split.y_train,
+                       f"X_test_{r}": split.scaled("test"), f"y_test_{r}": split.y_test})
+        if split.schema is not None:  # the raw columns, for DP-EBM's raw-column row
+            (Rtr, types), (Rte, _) = split.coded("train"), split.coded("test")
+            arrays.update({f"R_train_{r}": Rtr, f"R_test_{r}": Rte, "raw_types": np.array(types)})
+    return arrays
+
+
+def cache_key(arrays: dict, python: str) -> str:
+    """A digest of everything the worker's results depend on: its inputs, its source and the interpreter."""
+    import hashlib
+
+    digest = hashlib.sha256(WORKER.read_bytes())
+    digest.update(str(Path(python).resolve()).encode())
+    for key in sorted(arrays):
+        value = np.ascontiguousarray(arrays[key])
+        digest.update(f"{key}:{value.dtype.str}:{value.shape}".encode())
+        digest.update(value.tobytes())
+    return digest.hexdigest()[:20]
+
+
+def _run_worker(dataset: str, arrays: dict, python: str, notes: list, cache) -> dict | None:
+    """The worker's result on these arrays: read from ``cache`` (a folder) when an earlier run fitted the same
+    inputs with the same worker, else fitted in one subprocess (and cached)."""
+    cached = Path(cache) / f"{dataset}-{cache_key(arrays, python)}.json" if cache else None
+    if cached is not None and cached.exists():
+        notes.append(f"{dataset}: the peers' results were read from {cached} (fitted earlier on the same splits, "
+                     "ε, δ and worker)")
+        return json.loads(cached.read_text())
     with tempfile.TemporaryDirectory(prefix="dpglass-peers-") as tmp:
-        arrays = {"epsilons": np.asarray(epsilons, dtype=float), "seeds": np.arange(len(splits)),
-                  "delta": np.asarray(1e-8 if delta is None else delta, dtype=float)}
-        for r, split in enumerate(splits):
-            arrays.update({f"X_train_{r}": split.scaled("train"), f"y_train_{r}": split.y_train,
-                           f"X_test_{r}": split.scaled("test"), f"y_test_{r}": split.y_test})
-            if split.schema is not None:  # the raw columns, for DP-EBM's raw-column row
-                (Rtr, types), (Rte, _) = split.coded("train"), split.coded("test")
-                arrays.update({f"R_train_{r}": Rtr, f"R_test_{r}": Rte, "raw_types": np.array(types)})
         np.savez(Path(tmp) / "splits.npz", **arrays)
         out = Path(tmp) / "result.json"
         try:
@@ -370,13 +394,26 @@ def peer_rows(dataset: str, splits: list[Split], epsilons, python: str, notes: l
                                   timeout=PEER_TIMEOUT)
         except (OSError, subprocess.TimeoutExpired) as exc:
             notes.append(f"{dataset}: the peers' worker did not run ({type(exc).__name__}: {exc})")
-            return [], {}
+            return None
         if done.returncode != 0 or not out.exists():
             notes.append(f"{dataset}: the peers' worker failed (exit {done.returncode}): "
                          f"{done.stderr.strip().splitlines()[-1:] or ''}")
             print(done.stderr, file=sys.stderr)
-            return [], {}
-        result = json.loads(out.read_text())
+            return None
+        text = out.read_text()
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(text)
+    return json.loads(text)
+
+
+def peer_rows(dataset: str, splits: list[Split], epsilons, python: str, notes: list,
+              delta=None, peers=None, cache=None) -> tuple[list[Row], dict]:
+    """Run the worker in the peers' environment on these splits (``peers``: only those; ``cache``: a folder of
+    earlier results); its rows and the versions it reports."""
+    result = _run_worker(dataset, _peer_arrays(splits, epsilons, delta, peers), python, notes, cache)
+    if result is None:
+        return [], {}
     for name, reason in result["skipped"].items():
         notes.append(f"{dataset}: peer {name} skipped ({reason})")
     rows = []
@@ -394,11 +431,14 @@ def peer_rows(dataset: str, splits: list[Split], epsilons, python: str, notes: l
 
 
 def _cell(values, aucs=None) -> str:
-    """Accuracy (mean ± sd), then the mean AUC: ``0.849 ± 0.002 · 0.902``."""
+    """Accuracy, then AUC, each mean ± sd (one repetition: the value): ``0.849 ± 0.002 · 0.902 ± 0.001``."""
     if not values:
         return "–"
-    acc = f"{values[0]:.3f}" if len(values) == 1 else f"{np.mean(values):.3f} ± {np.std(values, ddof=1):.3f}"
-    return f"{acc} · {np.mean(aucs):.3f}" if aucs else acc
+    return f"{_mean_sd(values)} · {_mean_sd(aucs)}" if aucs else _mean_sd(values)
+
+
+def _mean_sd(values) -> str:
+    return f"{values[0]:.3f}" if len(values) == 1 else f"{np.mean(values):.3f} ± {np.std(values, ddof=1):.3f}"
 
 
 def format_table(rows: list[Row], epsilons) -> str:
@@ -431,7 +471,8 @@ def _versions(peer_versions: dict) -> str:
     import dpglass
 
     try:
-        commit = subprocess.run(["git", "-C", str(Path(__file__).parent), "describe", "--always", "--dirty"],
+        where = Path(dpglass.__file__).parent  # the dpglass that ran (PYTHONPATH may point at another checkout)
+        commit = subprocess.run(["git", "-C", str(where), "describe", "--always", "--dirty"],
                                 capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = ""
@@ -455,21 +496,50 @@ def parse_args(argv=None):
     parser.add_argument("--delta", type=float, default=None,
                         help="delta of every dpglass model that takes one and of DP-EBM's second row (default: "
                         "each model's own; DP-EBM's second row at dpglass's 1e-8)")
+    parser.add_argument("--adult-reps", type=int, default=None,
+                        help="repetitions on Adult's canonical split (they redraw the noise; default: --reps)")
+    parser.add_argument("--models", nargs="+", default=None,
+                        help="only these dpglass models (registry names; default: every private one)")
+    parser.add_argument("--references", nargs="+", default=None,
+                        help="only the non-private references whose label starts with one of these words "
+                        "(e.g. majority; 'none': no reference; default: all)")
+    parser.add_argument("--peers", nargs="+", default=None,
+                        help="only these peers (the worker's names; dp-ebm: DP-EBM's two rows at dpglass's δ, "
+                        "on the 0/1 or one-hot columns and on the raw ones)")
+    parser.add_argument("--peer-cache", default=PEER_CACHE,
+                        help=f"folder of the peers' results, reused when the splits, ε, δ, peers and worker are the "
+                        f"same (default {PEER_CACHE}; '' to refit)")
     parser.add_argument("--out", default=None, help="also write the table, command and versions to this file")
     args = parser.parse_args(argv)
     if args.reps is None:
         args.reps = 1 if args.quick else 5
-    if args.reps < 1:
-        parser.error("--reps must be at least 1")
+    if args.adult_reps is None:
+        args.adult_reps = args.reps
+    if min(args.reps, args.adult_reps) < 1:
+        parser.error("--reps and --adult-reps must be at least 1")
+    if args.peers:  # "dp-ebm": DP-EBM's two rows at the δ of dpglass's models (0/1 or one-hot, raw columns)
+        args.peers = [p for name in args.peers for p in (list(EBM_ROWS) if name.lower() == "dp-ebm" else [name])]
+    if args.references == ["none"]:
+        args.references = []
+    from dpglass.registry import list_estimators
+
+    unknown = sorted(set(args.models or ()) - {s.name for s in list_estimators(private=True)})
+    if unknown:
+        parser.error(f"--models: no private dpglass model named {', '.join(unknown)}")
     return args
 
 
 def main(argv=None) -> str:
+    import warnings
+
     import sklearn.ensemble  # noqa: F401 - loads the OpenMP runtime, so that threadpool_limits finds it
     from threadpoolctl import threadpool_limits
 
+    from dpglass.exceptions import UndeclaredClassesWarning
+
     args = parse_args(argv)
-    with threadpool_limits(limits=1):  # see ONE_THREAD
+    with threadpool_limits(limits=1), warnings.catch_warnings():  # see ONE_THREAD
+        warnings.simplefilter("ignore", UndeclaredClassesWarning)  # the labels 0/1 of these datasets are public
         return _run(args, argv)
 
 
@@ -479,18 +549,22 @@ def _run(args, argv) -> str:
     notes = [] if python else ["peers skipped: no peers' interpreter (--peer-python or $DPGLASS_PEER_PYTHON)"]
     rows, peer_versions = [], {}
     for name in args.datasets:
-        splits = load_splits(name, args.reps, args.quick)
-        rows += reference_rows(name, splits, args.epsilons)
-        rows += dpglass_rows(name, splits, args.epsilons, args.quick, args.delta)
+        splits = load_splits(name, args.adult_reps if name == "adult" else args.reps, args.quick)
+        rows += reference_rows(name, splits, args.epsilons, args.references)
+        rows += dpglass_rows(name, splits, args.epsilons, args.quick, args.delta, args.models)
         if python:
-            found, peer_versions = peer_rows(name, splits, args.epsilons, python, notes, args.delta)
+            found, peer_versions = peer_rows(name, splits, args.epsilons, python, notes, args.delta, args.peers,
+                                             args.peer_cache)
             rows += found
         notes += time_ratio(name, rows)
     command = "python benchmarks/peers.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    reps = f"{args.reps}" if args.adult_reps == args.reps else f"{args.adult_reps} (Adult) or {args.reps}"
+    comparison = comparison_table(rows, args.epsilons)
     text = "\n".join([
         format_table(rows, args.epsilons), "",
-        f"Test accuracy, mean ± sd over {args.reps} repetition(s){' (quick mode)' if args.quick else ''}, "
-        "· the mean test AUC.",
+        (f"Test accuracy · test AUC, each mean ± sd over {reps} repetition(s)"
+         f"{' (quick mode)' if args.quick else ''}."),
+        *(["", comparison] if comparison else []), "",
         f"Command: `{command.strip()}`",
         f"Versions: {_versions(peer_versions)}",
         f"Wall time: {time.perf_counter() - start:.0f} s",

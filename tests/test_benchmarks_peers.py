@@ -44,7 +44,8 @@ def test_quick_mode_prints_one_row_per_model_and_one_column_per_epsilon(quick_ru
     assert header[-4:] == ["ε = 0.1", "ε = 0.4", "ε = 1", "ε = 5"]
     models = [row[1] for row in body]
     private = [s.name for s in list_estimators(private=True) if not peers.needs_public_part(s)]
-    assert models == [label for label, _, _ in peers._references()] + private
+    schema_route = [f"{name} (DPPipeline, schema route)" for name in peers.SCHEMA_ROUTE]  # breast-cancer's raw table
+    assert models == [label for label, _, _ in peers._references()] + private + schema_route
     for row in body:
         assert len(row) == len(header)
         # one repetition: accuracy · AUC, plain numbers, never "failed"
@@ -93,3 +94,71 @@ def test_worker_reports_every_peer_as_run_or_skipped(tmp_path):
     for res in result["results"].values():
         assert set(res["accuracy"]) == set(res["auc"]) == {"1.0", "5.0"}
         assert all(len(v) == 1 and 0.0 <= v[0] <= 1.0 for v in res["accuracy"].values())
+
+
+def test_options_select_models_references_and_peers():
+    peers = _load_peers()
+    args = peers.parse_args(["--models", "dp-gam", "--references", "majority", "--peers", "dp-ebm", "--reps", "20",
+                             "--adult-reps", "5"])
+    assert args.models == ["dp-gam"] and args.references == ["majority"] and (args.reps, args.adult_reps) == (20, 5)
+    assert args.peers == list(peers.EBM_ROWS)  # the alias: DP-EBM's two rows at dpglass's delta
+    assert peers.parse_args(["--references", "none"]).references == []
+    assert peers.parse_args([]).adult_reps == 5 and peers.parse_args([]).peer_cache == peers.PEER_CACHE
+    with pytest.raises(SystemExit):
+        peers.parse_args(["--models", "dp-gams"])  # not a registry name
+
+
+def test_reference_and_model_filters_keep_only_the_named_rows():
+    peers = _load_peers()
+    splits = peers.load_splits("breast-cancer", 1, quick=True)
+    rows = peers.reference_rows("breast-cancer", splits, [1.0], only=["majority"])
+    assert [r.model for r in rows] == ["majority class"]
+    assert peers.reference_rows("breast-cancer", splits, [1.0], only=[]) == []
+
+
+def test_peer_results_are_cached_by_their_inputs(tmp_path):
+    """A second run on the same inputs reads the cache (no interpreter is started); other inputs miss it."""
+    peers = _load_peers()
+    split = peers.load_splits("breast-cancer", 1, quick=True)
+    arrays = peers._peer_arrays(split, [1.0], 1e-6, list(peers.EBM_ROWS))
+    assert [str(p) for p in arrays["peers"]] == list(peers.EBM_ROWS) and "R_train_0" in arrays  # raw table too
+    key = peers.cache_key(arrays, sys.executable)
+    assert key == peers.cache_key(dict(arrays), sys.executable)
+    assert key != peers.cache_key({**arrays, "delta": np.asarray(1e-8)}, sys.executable)
+    stored = {"versions": {}, "skipped": {}, "results": {"InterpretML DP-EBM, raw columns": {
+        "accuracy": {"1.0": [0.9]}, "auc": {"1.0": [0.95]}, "delta": 1e-6, "note": "", "seconds": 1.0, "raw": True}}}
+    (tmp_path / f"breast-cancer-{key}.json").write_text(json.dumps(stored))
+    notes = []
+    rows, _ = peers.peer_rows("breast-cancer", split, [1.0], sys.executable, notes, 1e-6, list(peers.EBM_ROWS),
+                              str(tmp_path))
+    assert [(r.model, r.accuracy, r.auc) for r in rows] == [("InterpretML DP-EBM, raw columns", {1.0: [0.9]},
+                                                             {1.0: [0.95]})]
+    assert any("read from" in n for n in notes)
+
+
+def test_comparison_table_takes_dpebms_better_input_per_cell_and_metric():
+    peers = _load_peers()
+    Row = peers.Row
+
+    def row(model, acc, auc):
+        return Row("toy", model, "", accuracy={1.0: acc}, auc={1.0: auc})
+
+    rows = [row("majority class", [0.6, 0.6], [0.5, 0.5]), row("dp-gam", [0.7, 0.7], [0.7, 0.7]),
+            row("dp-gam (DPPipeline, schema route)", [0.8, 0.82], [0.9, 0.9]),
+            row("InterpretML DP-EBM at dpglass's δ", [0.85, 0.85], [0.85, 0.85]),
+            row("InterpretML DP-EBM, raw columns", [0.75, 0.75], [0.95, 0.95])]
+    lines = peers.comparison_table(rows, [1.0]).splitlines()
+    assert lines[2] == ("| toy | 1 | 0.600 | 0.810 · 0.900 (schema) | 0.850 (0/1) | 0.950 (raw) | -0.040 | -0.050 |")
+    assert peers.comparison_table(rows[:3], [1.0]) == ""  # no DP-EBM row: no table
+
+
+@pytest.mark.parametrize("name", ["compas", "german", "breast-cancer", "mushroom"])
+def test_raw_tables_hold_the_loaders_records_and_fit_their_schemas(name):
+    """Same labels in the same order as the built-in loader (checked inside raw_table); every column is in the
+    schema and passes its checks."""
+    from dpglass.schema.encoding import validate_table
+
+    peers = _load_peers()
+    frame, y, schema = peers.raw_table(name)
+    assert [c.name for c in schema.features] == list(frame.columns) and len(frame) == len(y)
+    validate_table(frame, schema)
