@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 from dpglass.aggregates import pattern_table
+from dpglass.aggregates.parts import TableParts
+from dpglass.privacy.splits import part_seeds
 from dpglass.exceptions import DataValidationError, InvalidParameterError, UnprovenGuaranteeWarning
 from dpglass.models import DPBaggingClassifier, SubsampleAggregateClassifier, load_model
 from dpglass.models.teachers import estimator as B
@@ -96,16 +98,19 @@ def _brute_force_shares(W, X_pub, assignment, T):
 def _teachers(X, y, T, k, seed, alpha=1.0):
     """The table of (X, y), every record's teachers (records in the table's order) and the teachers' weights."""
     table = pattern_table(X, y)
-    assignment = B.assign_records(table, T, k, np.random.default_rng(seed))
-    return table, assignment, B.fit_teachers(table, B.teacher_parts(table, assignment, T), alpha)
+    states = B.teacher_states(TableParts.local(table), part_seeds(k, np.random.default_rng(seed)), T)
+    W = B.teacher_weights(states, T * k, table.n_features, 2, alpha)
+    np.testing.assert_array_equal(states.parts[0].assignment,
+                                  B.assign_records(table, T, k, np.random.default_rng(seed)))  # the same draw
+    return table, states, W
 
 
 def test_dpbag_queries_follow_the_paper_accountant_record_by_record():
     X, y, public = _data(n=200)
     T, k = 4, 3
-    _, assignment, W = _teachers(X, y, T, k, seed=1)
-    q, hist = B.dpbag_queries(W, public, assignment, T, epsilon=2.0, delta=1e-5, noise_scale=30.0, cap=800)
-    share = _brute_force_shares(W, public, assignment, T)
+    _, states, W = _teachers(X, y, T, k, seed=1)
+    q, hist = B.dpbag_queries(states, W, public, T, epsilon=2.0, delta=1e-5, noise_scale=30.0, cap=800)
+    share = _brute_force_shares(W, public, states.parts[0].assignment, T)
     moments = np.cumsum(np.maximum(share, 1 - share) ** 2, axis=1).max(axis=0)
     eps_hat = B.dpbag_epsilon(moments, 30.0, 1e-5)
     assert 0 < q < 800 and eps_hat[q - 1] <= 2.0 < eps_hat[q]  # stops before the bound exceeds epsilon
@@ -117,8 +122,8 @@ def test_unanimous_teachers_give_the_data_independent_number_of_queries():
     # every teacher votes alike on every public record: m_i = 1, the bound of a 2 lambda-DP mechanism
     X = np.zeros((50, 2), dtype=np.uint8)
     y = np.zeros(50, dtype=np.uint8)
-    _, assignment, W = _teachers(X, y, 5, 4, seed=0)
-    q, _ = B.dpbag_queries(W, np.zeros((500, 2), dtype=np.uint8), assignment, 5, epsilon=1.0, delta=1e-5,
+    _, states, W = _teachers(X, y, 5, 4, seed=0)
+    q, _ = B.dpbag_queries(states, W, np.zeros((500, 2), dtype=np.uint8), 5, epsilon=1.0, delta=1e-5,
                            noise_scale=20.0, cap=500)
     m = np.arange(1, 501, dtype=float)
     assert q == int((B.dpbag_epsilon(m, 20.0, 1e-5) <= 1.0).sum())
@@ -149,9 +154,9 @@ def test_teachers_are_l2_logistic_regressions_with_a_penalised_intercept():
     from scipy.optimize import minimize
 
     X, y, _ = _data(n=400)
-    table, assignment, W = _teachers(X, y, 2, 1, seed=3, alpha=0.5)
+    table, states, W = _teachers(X, y, 2, 1, seed=3, alpha=0.5)
     X_rec, y_rec = table.records()  # the records in the table's order, as assigned
-    rows = assignment[0] == 1
+    rows = states.parts[0].assignment[0] == 1
     A = np.column_stack([X_rec[rows], np.ones(rows.sum())])
     ys = 2.0 * y_rec[rows] - 1
 

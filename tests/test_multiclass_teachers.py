@@ -252,7 +252,7 @@ def test_dpbag_three_classes_stays_a_paper_claim():
 
 
 def test_dpbag_record_shares_take_the_largest_class():
-    from dpglass.models.teachers.estimator import _membership, _record_shares
+    from dpglass.models.teachers.workers import _membership, _record_shares
 
     assignment = np.array([[0, 1, 2], [1, 1, 0]])  # 2 partitions x 3 teachers, 3 records
     M = _membership(assignment, 3)

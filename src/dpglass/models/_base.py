@@ -131,10 +131,10 @@ class ClassifierBase(ClassifierMixin, BaseEstimator):
         reduced here (with the estimator's classes and feature names), so both
         paths learn from the same table.
         """
-        from dpglass.aggregates import PatternTable, pattern_table
+        from dpglass.aggregates import pattern_table
 
         X01, y01 = self._check_fit_data(X, y)
-        if isinstance(X01, PatternTable):
+        if y01 is None:  # a table already (a PatternTable, or a DistributedTable left on the workers)
             return X01
         table = pattern_table(X01, y01)
         table.classes = list(self.classes_)

@@ -44,7 +44,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 from dpglass._validation import Interval, check_binary_X
 from dpglass.aggregates import is_distributed
 from dpglass.models._base import CLASSES, EPSILON, RANDOM_STATE, ClassifierBase
@@ -64,13 +63,21 @@ from dpglass.models.teachers.learners import (  # the (non-released) learners an
     _votes,
     _with_intercept,
     fit_logistic,
-    fit_teachers,
+    fit_teacher,
     vote_histograms,
 )
+from dpglass.models.teachers.workers import (  # where the teachers learn (each part of the table); re-exported
+    assign_records,
+    dpbag_queries,
+    teacher_parts,
+    teacher_states,
+    teacher_weights,
+)
+from dpglass.aggregates.parts import table_parts
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
-from dpglass.privacy.splits import uniform_parts
+from dpglass.privacy.splits import part_seeds
 
 __all__ = [
     "DPBaggingClassifier",
@@ -80,7 +87,7 @@ __all__ = [
     "assign_records",
     "dpbag_epsilon",
     "dpbag_release_plan",
-    "fit_teachers",
+    "fit_teacher",
     "saa_query_budget",
     "saa_release_plan",
     "teacher_parts",
@@ -102,104 +109,6 @@ _COMMON_CONSTRAINTS = {
 }
 
 
-# ------------------------------------------------------------------ teachers' parts
-#: Records assigned at a time when the teachers' parts are counted (memory: a few int64 per record).
-_ASSIGN_BLOCK = 1 << 20
-
-
-def assign_records(table, n_teachers: int, n_partitions: int, rng) -> np.ndarray:
-    """``(n_partitions, records)``: the teacher of every record in every partition, uniform and independent.
-
-    The records are those of the :class:`~dpglass.aggregates.PatternTable`,
-    entry by entry in its key order: the ``c`` records of an entry (same row,
-    same label) are interchangeable, so per entry the parts receive a
-    Multinomial(c, uniform) split of them, the law of per-record draws in any
-    order (docs/privacy.md, teacher ensembles).  Record order does not matter.
-    """
-    return uniform_parts(table.n_records, n_teachers, n_partitions, rng)
-
-
-def teacher_parts(table, assignment: np.ndarray, n_teachers: int) -> sp.csr_matrix:
-    """``(n_partitions * n_teachers, entries)``: how many records of each table entry each teacher learns from.
-
-    Teacher ``p * n_teachers + t`` gets the records with ``assignment[p] == t``.
-    """
-    from dpglass.aggregates import count_keys
-
-    k, n = assignment.shape
-    m = table.n_entries
-    ends = np.cumsum(table.counts)
-    keys, counts = [], []
-    for p in range(k):
-        for start in range(0, n, _ASSIGN_BLOCK):
-            stop = min(start + _ASSIGN_BLOCK, n)
-            entry = np.searchsorted(ends, np.arange(start, stop), side="right")  # the entry of each record
-            teacher = assignment[p, start:stop].astype(np.int64) + p * n_teachers
-            kk, cc = count_keys(teacher * m + entry, owned=True)
-            keys.append(kk)
-            counts.append(cc)
-    if keys:  # an entry cut by a block boundary appears twice: merge
-        kk, cc = count_keys(np.concatenate(keys), np.concatenate(counts))
-    else:
-        kk, cc = np.zeros(0, np.int64), np.zeros(0, np.int64)
-    parts = sp.csr_matrix((cc.astype(np.float64), (kk // max(m, 1), kk % max(m, 1))), shape=(k * n_teachers, m))
-    parts.sort_indices()
-    return parts
-
-
-# ---------------------------------------------------------------- DP-Bag's queries
-def _membership(assignment: np.ndarray, n_teachers: int) -> sp.csr_matrix:
-    """``(records, teachers)`` with ``1/k`` where a record is in a teacher's part (k = partitions)."""
-    k, n = assignment.shape
-    cols = (assignment + (np.arange(k) * n_teachers)[:, None]).T.ravel()
-    rows = np.repeat(np.arange(n), k)
-    return sp.csr_matrix((np.full(n * k, 1.0 / k), (rows, cols)), shape=(n, k * n_teachers))
-
-
-def _record_shares(M: sp.csr_matrix, V: np.ndarray, n_classes: int) -> np.ndarray:
-    """``m_i(x)``, ``(records, queries)``: the largest share of record i's teachers voting for one class.
-
-    The shares of classes ``1..K-1`` are counted, the first's is 1 minus their
-    sum (for two classes ``max(share, 1 - share)``, as the paper writes it).
-    """
-    shares = [np.asarray(M @ (V == c).T.astype(np.float64)) for c in range(1, int(n_classes))]
-    total = shares[0]
-    for other in shares[1:]:
-        total = total + other
-    m = np.maximum(shares[0], 1.0 - total)
-    for other in shares[1:]:
-        m = np.maximum(m, other)
-    return m
-
-
-def dpbag_queries(W, X_pub, assignment, n_teachers, *, epsilon, delta, noise_scale, cap, n_classes=2):
-    """How many public records DP-Bag labels, and their raw vote histograms ``(queries, K)``.
-
-    Queries ``X_pub[0], X_pub[1], ...`` are taken in turn while the paper's
-    epsilon-hat (:func:`dpbag_epsilon`) after them stays at most ``epsilon``
-    (the authors' code answers one query past that point; we do not), at
-    most ``cap`` of them.  ``m_i(x)`` is the largest of the shares of record
-    i's ``k`` teachers that vote for each of the ``K`` classes.
-    Data-dependent: this is the paper's claim, not a proven bound.
-    """
-    M = _membership(assignment, n_teachers)
-    running = np.zeros(M.shape[0])
-    counts = []
-    for start in range(0, min(cap, X_pub.shape[0]), _BLOCK):
-        V = _votes(W, X_pub[start:min(start + _BLOCK, cap)])
-        m2 = _record_shares(M, V, n_classes) ** 2  # (records, queries)
-        cumulative = running[:, None] + np.cumsum(m2, axis=1)
-        worst = cumulative.max(axis=0) if cumulative.shape[0] else np.zeros(cumulative.shape[1])
-        over = np.flatnonzero(dpbag_epsilon(worst, noise_scale, delta) > epsilon * (1 + 1e-12))
-        stop = int(over[0]) if over.size else V.shape[0]
-        counts.append(vote_histograms(V[:stop], n_classes))
-        if over.size:
-            break
-        running = cumulative[:, -1]
-    counts = np.concatenate(counts) if counts else np.zeros((0, int(n_classes)), dtype=np.int64)
-    return counts.shape[0], counts
-
-
 # ------------------------------------------------------------------------- estimators
 def _features_used(coef: np.ndarray) -> int:
     """Features with a non-zero coefficient (for some class)."""
@@ -212,6 +121,7 @@ class _TeacherStudent(LogisticScores, ClassifierBase):
     _private = True
 
     _distributed_fit = True  # teachers learn from parts of the pattern table: fits on dask collections
+    _worker_stats = True  # on Dask the table stays on the workers; the teachers are fitted there (teachers.workers)
     _max_classes = 255  # teachers vote over K classes (a noisy argmax); the student is multinomial for K >= 3
 
     def _fit_common(self, X, y, X_public):
@@ -275,10 +185,12 @@ class _TeacherStudent(LogisticScores, ClassifierBase):
 class SubsampleAggregateClassifier(_TeacherStudent):
     """Subsample-and-aggregate: teachers on disjoint parts label public records; a student learns from them.
 
-    The private records are split uniformly at random among ``n_teachers``
-    teachers (each record joins one, independently; drawn on the data's
-    pattern table, so the order of the records does not matter and the fit
-    is the same through Dask), each an L2 logistic regression.  Public records (``X_public``, in a random order) are
+    The private records are split at random among ``n_teachers`` teachers
+    (each record joins one, by a keyed hash of a public seed and of the
+    record itself: drawn where its entry of the pattern table is, so the
+    order of the records does not matter and the fit is the same through
+    Dask, :mod:`dpglass.models.teachers.workers`), each an L2 logistic
+    regression.  Public records (``X_public``, in a random order) are
     labelled by the teachers' noisy majority: with ``v`` the number of
     teachers voting for the second class, the label is ``2 (v + Z) > T``,
     ``Z`` exact discrete Laplace noise of scale ``noise_scale``.  One record
@@ -384,8 +296,8 @@ class SubsampleAggregateClassifier(_TeacherStudent):
         plan = saa_release_plan(params, self.n_public_, K)  # Q labels: public parameters, part's size, classes
         q, acct = saa_labels(params, self.n_public_, K)[:2]
         self._warn_about_guarantee(float(self.epsilon))
-        parts = teacher_parts(table, assign_records(table, T, 1, split_rng), T)
-        W = fit_teachers(table, parts, float(self.alpha), K)
+        states = teacher_states(table_parts(table), part_seeds(1, split_rng), T)  # each part draws its teachers
+        W = teacher_weights(states, T, table.n_features, K, float(self.alpha))
         hist = np.concatenate([vote_histograms(_votes(W, X_pub[a:min(a + _BLOCK, q)]), K) for a in range(0, q, _BLOCK)]
                               ) if q else np.zeros((0, K), dtype=np.int64)
         ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta).follow(plan)
@@ -505,9 +417,9 @@ class DPBaggingClassifier(_TeacherStudent):
         self._warn_about_guarantee(float(self.epsilon), "DP-Bag's data-dependent moments accountant")
         K = len(self.classes_)
         plan = dpbag_release_plan(self.get_params(deep=False), K)  # one paper-claim entry: the whole budget
-        assignment = assign_records(table, T, k, split_rng)  # per record: the accountant reads each one's teachers
-        W = fit_teachers(table, teacher_parts(table, assignment, T), float(self.alpha), K)
-        q, hist = dpbag_queries(W, X_pub, assignment, T, epsilon=float(self.epsilon), delta=delta,
+        states = teacher_states(table_parts(table), part_seeds(k, split_rng), T)  # the accountant reads them too
+        W = teacher_weights(states, T * k, table.n_features, K, float(self.alpha))
+        q, hist = dpbag_queries(states, W, X_pub, T, epsilon=float(self.epsilon), delta=delta,
                                 noise_scale=float(self.noise_scale), cap=cap, n_classes=K)
         ledger = PrivacyLedger(epsilon=float(self.epsilon), delta=delta).follow(plan)
         labels = ledger.release(plan[0], hist, noise_rng)  # report-noisy-max, query after query

@@ -15,10 +15,9 @@ the objective, which is ``Q log K`` at 0 for ``Q`` labelled records
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit, logsumexp, softmax
 
-__all__ = ["fit_logistic", "fit_teachers", "vote_histograms"]
+__all__ = ["fit_logistic", "fit_teacher", "vote_histograms"]
 
 #: Gradient tolerance (per row) and iteration cap of the (non-released) teacher and student fits.
 _TOL = 1e-6
@@ -133,30 +132,22 @@ def fit_logistic(A: np.ndarray, codes: np.ndarray, n_classes: int, alpha: float,
     return _softmax_logistic(A, codes, n_classes, alpha, w)
 
 
-def fit_teachers(table, parts: sp.csr_matrix, alpha: float, n_classes: int | None = None) -> np.ndarray:
-    """Weights of one logistic regression per teacher, on its part of the table.
+def fit_teacher(table, n_classes: int, alpha: float) -> np.ndarray:
+    """The weights of one teacher: the logistic regression of :func:`fit_logistic` on its records.
 
-    ``(teachers, d + 1)`` for two classes, ``(teachers, K, d + 1)`` for
-    ``K >= 3`` (``n_classes``; None: the table's classes, else two).
-    ``parts[t]`` holds teacher ``t``'s record count of every entry of the
-    :class:`~dpglass.aggregates.PatternTable` (``teacher_parts``); the loss is
-    summed over those records (each distinct row once, weighted by its count).
-    A teacher with no records has weights 0 (it votes for the first class).
+    ``table`` is the teacher's part of the pattern table (its entries in key
+    order, with its record counts): the loss is summed over those records,
+    each distinct row once, weighted by its count.  ``(d + 1,)`` for two
+    classes, ``(K, d + 1)`` for ``K >= 3``; a teacher with no records has
+    weights 0 (it votes for the first class).  A column that is 0 on every
+    row of the part gets weight 0 (the L2 optimum): the solve is on the others.
     """
-    from threadpoolctl import threadpool_limits
-
-    K = int(n_classes) if n_classes is not None else (len(table.classes) if table.classes is not None else 2)
-    A = _with_intercept(table.unpack())
-    labels = table.labels
-    W = np.zeros((parts.shape[0], A.shape[1]) if K == 2 else (parts.shape[0], K, A.shape[1]))
-    with threadpool_limits(1):  # thousands of small solves: threads only contend
-        for t in range(parts.shape[0]):
-            lo, hi = parts.indptr[t], parts.indptr[t + 1]
-            if hi > lo:
-                rows, w = parts.indices[lo:hi], parts.data[lo:hi]
-                # a column that is 0 on every row of the part gets weight 0 (L2): solve on the others
-                used = np.flatnonzero(A[rows].any(axis=0))
-                W[t][..., used] = fit_logistic(A[np.ix_(rows, used)], labels[rows], K, alpha, w)
+    K, p = int(n_classes), int(table.n_features) + 1
+    W = np.zeros(p if K == 2 else (K, p))
+    if table.n_entries:
+        A = _with_intercept(table.unpack())
+        used = np.flatnonzero(A.any(axis=0))
+        W[..., used] = fit_logistic(A[:, used], table.labels, K, alpha, np.asarray(table.counts, np.float64))
     return W
 
 
