@@ -39,16 +39,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpglass._validation import Interval
-from dpglass.aggregates import pattern_table
+from dpglass.aggregates.parts import table_parts
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import CLASSES, DELTA_OR_NONE, EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.models.boosting.plan import (
     AUTO_COUNT_SHARE, AUTO_RECORDS_PER_ROUND, AUTO_ROUNDS, COUNT_RELEASE, BoostPlan, advanced_composition_epsilon,
     auto_rounds, boost_plan, counts_records, per_round_epsilon, resolved_rounds, round_budget, round_plan,
 )
-from dpglass.models.boosting.smooth_measure import bregman_projection, smooth_weighting
+from dpglass.models.boosting.smooth_measure import _boost_part, bregman_projection, round_measure, smooth_weighting
 from dpglass.models.boosting.weak_learners import (
-    JOINT_TREE_DEPTH, FeatureMatrix, Tree, class_codes, dp_joint_tree, dp_one_rule, dp_top_down, stump_from,
+    JOINT_TREE_DEPTH, Tree, class_codes, dp_joint_tree, dp_one_rule, dp_top_down, stump_from,
 )
 from dpglass.privacy.accounting import CHOICES as ACCOUNTANT_CHOICES
 from dpglass.privacy.ledger import PrivacyLedger
@@ -134,28 +134,21 @@ def smooth_boost(
     -------
     SmoothBoostRelease
     """
-    # the seam (dpglass.aggregates): records grouped by (row, label), whose smooth weight they share
-    table = pattern_table(X01, y01)
-    n = table.n_records
-    target = density * n  # private: used only inside the projection (Lemma S')
-    y01, counts = table.labels, table.counts.astype(np.float64)
+    # the seam (dpglass.aggregates.parts): records grouped by (row, label), whose smooth weight they share; each
+    # part of the table (the one local table, or the workers' on Dask) keeps its entries' margins, and a round
+    # asks it for integer counts by (margin level, class): the client holds the committee and the statistics
     K = plan.n_classes
-    F = FeatureMatrix(table)
-    del table  # F keeps the packed rows; the int64 counts are not needed any more
-
+    parts = table_parts(X01, y01)
+    n_features = int(X01.n_features) if hasattr(X01, "n_features") else int(np.shape(X01)[1])
+    parts = parts.map(_boost_part, K)
     learner = {"stump": dp_one_rule, "joint": dp_joint_tree, "top-down": dp_top_down}[plan.learner]
     release = functools.partial(_release, ledger, rng)
-    # sigma_t(i) = sum_j (+1 if h_j(x_i) votes y_i else -1), in [-t, t] (two classes: y_i * sum_j h_j(x_i))
-    margin = np.zeros(F.n_samples, dtype=np.int64)
-    hypotheses = []
+    hypotheses, target = [], None  # target = kappa n: private, used only inside the projection (Lemma S')
     for t, steps in enumerate(plan.rounds):
-        # mu of each entry's records times their number: the weak learners' sums run over entries
-        p = None  # the last round's weights are not needed: free them first
-        p = smooth_weighting(margin, t, density=density, learning_rate=learning_rate, target=target, counts=counts)
-        p *= counts
-        h, pred = learner(F, y01, p, steps=steps, release=release, n_classes=K)
+        measure, target = round_measure(parts, tuple(hypotheses), n_classes=K, n_features=n_features,
+                                        density=density, learning_rate=learning_rate, target=target)
+        h, _ = learner(measure, steps=steps, release=release, n_classes=K)
         hypotheses.append(h)
-        margin += 2 * (class_codes(pred, K) == y01).astype(np.int64) - 1
     return SmoothBoostRelease(tuple(hypotheses), ledger, plan.round_epsilon, plan.composition)
 
 
@@ -280,6 +273,7 @@ class SmoothBoostClassifier(ClassifierBase):
 
     _private = True
     _distributed_fit = True  # fits on dask collections through dpglass.aggregates
+    _worker_stats = True  # on Dask each round's counts by margin level are summed on the workers (smooth_measure)
     _max_classes = 255  # K-valued votes: one committee, plurality vote (docs/privacy.md, "K classes")
     _parameter_constraints = {
         "epsilon": EPSILON,

@@ -22,8 +22,9 @@ import scipy.sparse as sp
 
 from dpglass.aggregates import CHUNK_ROWS, PackedRows
 
-__all__ = ["ClassStump", "FeatureMatrix", "Stump", "Tree", "class_codes", "class_of", "n_stumps", "stump_candidates",
-           "stump_from", "vote_labels"]
+__all__ = ["ClassStump", "EntryMeasure", "FeatureMatrix", "Stump", "Tree", "as_measure", "class_codes", "class_grams",
+           "class_of", "class_sums", "leaf_sums", "leaf_totals", "n_stumps", "stump_candidates", "stump_from",
+           "vote_labels"]
 
 
 # --------------------------------------------------------------------------- labels
@@ -98,6 +99,111 @@ class FeatureMatrix(PackedRows):
     def X(self) -> np.ndarray:
         """The unpacked uint8 matrix (a full copy: prefer :meth:`chunks` or :meth:`column`)."""
         return self.unpack()
+
+
+# ------------------------------------------------------------------- the statistics
+# What the weak learners ask of the data: sums of weights over the entries by *group*.  A statistic is
+# ``stat(F, codes, w, G, *args)``: ``codes`` (int, one per entry, in 0..G-1) and ``w`` (float64) the entries'
+# groups and weights; every array it returns has the G groups on axis 0.  Two callers (one implementation):
+# :class:`EntryMeasure` (groups = classes, weights = the measure itself) and the fit's parts
+# (:class:`~dpglass.models.boosting.smooth_measure.PartsMeasure`: groups = (margin level, class), weights = the
+# entries' integer record counts, so every sum is an exact integer and the parts add up exactly).
+
+
+def _indicator(codes: np.ndarray, w: np.ndarray, G: int) -> sp.csr_matrix:
+    """The (m, G) matrix with ``w_e`` at (e, codes_e): one non-zero a row."""
+    m = codes.shape[0]
+    return sp.csr_matrix((np.asarray(w, dtype=np.float64), (np.arange(m), codes)), shape=(m, G))
+
+
+def class_sums(F: FeatureMatrix, codes, w, G: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(T, M1)``: the weight of each group (G,) and its weight where each feature is 1 (G, d).
+
+    ``M1 = onehot(codes, w).T @ X``, a chunk of rows at a time: one multiply-add per entry and feature,
+    whatever G (a sparse indicator, not a dense (m, G) matrix)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    T = np.bincount(codes, weights=w, minlength=G).astype(np.float64)
+    if F._sparse is not None:
+        return T, np.asarray((F._sparse @ _indicator(codes, w, G)).toarray()).T
+    M1 = np.zeros((G, F.n_features))
+    for sel, rows in F.chunks():
+        M1 += np.asarray(_indicator(codes[sel], np.asarray(w)[sel], G).T @ rows.astype(np.float64))
+    return T, M1
+
+
+def class_grams(F: FeatureMatrix, codes, w, G: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(T, M1, Gram)``: :func:`class_sums` and each group's weighted Gram matrix ``X_g' diag(w_g) X_g`` (G, d, d):
+    its weight where two features are both 1.  Each entry's row enters its own group's product only."""
+    codes = np.asarray(codes, dtype=np.int64)
+    w = np.asarray(w, dtype=np.float64)
+    T, M1 = class_sums(F, codes, w, G)
+    d = F.n_features
+    out = np.zeros((G, d, d))
+    if F._sparse is not None:
+        S = F._sparse
+        order = np.argsort(codes, kind="stable")
+        edges = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=G))])
+        for g in np.flatnonzero(np.diff(edges)):
+            cols = order[edges[g] : edges[g + 1]]
+            Sg = S[:, cols]
+            out[g] = np.asarray((Sg.multiply(w[cols][None, :]) @ Sg.T).todense())
+        return T, M1, out
+    for sel, rows in F.chunks():
+        c = codes[sel]
+        order = np.argsort(c, kind="stable")
+        edges = np.concatenate([[0], np.cumsum(np.bincount(c, minlength=G))])
+        R, wc = rows[order].astype(np.float64), w[sel][order]
+        for g in np.flatnonzero(np.diff(edges)):
+            Rg = R[edges[g] : edges[g + 1]]
+            out[g] += Rg.T @ (Rg * wc[edges[g] : edges[g + 1], None])
+    return T, M1, out
+
+
+def _nodes(F: FeatureMatrix, feature, left, right) -> np.ndarray:
+    """The node of the (partial) tree ``(feature, left, right)`` each entry reaches."""
+    tree = Tree(tuple(feature), tuple(left), tuple(right), (0,) * len(feature))
+    return F.map_rows(tree.apply)
+
+
+def leaf_sums(F: FeatureMatrix, codes, w, G: int, feature, left, right, leaf: int):
+    """:func:`class_sums` of the entries reaching node ``leaf`` of the tree ``(feature, left, right)``."""
+    inside = _nodes(F, feature, left, right) == leaf
+    return class_sums(F, codes, np.where(inside, np.asarray(w, dtype=np.float64), 0.0), G)
+
+
+def leaf_totals(F: FeatureMatrix, codes, w, G: int, feature, left, right) -> np.ndarray:
+    """The weight of each group at each node of the tree ``(feature, left, right)``: shape (G, nodes)."""
+    n_nodes = len(feature)
+    node = _nodes(F, feature, left, right)
+    key = np.asarray(codes, dtype=np.int64) * n_nodes + node
+    return np.bincount(key, weights=w, minlength=G * n_nodes).astype(np.float64).reshape(G, n_nodes)
+
+
+class EntryMeasure:
+    """A measure given entry by entry: the statistics of ``F`` with groups the classes ``y`` and weights ``p``.
+
+    What the weak learners read when called on arrays (the reproductions, the tests); a fit reads its
+    parts instead (:class:`~dpglass.models.boosting.smooth_measure.PartsMeasure`), through the same
+    statistics.  :meth:`predictions` are the hypothesis' labels on the entries.
+    """
+
+    def __init__(self, F: FeatureMatrix, y01, p, n_classes: int = 2):
+        self.F, self.n_classes, self.n_features = F, int(n_classes), F.n_features
+        self.codes = np.asarray(y01, dtype=np.int64)
+        self.p = np.asarray(p, dtype=np.float64)
+
+    def ask(self, stat, *args):
+        return stat(self.F, self.codes, self.p, self.n_classes, *args)
+
+    def predictions(self, h) -> np.ndarray:
+        return self.F.map_rows(h.predict)
+
+
+def as_measure(data, y01=None, p=None, n_classes: int = 2):
+    """``data`` if it is already a measure (it has ``ask``), else the :class:`EntryMeasure` of ``(data, y01, p)``."""
+    if hasattr(data, "ask"):
+        return data
+    return EntryMeasure(data if isinstance(data, FeatureMatrix) else FeatureMatrix(data), y01, p, n_classes)
 
 
 # --------------------------------------------------------------------------- stumps

@@ -17,7 +17,7 @@ import itertools
 
 import numpy as np
 
-from dpglass.models.boosting.hypotheses import FeatureMatrix, Tree, vote_labels
+from dpglass.models.boosting.hypotheses import Tree, as_measure, class_grams, class_sums, vote_labels
 from dpglass.privacy.mechanisms import ExponentialMechanism
 from dpglass.privacy.mechanisms._common import GRID_SLACK
 
@@ -54,20 +54,6 @@ def leaf_labellings(n_classes: int = 2) -> tuple:
 
 #: Labellings of a branch's two leaves for two classes.
 _LABELLINGS = leaf_labellings(2)
-
-
-def _weighted_grams(F: FeatureMatrix, W: np.ndarray) -> np.ndarray:
-    """``X.T diag(W[:, c]) X`` for every column c of ``W``: shape ``(k, d, d)``, float64."""
-    W = np.asarray(W, dtype=np.float64)
-    if F._sparse is not None:
-        S = F._sparse
-        return np.stack([np.asarray((S.multiply(W[:, c][None, :]) @ S.T).todense()) for c in range(W.shape[1])])
-    out = np.zeros((W.shape[1], F.n_features, F.n_features))
-    for sel, rows in F.chunks():
-        R = rows.astype(np.float64)
-        for c in range(W.shape[1]):
-            out[c] += R.T @ (R * W[sel, c][:, None])
-    return out
 
 
 def _leaf_errors(masses: np.ndarray) -> np.ndarray:
@@ -119,19 +105,19 @@ class _TreeUtilities:
     labels (K**2 labellings of a branch).
     """
 
-    def __init__(self, F: FeatureMatrix, y01, p, depth: int, rate: float, n_classes: int = 2):
-        self.depth, self.rate, self.d, self.n_classes = depth, float(rate), F.n_features, int(n_classes)
+    def __init__(self, F, y01, p, depth: int, rate: float, n_classes: int = 2):
+        measure = as_measure(F, y01, p, n_classes)  # a fit's parts, or (FeatureMatrix, class codes, weights)
+        self.depth, self.rate, self.d, self.n_classes = depth, float(rate), measure.n_features, int(n_classes)
         self.floor = -TREE_FLOOR / self.rate
-        p = np.asarray(p, dtype=np.float64)
-        # the records' weights by class, the last class first (two classes: positives, then negatives)
-        W = np.column_stack([np.where(y01 == c, p, 0.0) for c in range(self.n_classes - 1, -1, -1)])
-        T = W.sum(axis=0)  # total masses by class
-        c = F.tdot(W)  # (d, K): masses where each feature is 1
+        # the classes' masses, the last class first (two classes: positives, then negatives): in total (T), where
+        # each feature is 1 (c, (d, K)), where two features are (G, (K, d, d)): statistics of the measure
+        sums = measure.ask(class_sums if depth == 1 else class_grams)
+        T, c = sums[0][::-1], sums[1][::-1].T
         if depth == 1:
             self.UB = _branch_utilities(np.maximum(T[:, None] - c.T, 0), c.T)  # (d, K**2)
             self.top = float(self.UB.max())
             return
-        G = _weighted_grams(F, W)  # (K, d, d)
+        G = sums[2][::-1]  # (K, d, d)
         cj, ck = c.T[:, :, None], c.T[:, None, :]  # (K, d, 1) and (K, 1, d)
         pos = lambda m: np.maximum(m, 0.0)  # noqa: E731  (inclusion-exclusion can round below 0)
         left0, left1 = pos(T[:, None, None] - cj - ck + G), pos(ck - G)  # x_j = 0, x_k = 0 / 1
@@ -225,7 +211,7 @@ def sample_joint_tree(stage: ExponentialMechanism, util: _TreeUtilities, rng) ->
     return (j, k, l), labellings[left] + labellings[right]
 
 
-def dp_joint_tree(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, steps: tuple, release, n_classes: int = 2):
+def dp_joint_tree(F, y01=None, p=None, *, steps: tuple, release, n_classes: int = 2):
     """A whole tree (split features and leaf labels) by one exponential mechanism on minus its weighted error.
 
     The candidates are all complete trees of depth 1 (``tree_nodes=1``) or 2
@@ -239,17 +225,19 @@ def dp_joint_tree(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, steps: tu
     exponential mechanisms (:func:`sample_joint_tree`; the proof, including
     the grid rounding of each stage, is in docs/privacy.md, "Joint trees").
     The exact values handed to ``release`` are the utilities as a function of
-    the depth and the chain's rate, which the step owns.
+    the depth and the chain's rate, which the step owns.  ``F`` is a measure,
+    or a FeatureMatrix with the class codes ``y01`` and the weights ``p``.
 
     Returns
     -------
     tree : Tree
-    predictions : ndarray
-        The tree's labels on the training records.
+    predictions : ndarray or None
+        The tree's labels on the entries (None for a fit's parts).
     """
+    measure = as_measure(F, y01, p, n_classes)
     (step,) = steps
-    (chosen,) = release(step, functools.partial(_TreeUtilities, F, y01, p, n_classes=n_classes))
+    (chosen,) = release(step, functools.partial(_TreeUtilities, measure, None, None, n_classes=n_classes))
     internal = (len(chosen) - 1) // 2  # 1 split feature and 2 labels, or 3 and 4
     tree = _joint_tree(JOINT_TREE_DEPTH[internal], tuple(int(f) for f in chosen[:internal]),
                        tuple(int(v) for v in chosen[internal:]))
-    return tree, F.map_rows(tree.predict)
+    return tree, measure.predictions(tree)

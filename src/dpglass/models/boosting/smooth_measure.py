@@ -15,8 +15,9 @@ import numbers
 import numpy as np
 
 from dpglass.exceptions import InvalidParameterError
+from dpglass.models.boosting.hypotheses import FeatureMatrix, class_codes
 
-__all__ = ["bregman_projection", "smooth_weighting"]
+__all__ = ["BoostPart", "PartsMeasure", "bregman_projection", "level_measure", "round_measure", "smooth_weighting"]
 
 
 # ------------------------------------------------------------------ projection
@@ -140,10 +141,115 @@ def smooth_weighting(margin, t: int, *, density: float, learning_rate: float, ta
     """
     margin = np.asarray(margin, dtype=np.int64)
     counts = np.bincount(margin + t, weights=counts, minlength=2 * t + 1).astype(np.float64)
+    mu_levels = _level_weights(np.arange(-t, t + 1), counts, density, learning_rate, target)
+    return np.take(np.roll(mu_levels, -t), margin, mode="wrap")  # mu_levels[margin + t], without its index copy
+
+
+def _level_weights(levels: np.ndarray, counts: np.ndarray, density: float, learning_rate: float,
+                   target: float) -> np.ndarray:
+    """The projected measure at each margin level (``counts`` records at each of ``levels``; 0 where none)."""
     present = counts > 0
-    levels = np.arange(-t, t + 1)
     log_w = math.log(density) - learning_rate * levels[present]
     mu_levels = np.zeros(levels.size)
     if target > 0:
         mu_levels[present] = _project_log(log_w, float(target), counts[present])
-    return np.take(np.roll(mu_levels, -t), margin, mode="wrap")  # mu_levels[margin + t], without its index copy
+    return mu_levels
+
+
+def level_measure(level_counts, t: int, *, density: float, learning_rate: float, target: float) -> np.ndarray:
+    """:func:`smooth_weighting` by margin level: ``mu`` at the margins ``-t, -t + 2, .., t`` (after ``t`` rounds a
+    margin has t's parity), given the records at each (``level_counts``, length ``t + 1``).  The same values as
+    :func:`smooth_weighting` gives the records of those margins."""
+    counts = np.asarray(level_counts, dtype=np.float64)
+    return _level_weights(np.arange(-t, t + 1, 2), counts, density, learning_rate, target)
+
+
+# ----------------------------------------------------------------- the fit's parts
+def _committee_codes(margin: np.ndarray, labels: np.ndarray, t: int, n_classes: int) -> np.ndarray:
+    """Each entry's group: (margin level, class), level ``(margin + t) / 2`` in ``0..t``."""
+    return ((margin + t) // 2) * n_classes + labels
+
+
+class BoostPart:
+    """One part of the pattern table and what a LazyBB round asks of it (:mod:`dpglass.aggregates.parts`).
+
+    A record's smooth weight is a function of its margin under the released committee, so each round's
+    weighted sums are sums over (margin level, class) groups of the entries' **integer record counts**
+    (:func:`~dpglass.models.boosting.hypotheses.class_sums` and the other statistics, with groups
+    ``level * K + class``): exact integers, which add up over the parts whatever the cut, and which the
+    client turns into masses with the projected measure of each level (:class:`PartsMeasure`).  The margins
+    are a cache: extended by the hypotheses released since the last question, rebuilt from the committee
+    when it is not an extension (a part recomputed after its worker died).  In memory there is one part.
+    """
+
+    def __init__(self, table, n_classes: int):
+        self.F = FeatureMatrix(table)
+        self.labels = np.asarray(table.labels, dtype=np.int64)
+        self.w = np.asarray(table.counts, dtype=np.float64)  # exact: counts are below 2**53
+        self.K = int(n_classes)
+        self._committee, self._margin = (), np.zeros(self.labels.shape[0], dtype=np.int64)
+
+    def groups(self, committee: tuple) -> tuple[np.ndarray, int]:
+        """``(codes, G)``: each entry's (margin level, class) group after ``committee``, of ``G = (t + 1) K``."""
+        done = self._committee
+        if committee[: len(done)] != done:
+            done, self._margin = (), np.zeros(self.labels.shape[0], dtype=np.int64)
+        for h in committee[len(done):]:
+            # sigma(i) += +1 if h votes y_i else -1 (two classes: y_i * h(x_i))
+            self._margin += 2 * (class_codes(self.F.map_rows(h.predict), self.K) == self.labels).astype(np.int64) - 1
+        self._committee = tuple(committee)
+        t = len(committee)
+        return _committee_codes(self._margin, self.labels, t, self.K), (t + 1) * self.K
+
+
+def _boost_part(table, n_classes: int) -> BoostPart:
+    return BoostPart(table, n_classes)
+
+
+def _part_stat(part: BoostPart, stat, committee: tuple, *args):
+    codes, G = part.groups(committee)
+    return stat(part.F, codes, part.w, G, *args)
+
+
+def _level_counts(F, codes, w, G):
+    return np.bincount(codes, weights=w, minlength=G).astype(np.float64)
+
+
+class PartsMeasure:
+    """Round ``t + 1``'s smooth measure of a fit's parts: the weak learners' statistics, asked of the parts.
+
+    ``ask(stat, *args)`` sums ``stat`` over the parts by (margin level, class) group -- exact integers --
+    and contracts the levels with ``mu_levels`` (:func:`level_measure`): the statistic of the measure by
+    class, as :class:`~dpglass.models.boosting.hypotheses.EntryMeasure` gives it for weights given entry by
+    entry.  The client holds the committee, the level counts and the statistics, never an entry.
+    """
+
+    def __init__(self, parts, committee: tuple, mu_levels: np.ndarray, n_classes: int, n_features: int):
+        self.parts, self.committee, self.mu = parts, tuple(committee), np.asarray(mu_levels, dtype=np.float64)
+        self.n_classes, self.n_features = int(n_classes), int(n_features)
+
+    def ask(self, stat, *args):
+        sums = self.parts.sum(_part_stat, stat, self.committee, *args)
+        return tuple(self._by_class(s) for s in sums) if isinstance(sums, tuple) else self._by_class(sums)
+
+    def _by_class(self, counts: np.ndarray) -> np.ndarray:
+        counts = np.asarray(counts, dtype=np.float64)
+        by_level = counts.reshape((self.mu.size, self.n_classes) + counts.shape[1:])
+        return np.tensordot(self.mu, by_level, axes=(0, 0))
+
+    def predictions(self, h):
+        return None  # the parts update their margins from the committee
+
+
+def round_measure(parts, committee: tuple, *, n_classes: int, n_features: int, density: float,
+                  learning_rate: float, target=None):
+    """``(PartsMeasure, target)``: the measure of round ``t + 1 = len(committee) + 1`` over ``parts`` (a
+    :class:`~dpglass.aggregates.parts.TableParts` of :class:`BoostPart`), from the records at each margin
+    level (one statistic: the counts by level and class).  ``target``: the projection's ``kappa n``, from
+    the first round's counts when None (n is private: it is used only there, Lemma S'), else as given."""
+    t = len(committee)
+    counts = parts.sum(_part_stat, _level_counts, tuple(committee)).reshape(t + 1, int(n_classes)).sum(axis=1)
+    n = float(counts.sum())
+    target = density * n if target is None else target
+    mu = level_measure(counts, t, density=density, learning_rate=learning_rate, target=target)
+    return PartsMeasure(parts, committee, mu, n_classes, n_features), target

@@ -1,9 +1,13 @@
 """Weak learners of smooth boosting: DP 1-Rules (stumps), joint trees and DP TopDown trees, for K >= 2 classes.
 
-Each learner receives the records, the labels (class codes 0..K-1) and the
-smooth measure ``mu`` of the records produced by
-:func:`dpglass.models.boosting.estimator.smooth_boost` (every entry in [0, 1],
-unnormalised), computes the exact values of its round's releases
+Each learner receives the smooth measure ``mu`` of the round (every entry in
+[0, 1], unnormalised) as a *measure*: an object it asks for mu-weighted sums
+by class (:mod:`dpglass.models.boosting.hypotheses`: ``class_sums``,
+``class_grams``, ``leaf_sums``, ``leaf_totals``).  In a fit it is the parts'
+:class:`~dpglass.models.boosting.smooth_measure.PartsMeasure` (integer counts
+by margin level and class, summed over the parts, contracted with the
+level's mu); called on arrays ``(F, y01, mu)`` it is their
+:class:`~dpglass.models.boosting.hypotheses.EntryMeasure`.  A learner computes the exact values of its round's releases
 (utilities, leaf margins) and releases them through ``release(step,
 exact)``: the steps are the round's in the family's release plan
 (:mod:`dpglass.models.boosting.plan`, which holds each step's entry, its
@@ -27,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from dpglass.models.boosting.hypotheses import (  # noqa: F401  (re-exported: the learners' public names)
-    ClassStump, FeatureMatrix, Stump, Tree, _stump_of, class_codes, n_stumps, stump_candidates, stump_from, vote_labels,
+    ClassStump, FeatureMatrix, Stump, Tree, _stump_of, as_measure, class_codes, class_sums, leaf_sums, leaf_totals,
+    n_stumps, stump_candidates, stump_from, vote_labels,
 )
 from dpglass.models.boosting.joint_trees import (  # noqa: F401  (re-exported)
     _LABELLINGS, JOINT_MAX_LABELLINGS, JOINT_TREE_DEPTH, TREE_ERROR_SENSITIVITY, TREE_FLOOR, _joint_tree, _stage_epsilon, _TreeUtilities,
@@ -40,6 +45,7 @@ __all__ = [
     "Tree",
     "FeatureMatrix",
     "literal_errors",
+    "stump_errors",
     "dp_one_rule",
     "gini_bound",
     "dp_top_down",
@@ -83,18 +89,31 @@ def leaf_margin_sensitivity(n_classes: int = 2) -> float:
 
 
 # ------------------------------------------------------------------------- DP-1R
-def literal_errors(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, n_classes: int = 2) -> np.ndarray:
-    """Weighted errors of every 1-Rule (stump), in :func:`stump_candidates` order: K - 1 matrix-vector products.
+def stump_errors(T: np.ndarray, M1: np.ndarray) -> np.ndarray:
+    """Weighted errors of every 1-Rule (stump), in :func:`stump_candidates` order, from the class masses.
 
-    Two classes: ``x_0 .. x_{d-1}``, ``not x_0 .. not x_{d-1}``, constant
-    ``+1``, constant ``-1``.  With ``P1 = sum(p[y == 1])`` and ``W = sum(p)``:
-    ``err(x_j) = P1 + (X.T @ (p * (1 - 2y)))_j``, ``err(not x_j) = W - err(x_j)``,
-    ``err(+1) = W - P1``, ``err(-1) = P1``.  K classes (the stump votes ``hi``
-    where ``x_j = 1`` and ``lo`` where it is 0; masses ``T_k`` of class k,
-    ``R_k = W - T_0 - T_k``, ``D_k = X.T @ (p [y = 0] - p [y = k])``):
-    ``err(j, k, 0) = (W - T_0) + D_k``, ``err(j, 0, k) = (W + R_k) - err(j, k, 0)``,
-    ``err(j, a, b) = (W - T_b) + D_a - D_b``, ``err(constant k) = W - T_k``.
-    For two classes these are the binary formulas, float for float.
+    ``T`` (K,) is each class's mass and ``M1`` (K, d) its mass where each
+    feature is 1 (:func:`~dpglass.models.boosting.hypotheses.class_sums`).
+    The stump voting ``a`` where ``x_j = 1`` and ``b`` where it is 0 errs on
+    everything but class a's mass where x_j = 1 and class b's where it is 0:
+    ``W - M1[a, j] - (T[b] - M1[b, j])``; the constant ``k`` on ``W - T[k]``
+    (``W`` the total mass).  For two classes the candidates are ``x_j``,
+    ``not x_j``, then the constants ``+1``, ``-1``.
+    """
+    T, M1 = np.asarray(T, dtype=np.float64), np.asarray(M1, dtype=np.float64)
+    K = T.shape[0]
+    total = float(T.sum())
+    pairs, constants = stump_candidates(K)
+    codes = lambda label: int(class_codes(label, K))  # noqa: E731
+    blocks = [(total - M1[codes(hi)]) - (T[codes(lo)] - M1[codes(lo)]) for hi, lo in pairs]
+    return np.concatenate(blocks + [[total - T[codes(c)] for c in constants]])
+
+
+def literal_errors(F, y01=None, p=None, n_classes: int = 2) -> np.ndarray:
+    """Weighted errors of every 1-Rule (stump), in :func:`stump_candidates` order (:func:`stump_errors`).
+
+    ``F`` is a measure (a fit's :class:`~dpglass.models.boosting.smooth_measure.PartsMeasure`), or a
+    :class:`FeatureMatrix` (or 0/1 array) with the class codes ``y01`` and the weights ``p`` of its rows.
 
     Examples
     --------
@@ -103,46 +122,16 @@ def literal_errors(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, n_classes: 
     >>> literal_errors(FeatureMatrix(X), y, np.full(4, 0.25)).tolist()
     [0.0, 0.5, 1.0, 0.5, 0.5, 0.5]
     """
-    p = np.asarray(p, dtype=np.float64)
-    y = np.asarray(y01)
-    K = int(n_classes)
-    total = float(p.sum())
-    mass, rest, diff = {}, {}, {}
-    for k in range(1, K):
-        signed = p.copy()  # +p on class 0, -p on class k, 0 elsewhere (without float temporaries of y)
-        others = ((y != 0) & (y != k)) if K > 2 else None
-        if others is not None:
-            signed[others] = 0.0
-        np.negative(signed, out=signed, where=y == k)
-        rest[k] = float(p[others].sum()) if others is not None else 0.0  # R_k
-        mass[k] = 0.5 * ((total - rest[k]) - float(signed.sum()))  # T_k
-        diff[k] = F.tdot(signed)  # D_k
-    not_zero = mass[1]  # W - T_0, the mass of every class but 0
-    for k in range(2, K):
-        not_zero = not_zero + mass[k]
-    errors = {}
-    for k in range(1, K):
-        errors[(k, 0)] = not_zero + diff[k]
-        errors[(0, k)] = (total + rest[k]) - errors[(k, 0)]
-    for a in range(1, K):
-        for b in range(1, K):
-            if a != b:
-                errors[(a, b)] = (total - mass[b]) + (diff[a] - diff[b])
-    pairs, constants = stump_candidates(K)
-    codes = lambda label: int(class_codes(label, K))  # noqa: E731
-    blocks = [errors[(codes(hi), codes(lo))] for hi, lo in pairs]
-    return np.concatenate(blocks + [[not_zero if codes(c) == 0 else total - mass[codes(c)] for c in constants]])
+    return stump_errors(*as_measure(F, y01, p, n_classes).ask(class_sums))
 
 
-def dp_one_rule(F: FeatureMatrix, y01: np.ndarray, mu: np.ndarray, *, steps: tuple, release, n_classes: int = 2):
+def dp_one_rule(F, y01=None, mu=None, *, steps: tuple, release, n_classes: int = 2):
     """DP-1R (paper 002, Algorithm 3): the exponential mechanism on -weighted error.
 
     Parameters
     ----------
-    F : FeatureMatrix
-    y01 : ndarray of class codes (0/1 for two classes)
-    mu : ndarray
-        The smooth measure (entries in [0, 1]).
+    F : a measure (:func:`~dpglass.models.boosting.hypotheses.as_measure`), or a FeatureMatrix with
+        ``y01`` (class codes) and ``mu`` (the smooth measure of its rows, entries in [0, 1])
     steps : tuple of PlannedRelease
         The round's one step: the exponential mechanism over the
         ``d K (K - 1) + K`` stumps (``2d + 2`` for two classes) at the round's
@@ -155,8 +144,9 @@ def dp_one_rule(F: FeatureMatrix, y01: np.ndarray, mu: np.ndarray, *, steps: tup
     Returns
     -------
     stump : Stump or ClassStump
-    predictions : ndarray
-        The stump's labels (+1/-1 for two classes) on the training records.
+    predictions : ndarray or None
+        The stump's labels (+1/-1 for two classes) on the entries (None for a fit's parts, which update their
+        margins themselves from the released committee).
 
     Notes
     -----
@@ -167,10 +157,11 @@ def dp_one_rule(F: FeatureMatrix, y01: np.ndarray, mu: np.ndarray, *, steps: tup
     ``kappa n``) that is ``eta = epsilon kappa n / 2``, twice Theorem 7's
     ``eps kappa n / (4 tau)``.
     """
+    measure = as_measure(F, y01, mu, n_classes)
     (step,) = steps
-    (value,) = release(step, -literal_errors(F, y01, mu, n_classes))
+    (value,) = release(step, -literal_errors(measure))
     stump = stump_from(value)
-    return stump, F.map_rows(stump.predict)
+    return stump, measure.predictions(stump)
 
 
 # ------------------------------------------------------------------- DP-TopDown
@@ -205,23 +196,20 @@ def gini_bound(a, b):
     return _gini(np.stack([a, b]))
 
 
+def _last_first(sums) -> tuple[np.ndarray, np.ndarray]:
+    """``(m, m1)`` of shapes (K,) and (K, d), the last class first, from :func:`class_sums`' ``(T, M1)``."""
+    T, M1 = sums
+    return np.asarray(T, dtype=np.float64)[::-1].copy(), np.asarray(M1, dtype=np.float64)[::-1].copy()
+
+
 def _leaf_masses(F: FeatureMatrix, y01, p, in_leaf: np.ndarray, n_classes: int = 2):
     """Weighted masses of a leaf's classes (the last class first), in total and where each feature is 1.
 
-    Returns ``(m, m1)`` of shapes (K,) and (K, d).  Class 0's masses are the
-    leaf's total minus the others' (for two classes: the negatives' masses
-    are the total minus the positives', as the binary learner computed them).
+    Returns ``(m, m1)`` of shapes (K,) and (K, d): :func:`class_sums` of the
+    entries with weights ``p * in_leaf``.
     """
-    w = p * in_leaf
-    total = F.tdot(w)
-    parts = [w * (y01 == k) for k in range(n_classes - 1, 0, -1)]
-    sums = [part.sum() for part in parts]
-    ones = [F.tdot(part) for part in parts]
-    known, known1 = sums[0], ones[0]
-    for v, v1 in zip(sums[1:], ones[1:]):
-        known, known1 = known + v, known1 + v1
-    m = np.array([float(v) for v in sums] + [float(w.sum() - known)])
-    return m, np.stack(ones + [total - known1])
+    w = np.asarray(p, dtype=np.float64) * in_leaf
+    return _last_first(as_measure(F, y01, w, n_classes).ask(class_sums))
 
 
 def _improvements(masses):
@@ -231,7 +219,7 @@ def _improvements(masses):
     return _gini(m) - _gini(m[:, None] - m1) - _gini(m1)
 
 
-def dp_top_down(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, steps: tuple, release, n_classes: int = 2):
+def dp_top_down(F, y01=None, p=None, *, steps: tuple, release, n_classes: int = 2):
     """DP-TopDown (paper 002, Algorithm 2) on a smooth weighting, for K >= 2 classes.
 
     Grows a tree to ``n_nodes = len(steps) - 1`` internal nodes: each step
@@ -247,7 +235,10 @@ def dp_top_down(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, steps: tupl
     ``n_nodes`` selections (basic composition, ``epsilon / (2 n_nodes)``
     each), half for the leaf labels, as in the paper's Theorem 9.
 
-    ``p`` is the smooth measure ``mu`` (entries in [0, 1], unnormalised).
+    ``F`` is a measure, or a FeatureMatrix with the class codes ``y01`` and
+    the smooth measure ``p`` of its rows (entries in [0, 1], unnormalised);
+    the leaves' masses are statistics of it (:func:`leaf_sums`,
+    :func:`leaf_totals`), asked of the measure as the tree grows.
     Sensitivities (proofs in docs/privacy.md, n private): a split's
     improvement changes by at most 8 whatever K (every partial derivative of
     the improvement in the masses lies in ``[-4, 4]`` and
@@ -261,36 +252,35 @@ def dp_top_down(F: FeatureMatrix, y01: np.ndarray, p: np.ndarray, *, steps: tupl
     Returns
     -------
     tree : Tree
-    predictions : ndarray
-        The tree's labels (+1/-1 for two classes) on the training records.
+    predictions : ndarray or None
+        The tree's labels (+1/-1 for two classes) on the entries (None for a fit's parts).
     """
+    measure = as_measure(F, y01, p, n_classes)
     *splits, labels = steps
-    feature, left, right, leaf_of, leaves = _grow(F, y01, p, splits, release, n_classes)
-    # +1 on class k, -1 on class 0 (two classes: 2y - 1, the weights of the binary margins a_l - b_l)
-    signs = [(y01 == k).astype(np.float64) - (y01 == 0).astype(np.float64) for k in range(1, n_classes)]
-    margins = np.stack([np.bincount(leaf_of, weights=p * sign, minlength=len(feature))[leaves] for sign in signs],
-                       axis=1).ravel()  # leaf by leaf, classes 1 .. K-1
+    feature, left, right, leaves = _grow(measure, splits, release, n_classes)
+    totals = measure.ask(leaf_totals, tuple(feature), tuple(left), tuple(right))  # (K, nodes): each leaf's masses
+    # a_lk - a_l0 for k = 1 .. K-1 (two classes: a_l - b_l), leaf by leaf
+    margins = np.stack([totals[k][leaves] - totals[0][leaves] for k in range(1, n_classes)], axis=1).ravel()
     value = [0] * len(feature)
     for leaf, v in zip(leaves, release(labels, margins)):
         value[leaf] = int(v)
     tree = Tree(tuple(feature), tuple(left), tuple(right), tuple(value))
-    return tree, np.asarray(value, dtype=np.int16)[leaf_of]
+    return tree, measure.predictions(tree)
 
 
-def _grow(F: FeatureMatrix, y01, p, splits: tuple, release, n_classes: int = 2):
+def _grow(measure, splits: tuple, release, n_classes: int = 2):
     """DP-TopDown's splits: one (leaf position, feature) pair released per step on the Gini-bound improvements.
 
-    Returns the tree's arrays (feature, left, right), each record's leaf and
-    the leaves, in the order the labels are released.  Split ``s`` creates
-    nodes ``2s + 1`` (``x_j = 0``) and ``2s + 2``.
+    Returns the tree's arrays (feature, left, right) and the leaves, in the
+    order the labels are released.  Split ``s`` creates nodes ``2s + 1``
+    (``x_j = 0``) and ``2s + 2``.
     """
-    n_nodes, n = len(splits), F.n_samples
+    n_nodes = len(splits)
     feature = [-1]
     left = [-1]
     right = [-1]
-    leaf_of = np.zeros(n, dtype=np.intp)
     leaves = [0]
-    masses = {0: _leaf_masses(F, y01, p, np.ones(n), n_classes)}
+    masses = {0: _last_first(measure.ask(class_sums))}
     improvements = {0: _improvements(masses[0])}
     for s, step in enumerate(splits):
         ((position, j),) = release(step, np.concatenate([improvements[leaf] for leaf in leaves]))
@@ -300,20 +290,14 @@ def _grow(F: FeatureMatrix, y01, p, splits: tuple, release, n_classes: int = 2):
         feature += [-1, -1]
         left += [-1, -1]
         right += [-1, -1]
-        rows = leaf_of == leaf
-        xj = F.column(j)
-        leaf_of[rows & (xj == 0)] = lo
-        leaf_of[rows & (xj == 1)] = hi
         leaves.remove(leaf)
         del improvements[leaf]
         parent = masses.pop(leaf)
         leaves += [lo, hi]
         if s + 1 < n_nodes:  # improvements of the new leaves are needed only if another split follows
             # masses are additive: the x_j = 0 child is the parent minus the x_j = 1 child
-            masses[hi] = _leaf_masses(F, y01, p, (leaf_of == hi).astype(np.float64), n_classes)
+            masses[hi] = _last_first(measure.ask(leaf_sums, tuple(feature), tuple(left), tuple(right), hi))
             masses[lo] = tuple(u - v for u, v in zip(parent, masses[hi]))
             for new in (lo, hi):
                 improvements[new] = _improvements(masses[new])
-    return feature, left, right, leaf_of, leaves
-
-
+    return feature, left, right, leaves
