@@ -4,7 +4,8 @@ Issues 12 and 28 ask for data-independent defaults never worse than the
 constant predictor at epsilon >= 1 on the shipped datasets.  This prints, per
 dataset, model and epsilon, the mean test accuracy +- its standard deviation
 over seeded 70/30 splits (``split_indices``) beside the mean accuracy of the
-majority class of each training part on its test part.  Every model of the
+majority class of each training part on its test part, and their paired difference
+(mean ± its standard error over the splits).  Every model of the
 registry at ``make(epsilon=...)`` (its default delta), except the two that
 also learn from a public part (subsample-aggregate, DP-Bag: without one they
 label uniform random rows); the CLI's default for ``--dataset`` is
@@ -59,11 +60,11 @@ def majority(y_train, y_test) -> float:
 
 
 def run_dataset(name: str, names, epsilons, seeds: int, holdout: str) -> list[tuple]:
-    """One row per (model, epsilon): ``(dataset, model, epsilon, mean, sd, majority, seconds)`` (a non-private
-    model: its one fit, under each epsilon)."""
+    """One row per (model, epsilon): ``(dataset, model, epsilon, accuracies, majorities, seconds)``, one accuracy
+    and one majority-class accuracy per split (a non-private model: its one fit, under each epsilon)."""
     X, y = (np.asarray(a) for a in load_dataset(name))
     splits = [split_indices(len(y), seed, holdout=holdout) for seed in range(seeds)]
-    maj = np.mean([majority(y[tr], y[te]) for tr, te in splits])
+    maj = [majority(y[tr], y[te]) for tr, te in splits]
     rows = []
     for model in names:
         for eps in epsilons:
@@ -73,8 +74,7 @@ def run_dataset(name: str, names, epsilons, seeds: int, holdout: str) -> list[tu
                 params = {"epsilon": eps, "random_state": seed} if spec.private else {}
                 fitted = spec.make(**params).fit(X[tr], y[tr])
                 accs.append(fitted.score(X[te], y[te]))
-            rows.append((name, model, eps, float(np.mean(accs)), float(np.std(accs)), float(maj),
-                         time.perf_counter() - start))
+            rows.append((name, model, eps, accs, maj, time.perf_counter() - start))
             print_row(rows[-1])
     return rows
 
@@ -96,7 +96,7 @@ def run_auto(epsilons, seeds: int, large_seeds: int, holdout: str) -> list[tuple
         frame, y, schema = raw_table(name, "train" if name == "adult" else None)
         splits = [split_indices(len(y), seed, holdout=holdout)
                   for seed in range(large_seeds if len(y) > LARGE else seeds)]
-        maj = float(np.mean([majority(y[tr], y[te]) for tr, te in splits]))
+        maj = [majority(y[tr], y[te]) for tr, te in splits]
         for eps in epsilons:
             accs, chosen, start = [], set(), time.perf_counter()
             for seed, (tr, te) in enumerate(splits):
@@ -104,17 +104,22 @@ def run_auto(epsilons, seeds: int, large_seeds: int, holdout: str) -> list[tuple
                                     classes=sorted(set(y.tolist()))).fit(frame.iloc[tr], y[tr])
                 accs.append(fitted.score(frame.iloc[te], y[te]))
                 chosen.add(fitted.model_choice_)
-            rows.append((f"{name} (raw, schema)", f"auto → {' / '.join(sorted(chosen))}", eps, float(np.mean(accs)),
-                         float(np.std(accs)), maj, time.perf_counter() - start))
+            rows.append((f"{name} (raw, schema)", f"auto → {' / '.join(sorted(chosen))}", eps, accs, maj,
+                         time.perf_counter() - start))
             print_row(rows[-1])
     return rows
 
 
 def print_row(row) -> None:
-    name, model, eps, mean, sd, maj, seconds = row
-    flag = " **below**" if mean < maj else ""
-    print(f"| {name} | {model} | {eps:g} | {mean:.3f} ± {sd:.3f} | {maj:.3f} | {mean - maj:+.4f}{flag} | {seconds:.0f} |",
-          flush=True)
+    """The row in markdown: accuracy mean +- sd over the splits, the majority class's mean, and the mean paired
+    difference +- its standard error (sd of the per-split differences / sqrt(splits)); **below** when the mean
+    difference is negative."""
+    name, model, eps, accs, majs, seconds = row
+    diff = np.asarray(accs) - np.asarray(majs)
+    se = float(np.std(diff, ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else float("nan")
+    flag = " **below**" if diff.mean() < 0 else ""
+    print(f"| {name} | {model} | {eps:g} | {np.mean(accs):.3f} ± {np.std(accs):.3f} | {np.mean(majs):.3f} | "
+          f"{diff.mean():+.4f} ± {se:.4f}{flag} | {seconds:.0f} |", flush=True)
 
 
 def main(argv=None) -> None:
@@ -130,7 +135,7 @@ def main(argv=None) -> None:
     warnings.simplefilter("ignore")
     names = args.models or models()
     print(f"holdout: {args.holdout} parts\n\n| dataset | model | ε | accuracy (mean ± sd) | majority class | "
-          "difference | s |\n|---|---|---|---|---|---|---|", flush=True)
+          "difference ± se | s |\n|---|---|---|---|---|---|---|", flush=True)
     infos = {info.name: info for info in list_datasets(download=False)}
     for name in args.datasets if args.datasets is not None else list(infos):
         if infos[name].status.startswith("missing"):  # never downloads: present under DPGLASS_DATA or bundled
