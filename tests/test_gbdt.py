@@ -11,7 +11,7 @@ from scipy.special import expit
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
 from dpglass.models import DPGradientBoostingClassifier, load_model
 from dpglass.models.gbdt.fit import _dpboost_gain, _select_counts
-from dpglass.models.gbdt.hist import Cells
+from dpglass.models.gbdt.hist import PASS_ROWS, Codes
 from dpglass.models.gbdt.releases import (
     QUANTUM, dpboost_gain_sensitivity, dpboost_quantum, grid_for, leaf_sum_entry, quantise,
 )
@@ -287,11 +287,11 @@ def test_split_sums_are_exact_across_many_features_at_billions_of_records():
     cf, cc = binned.candidates()
 
     def utility(c):
-        hist = binned.cells.histograms(np.zeros(m, dtype=np.int64), 1, [c.astype(np.float64) * u])[0]
+        hist = binned.codes.histograms(np.zeros(m, dtype=np.int64), 1, [c.astype(np.float64) * u])[0]
         return _abs_gradient_utility(_left_sums(hist, binned, cf, cc))[0]
 
     exact = np.array([int(c) * int(x) for c, x in zip(counts, u)], dtype=object)
-    left = _left_sums(binned.cells.histograms(np.zeros(m, dtype=np.int64), 1, [counts * u])[0], binned, cf, cc)[0]
+    left = _left_sums(binned.codes.histograms(np.zeros(m, dtype=np.int64), 1, [counts * u])[0], binned, cf, cc)[0]
     assert [int(v) for v in left[0]] == [sum(exact[B[:, f] <= c]) for f, c in zip(cf, cc)]
     base = utility(counts)
     for i in range(0, m, 20):
@@ -399,23 +399,28 @@ def test_edited_file_is_refused(tmp_path, data):
 
 
 # ------------------------------------------------------------------ histograms
-@pytest.mark.parametrize("n_bins", [[2, 2, 5, 2], [300, 2, 256]])
-def test_cell_histograms_equal_per_feature_sums(n_bins):
-    """One bincount over the non-zero cells (bin 0 by subtraction) gives every feature's per-node bin sums."""
+@pytest.mark.parametrize("n_cuts", [[1, 1, 4, 1], [255, 1, 31], [1] * 11, [7, 3]])
+def test_code_histograms_equal_per_feature_sums(n_cuts):
+    """The 0/1 features' bin 1 by one matrix product and bin 0 by subtraction, the others' bins by one bincount,
+    chunk by chunk, give every feature's per-node bin sums exactly (integer weights), whatever the chunks."""
     rng = np.random.default_rng(0)
-    n = 500
-    B = np.column_stack([rng.integers(0, k, n) * (rng.random(n) < 0.6) for k in n_bins]).astype(np.uint16)
-    offsets = np.concatenate([[0], np.cumsum(n_bins)])
-    w = rng.normal(size=n)
-    rows = np.sort(rng.choice(n, 300, replace=False))
+    n = 2 * PASS_ROWS + 500  # three chunks
+    B = np.column_stack([rng.integers(0, k + 1, n) * (rng.random(n) < 0.6) for k in n_cuts]).astype(np.uint8)
+    offsets = np.concatenate([[0], np.cumsum(np.asarray(n_cuts) + 1)])
+    w = rng.integers(-2**20, 2**20, n).astype(np.float64) * rng.integers(1, 2**12, n)
+    rows = np.sort(rng.choice(n, n - 700, replace=False))
     node = rng.integers(0, 4, rows.size)
-    cells = Cells.from_bins(B, offsets)
-    assert cells.codes.dtype == (np.uint16 if offsets[-1] < 2**16 else np.uint32)
-    (h,) = cells.take(rows).histograms(node, 4, [w[rows]])
-    for j, k in enumerate(n_bins):
-        want = np.zeros((4, k))
+    codes = Codes.from_bins(B, n_cuts)
+    assert codes.bits.nbytes + codes.wide.nbytes <= n * (sum(k > 1 for k in n_cuts) + (sum(k == 1 for k in n_cuts)
+                                                                                           + 7) // 8)
+    assert np.array_equal(codes.matrix(), B) and np.array_equal(codes.take(rows).matrix(), B[rows])
+    (h,) = codes.take(rows).histograms(node, 4, [w[rows]])
+    for j, k in enumerate(n_cuts):
+        want = np.zeros((4, k + 1))
         np.add.at(want, (node, B[rows, j]), w[rows])
-        assert np.allclose(h[:, offsets[j]:offsets[j + 1]], want, atol=1e-12)
+        assert np.array_equal(h[:, offsets[j]:offsets[j + 1]], want)
+    (h1,) = codes.take(rows).histograms(np.zeros(rows.size, dtype=np.int64), 1, [w[rows]])
+    assert np.array_equal(h1[0], h.sum(axis=0))
 
 
 # ------------------------------------------------------------------ agreement with a non-private GBDT
@@ -548,3 +553,67 @@ def test_audit_dpboost_stays_under_the_claim(subset):
     res = audit_learner(est, X, y, n_runs=300, n_candidates=4, n_pilot=20, rng=0)
     assert res.verdict == "PASS"
     assert res.epsilon_lower <= 4.0
+
+
+# ------------------------------------------------------------------ in-memory table: records or distinct entries
+@pytest.mark.parametrize("kind", ["binary", "numeric", "three classes"])
+def test_records_and_their_distinct_entries_give_the_same_model(kind, monkeypatch):
+    """The in-memory Newton fit reads the records themselves (counts 1, no sort) or their distinct (bin row, label)
+    pairs: every statistic is an exact sum, so the file is the same byte for byte either way."""
+    from functools import partial
+
+    from dpglass.models.gbdt import binned as binned_module
+    from dpglass.models.gbdt import estimator as estimator_module
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    X = (rng.random((n, 6)) < 0.4).astype(np.uint8)  # 64 bin rows: many records share one
+    y = X[:, 0] ^ (rng.random(n) < 0.1)
+    kw = dict(epsilon=2.0, classes=[0, 1], random_state=1, max_depth=2, n_estimators=8)
+    if kind == "numeric":
+        X = np.column_stack([rng.normal(size=n), X[:, :3]])
+        kw["bounds"] = [(-3, 3), None, None, None]
+    if kind == "three classes":
+        y = np.where(X[:, 1] == 1, 2, y)
+        kw["classes"] = [0, 1, 2]
+    files = {}
+    for group in (True, False, None):
+        monkeypatch.setattr(estimator_module, "binned_rows", partial(binned_module.binned_rows, group=group))
+        files[group] = json.dumps(DPGradientBoostingClassifier(**kw).fit(X, y).to_dict())
+    assert files[True] == files[False] == files[None]
+
+
+def test_in_memory_table_is_the_records_when_they_are_distinct_and_grouped_when_they_repeat():
+    from dpglass.models.gbdt.binned import binned_rows
+
+    rng = np.random.default_rng(0)
+    n = 5000
+    X = (rng.random((n, 40)) < 0.5).astype(np.uint8)
+    y = rng.integers(0, 2, n).astype(np.uint8)
+    to_bins = lambda rows: (np.asarray(rows) > 0.5).astype(np.uint8)  # noqa: E731
+    rows = binned_rows(X, y, to_bins, np.ones(40, dtype=np.int64))
+    assert rows.n_entries == n and np.array_equal(rows.B, X) and rows.counts.sum() == n
+    assert rows.codes.bits.nbytes == n * 5 and rows.codes.wide.nbytes == 0  # 40 features: 5 bytes a record
+    few = binned_rows(X[:, :3], y, to_bins, np.ones(3, dtype=np.int64))
+    assert few.n_entries <= 16 and few.counts.sum() == n
+
+
+def test_in_memory_newton_fit_holds_little_besides_its_input():
+    """Issue 30: the in-memory DP-GBDT's working memory is a fraction of a 0/1 uint8 input (codes packed 8 a byte,
+    the scores in float64, the quantised gradient and Hessian terms in int32, one chunk of temporaries): its
+    traced peak over the fit stays below the input's size."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    n, d = 200_000, 50
+    X = (rng.random((n, d)) < 0.35).astype(np.uint8)
+    y = (X[:, 0] & X[:, 1]).astype(np.uint8)
+    model = DPGradientBoostingClassifier(epsilon=1.0, classes=[0, 1], random_state=0, n_estimators=3)
+    model.fit(X[:1000], y[:1000])  # imports and caches
+    tracemalloc.start()
+    try:
+        model.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < X.nbytes, peak / X.nbytes

@@ -17,8 +17,11 @@ followed by its label (:func:`dpglass.aggregates.encode_keys`); the keys are
 sorted and counted exactly as the 0/1 table's are:
 
 * in memory (:func:`binned_table`): the array is binned and encoded
-  :data:`~dpglass.aggregates.CHUNK_ROWS` rows at a time (no float copy of
-  the whole data, no whole bin matrix), then the keys are counted;
+  :data:`~dpglass.models.gbdt.hist.PASS_ROWS` rows at a time (no float copy
+  of the whole data, no whole bin matrix), then the keys are counted;
+  Newton boosting, whose statistics are exact sums, reads the records
+  themselves instead when they are distinct enough (:func:`binned_rows`:
+  linear in the rows, no sort: the same sums, so the same model);
 * through Dask (:func:`dask_binned_table`): each partition checks itself and
   bins itself to its bits **on the worker** (binning uses only the public or
   released edges), and :func:`dpglass.aggregates.dask_backend.pattern_table`
@@ -55,8 +58,10 @@ from dpglass.aggregates.parts import table_parts
 from dpglass.exceptions import DataValidationError
 from dpglass.models._binning import apply_bins
 from dpglass.models.gbdt.fit import Binned
+from dpglass.models.gbdt.hist import PASS_ROWS, Codes
 
-__all__ = ["BinnedTable", "BitLayout", "DaskData", "binned_table", "dask_binned_table", "dask_grid_counts"]
+__all__ = ["BinnedTable", "BitLayout", "DaskData", "binned_rows", "binned_table", "dask_binned_table",
+           "dask_grid_counts"]
 
 
 class BitLayout:
@@ -130,23 +135,66 @@ class BinnedTable:
         return cls(bins, table.labels, table.counts)
 
 
+def _bins(X, to_bins, layout: BitLayout):
+    """Yield ``(start, bin rows)`` of ``X``, :data:`~dpglass.models.gbdt.hist.PASS_ROWS` rows at a time: the one
+    loop that bins an in-memory array (``to_bins`` checks and bins a block; one block is converted to float at a
+    time)."""
+    for s in range(0, X.shape[0], PASS_ROWS):
+        yield s, to_bins(X[s : s + PASS_ROWS])
+
+
+def _keys(X, y01, to_bins, layout: BitLayout) -> np.ndarray:
+    keys = np.empty(X.shape[0], dtype=key_dtype(layout.n_bits))
+    for s, B in _bins(X, to_bins, layout):
+        keys[s : s + B.shape[0]] = encode_keys(layout.expand(B), y01[s : s + B.shape[0]], layout.n_bits)
+    return keys
+
+
 def binned_table(X, y01, to_bins, layout: BitLayout) -> BinnedTable:
     """The :class:`BinnedTable` of an in-memory ``X`` (n, d) and 0/1 labels ``y01``.
 
     ``to_bins(rows)`` bins a block of rows of ``X`` to uint8 codes (it checks
-    them too); it is called on :data:`~dpglass.aggregates.CHUNK_ROWS` rows
+    them too); it is called on :data:`~dpglass.models.gbdt.hist.PASS_ROWS` rows
     at a time, so only one chunk is ever converted to float.  Working memory:
     one key per record (8 bytes up to 56 bits a row, ``W/8 + 1`` beyond) and
     the table.
     """
-    n = X.shape[0]
-    y01 = np.asarray(y01, dtype=np.uint8)
-    keys = np.empty(n, dtype=key_dtype(layout.n_bits))
-    for s in range(0, n, CHUNK_ROWS):
-        e = min(s + CHUNK_ROWS, n)
-        keys[s:e] = encode_keys(layout.expand(to_bins(X[s:e])), y01[s:e], layout.n_bits)
-    keys, counts = count_keys(keys, owned=True)
+    keys, counts = count_keys(_keys(X, np.asarray(y01, dtype=np.uint8), to_bins, layout), owned=True)
     return BinnedTable.from_pattern_table(table_from_keys(keys, counts, layout.n_bits), layout)
+
+
+#: Rows binned to estimate how often rows repeat (:func:`binned_rows`).
+SAMPLE_ROWS = 1 << 14
+
+
+def binned_rows(X, y01, to_bins, n_cuts, *, group: bool | None = None) -> Binned:
+    """The in-memory table of a learner that reads only exact sums (Newton boosting): linear in the rows.
+
+    When the rows are distinct enough -- a strided sample of
+    :data:`SAMPLE_ROWS` rows has at least half of them distinct -- the entries
+    are the records themselves, in order, with count 1 (the bin codes of
+    :class:`~dpglass.models.gbdt.hist.Codes`: an eighth of a 0/1 uint8 input,
+    no sort, no key per record); otherwise the distinct (bin row, label) pairs
+    of :func:`binned_table` (a sort of one key per record, repaid by passes over
+    fewer entries).  Both give every statistic exactly the same sums, so the
+    same model: the choice is speed and memory, not privacy (it reads the data,
+    and nothing about it is released or changes the result).  ``group`` True or
+    False makes the choice instead of the sample.
+    """
+    n_cuts = np.asarray(n_cuts, dtype=np.int64)
+    layout = BitLayout(n_cuts)
+    y01 = np.asarray(y01, dtype=np.uint8)
+    n = X.shape[0]
+    if group is None:
+        sample = np.arange(0, n, max(1, n // SAMPLE_ROWS))
+        group = 2 * np.unique(_keys(X[sample], y01[sample], to_bins, layout)).size < sample.size
+    if group:  # rows repeat: fewer entries repay the sort
+        keys, counts = count_keys(_keys(X, y01, to_bins, layout), owned=True)
+        return _binned_part(table_from_keys(keys, counts, layout.n_bits), layout, n_cuts)
+    codes = Codes.empty(n, n_cuts)
+    for s, B in _bins(X, to_bins, layout):
+        codes.put(s, B)
+    return Binned(codes, n_cuts, y01, np.broadcast_to(np.int64(1), (n,)))
 
 
 # ----------------------------------------------------------------------- Dask
@@ -241,8 +289,11 @@ def dask_binned_table(X, y, binning: PartitionBinning, *, classes=None) -> tuple
 
 
 def _binned_part(table: PatternTable, layout: BitLayout, n_cuts: np.ndarray) -> Binned:
-    table = BinnedTable.from_pattern_table(table, layout)
-    return Binned(table.bins, n_cuts, table.labels, table.counts)
+    """A worker's part as the learners read it: its bin codes decoded from the key bits a chunk at a time."""
+    codes = Codes.empty(table.n_entries, n_cuts)
+    for s in range(0, table.n_entries, PASS_ROWS):
+        codes.put(s, layout.collapse(table.unpack(slice(s, s + PASS_ROWS))))
+    return Binned(codes, n_cuts, table.labels, table.counts)
 
 
 def dask_binned_parts(X, y, binning: PartitionBinning, n_cuts, *, classes=None) -> tuple:

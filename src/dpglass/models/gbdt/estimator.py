@@ -55,7 +55,7 @@ from dpglass.models._base import (
     ClassifierBase,
 )
 from dpglass.models._binning import fit_edges, memory_grid_counts
-from dpglass.models.gbdt.binned import DaskData
+from dpglass.models.gbdt.binned import DaskData, binned_rows
 from dpglass.models.gbdt.budget import Public, budget, gbdt_plan, resolved_sizes
 from dpglass.models.gbdt.fit import Binned, class_probabilities, fit_dpboost, fit_newton
 from dpglass.models.gbdt.trees import (
@@ -332,7 +332,7 @@ class DPGradientBoostingClassifier(ClassifierBase):
         if self.variant == "newton":  # asks the table's parts for sums: on Dask they stay on the workers
             n_cuts = np.array([e.size for e in self.edges_], dtype=np.int64)
             parts = (data.parts(self, n_cuts) if isinstance(data, DaskData)
-                     else TableParts.local(self._binned_table(data)))
+                     else TableParts.local(binned_rows(*data, self._bins, n_cuts)))  # linear: no sort
             result = fit_newton(parts, plan, ledger, rng, max_leaf=float(self.max_leaf_value), n_cuts=n_cuts)
         else:  # DPBoost draws per-entry subsets on the client: it reads the gathered table
             result = fit_dpboost(self._binned_table(data), plan, ledger, rng)

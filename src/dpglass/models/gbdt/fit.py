@@ -22,7 +22,11 @@ of one entry share their prediction, gradient, Hessian, node and leaf, so
 every sum is taken over the entries with the counts as integer weights (a
 different order of summation of the same per-record terms); DPBoost's
 per-record subset draws become per-entry binomial draws of the counts, equal
-in distribution (:func:`_select_counts`).
+in distribution (:func:`_select_counts`).  Newton's sums are exact integers
+(QUANTUM units times counts), so its table may also be the records
+themselves, each with count 1 (:func:`~dpglass.models.gbdt.binned.binned_rows`):
+the same sums, the same model.  The bin codes are compact
+(:class:`~dpglass.models.gbdt.hist.Codes`) and read a chunk at a time.
 
 Every release goes through the fit's plan (:mod:`dpglass.models.gbdt.budget`):
 the learners compute each step's exact values and call
@@ -33,45 +37,50 @@ noise.  The proofs are in docs/privacy.md, section "DP gradient boosted trees".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 from scipy.special import expit
 
-from dpglass.aggregates import CHUNK_ROWS
 from dpglass.aggregates.parts import TableParts
-from dpglass.models.gbdt.hist import Cells
+from dpglass.models.gbdt.hist import Codes
 from dpglass.models.gbdt.releases import (
     QUANTUM, class_term_caps, dpboost_leaf_clip, dpboost_quantum, dpboost_units, project_l1, quantise,
     scored_classes,
 )
-from dpglass.models.gbdt.trees import BinnedTree, leaf_index, random_structure
+from dpglass.models.gbdt.trees import BinnedTree, random_structure
 from dpglass.privacy.splits import coin_counts
 
 __all__ = ["Binned", "FitResult", "NewtonPart", "class_probabilities", "fit_dpboost", "fit_newton", "newton_terms"]
 
 
-@dataclass(frozen=True)
 class Binned:
     """The binned pattern table the learners read, with the number of cuts of every feature.
 
-    ``B`` (m, d) holds the distinct bin rows (one per entry), ``labels`` (m,)
-    their 0/1 labels and ``counts`` (m,) how many records share the entry.
+    ``codes`` (a :class:`~dpglass.models.gbdt.hist.Codes`, built from a bin
+    matrix (m, d) when one is passed) holds the bin rows (one per entry),
+    ``labels`` (m,) their class codes and ``counts`` (m,) how many records share
+    the entry.  Entries need not be distinct: every statistic is an exact sum
+    over entries, so a table of the records themselves (counts 1) gives the same
+    sums as their distinct pairs.
     """
 
-    B: np.ndarray
-    n_cuts: np.ndarray
-    labels: np.ndarray
-    counts: np.ndarray
+    def __init__(self, B, n_cuts, labels, counts):
+        self.n_cuts = np.asarray(n_cuts, dtype=np.int64)
+        self.codes = B if isinstance(B, Codes) else Codes.from_bins(np.asarray(B, dtype=np.uint8), self.n_cuts)
+        self.labels, self.counts = labels, counts
+
+    @property
+    def n_entries(self) -> int:
+        return self.codes.n_rows
+
+    @property
+    def B(self) -> np.ndarray:
+        """The whole bin matrix (m, d) uint8, decoded (small tables and tests; the learners read chunks)."""
+        return self.codes.matrix()
 
     @property
     def offsets(self) -> np.ndarray:
-        return np.concatenate([[0], np.cumsum(self.n_cuts + 1)])
-
-    @cached_property
-    def cells(self) -> Cells:
-        """The non-zero bins of ``B`` as global codes, for the level histograms (``gbdt.hist``)."""
-        return Cells.from_bins(self.B, self.offsets)
+        return self.codes.offsets
 
     def candidates(self) -> tuple[np.ndarray, np.ndarray]:
         f = np.concatenate([np.full(c, j) for j, c in enumerate(self.n_cuts)]).astype(np.int64)
@@ -150,21 +159,21 @@ def _grow(binned: Binned, rows, depth, utility, choose, rng, weights) -> list:
     feature = np.zeros((C, 2**depth - 1), dtype=np.int64)
     cut = np.zeros((C, 2**depth - 1), dtype=np.int64)
     node = np.zeros((C, rows.size), dtype=np.int64)
-    everyone = rows.size == binned.B.shape[0]
-    cells = binned.cells if everyone else binned.cells.take(rows)
+    everyone = rows.size == binned.n_entries
+    codes = binned.codes if everyone else binned.codes.take(rows)
     ws = weights if everyone else [[w[rows] for w in tree] for tree in weights]
     for level in range(depth):
         first, width = 2**level - 1, 2**level
         utilities = []
         for k in range(C):
-            hists = cells.histograms(node[k] - first, width, ws[k])
+            hists = codes.histograms(node[k] - first, width, ws[k])
             utilities.append(utility(*[_left_sums(h, binned, cand_f, cand_c) for h in hists]))
         chosen = choose(level, utilities[0] if C == 1 else np.concatenate(utilities))
         for k in range(C):
             for i, (f, c) in enumerate(chosen[k * width : (k + 1) * width]):
                 feature[k, first + i], cut[k, first + i] = f, c
-            right = binned.B[rows, feature[k, node[k]]] > cut[k, node[k]]
-            node[k] = 2 * node[k] + 1 + right
+            # the rows' nodes one level down: the descent through the levels chosen so far
+            node[k] = codes.leaf_index(feature[k], cut[k], level + 1) + 2 ** (level + 1) - 1
     return [(feature[k], cut[k]) for k in range(C)]
 
 
@@ -196,59 +205,67 @@ class NewtonPart:
     """One part of the binned table (a :class:`Binned`) and what a Newton fit asks of it.
 
     Every answer is a function of the part's entries and of the public model
-    so far (the released intercept and trees): the per-(node, bin) gradient
+    so far (the released intercept and trees): the per-record gradient and
+    Hessian sums of every record (the intercept), the per-(node, bin) gradient
     sums of a level, the per-leaf gradient and Hessian sums of a round's
     trees.  The sums are exact integers (QUANTUM units times counts), so the
-    parts' sums add up to the whole table's whatever the cut into parts
-    (:mod:`dpglass.aggregates.parts`).  In memory there is one part, the
-    whole table; on Dask the parts stay on the workers.  The entries' scores
-    are a cache: extended by the trees released since the last question, and
-    rebuilt from the model when it is not an extension (a part recomputed
-    after its worker died, another fit), by the same float operations in the
-    same order.
+    parts' sums add up to the whole table's whatever the cut into parts or the
+    grouping of records into entries (:mod:`dpglass.aggregates.parts`).  In
+    memory there is one part; on Dask the parts stay on the workers.
+
+    The part keeps each entry's scores (float64, one per scored class) and one
+    record's quantised gradient and Hessian terms (int32: at most 2**20 units),
+    a cache brought to the model asked about before each answer: extended by
+    the trees released since, or rebuilt when the model is not an extension (a
+    part recomputed after its worker died, another fit), by the same float
+    operations in the same order.  Every pass reads the codes a chunk at a
+    time, so nothing else the size of the part is made.
     """
 
     def __init__(self, binned: Binned, n_classes: int, per_round: int):
         self.binned, self.K, self.C = binned, int(n_classes), int(per_round)
-        self._init, self._trees, self._F, self._terms, self._buffers = None, [], None, None, None
+        self._init, self._trees, self._F, self._g, self._h = None, [], None, None, None
+        self._at_zero = False  # whether the terms are those of scores 0 (the intercept's round)
 
-    def terms(self, init, trees: list) -> tuple[np.ndarray, np.ndarray]:
-        """Each entry's sums of its records' quantised gradient and Hessian terms at the model ``(init, trees)``
-        (``init`` None: at scores 0, the intercept's round).  The arrays are rewritten by the next call."""
-        B, n = self.binned.B, self.binned.B.shape[0]
+    def sync(self, init, trees: list) -> None:
+        """Bring the terms to the model ``(init, trees)`` (``init`` None: scores 0, the intercept's round)."""
+        n, C = self.binned.n_entries, self.C
+        if self._g is None:
+            self._g, self._h = np.empty((n, C), dtype=np.int32), np.empty((n, C), dtype=np.int32)
         if init is None:
-            self._terms = None
-            return self._fill(None)
+            if not self._at_zero:
+                for chunk in self.binned.codes.chunks():
+                    self._put_terms(chunk.sel, np.zeros((chunk.n_rows, C)))
+                self._at_zero = True
+            return
         init = np.asarray(init)
         fresh = self._init is None or not np.array_equal(self._init, init) or len(trees) < len(self._trees) \
             or not _same_trees(self._trees, trees)
-        if fresh:
-            self._F = np.zeros((n, self.C))
-            self._F += init
-            self._init, self._trees, self._terms = init.copy(), [], None
-        for i in range(len(self._trees), len(trees)):  # a round's trees, one per scored class, in order
-            tree = trees[i]
-            self._F[:, i % self.C] += tree.value[leaf_index(B, tree.feature, tree.cut, tree.depth)]
-            self._terms = None
-        self._trees = list(trees)
-        if self._terms is None:
-            self._terms = self._fill(self._F)
-        return self._terms
+        done = 0 if fresh else len(self._trees)
+        if not fresh and done == len(trees) and not self._at_zero:
+            return
+        if self._F is None:
+            self._F = np.empty((n, C))
+        for chunk in self.binned.codes.chunks():
+            F = self._F[chunk.sel]
+            if fresh:
+                F[:] = 0.0
+                F += init
+            for i in range(done, len(trees)):  # a round's trees, one per scored class, in order
+                tree = trees[i]
+                F[:, i % C] += tree.value[chunk.leaf_index(tree.feature, tree.cut, tree.depth)]
+            self._put_terms(chunk.sel, F)
+        self._init, self._trees, self._at_zero = init.copy(), list(trees), False
 
-    def _fill(self, F) -> tuple[np.ndarray, np.ndarray]:
-        """``counts * newton_terms(F)`` (F None: scores 0) into the part's one pair of buffers, a chunk of rows at a
-        time: the terms are row by row maps, so no temporary is larger than a chunk."""
-        n, labels = self.binned.B.shape[0], self.binned.labels
-        if self._buffers is None:
-            self._buffers = (np.empty((n, self.C)), np.empty((n, self.C)))
-        g_out, h_out = self._buffers
-        for s in range(0, n, CHUNK_ROWS):
-            e = min(s + CHUNK_ROWS, n)
-            c = np.asarray(self.binned.counts[s:e], dtype=np.float64)[:, None]  # exact: counts are below 2**53
-            g, h = newton_terms(np.zeros((e - s, self.C)) if F is None else F[s:e], labels[s:e], self.K)
-            np.multiply(c, g, out=g_out[s:e])
-            np.multiply(c, h, out=h_out[s:e])
-        return self._buffers
+    def _put_terms(self, sel, F) -> None:
+        g, h = newton_terms(F, self.binned.labels[sel], self.K)
+        self._g[sel], self._h[sel] = g, h  # integers of at most 2**20 units: exact in int32
+
+    def weights(self, sel, which: str = "gh"):
+        """Counts times the terms of the rows ``sel`` as float64 (r, C): the gradients (and Hessians)."""
+        c = np.asarray(self.binned.counts[sel], dtype=np.float64)[:, None]  # exact: counts are below 2**53
+        g = c * self._g[sel]
+        return g if which == "g" else (g, c * self._h[sel])
 
 
 def _part(binned: Binned, n_classes: int, per_round: int) -> NewtonPart:
@@ -256,24 +273,38 @@ def _part(binned: Binned, n_classes: int, per_round: int) -> NewtonPart:
 
 
 def _intercept_sums(part: NewtonPart):
-    g, h = part.terms(None, [])
-    everyone = [np.zeros(g.shape[0], dtype=np.int64)] * part.C
-    return _leaf_sums(everyone, g, 1), _leaf_sums(everyone, h, 1)
+    part.sync(None, [])
+    G, H = np.zeros(part.C), np.zeros(part.C)
+    for chunk in part.binned.codes.chunks():
+        g, h = part.weights(chunk.sel)
+        G += g.sum(axis=0)
+        H += h.sum(axis=0)
+    return G, H
 
 
 def _level_hists(part: NewtonPart, init, trees: list, structure: list, level: int) -> np.ndarray:
     """The gradient histograms of level ``level`` of the round's trees (``structure``: each tree's feature and cut
     arrays, filled above the level), one (nodes, bins) block a tree, stacked."""
-    g, _ = part.terms(init, trees)
-    B, cells, width = part.binned.B, part.binned.cells, 2**level
-    return np.stack([cells.histograms(leaf_index(B, f, c, level), width, [g[:, k]])[0]
-                     for k, (f, c) in enumerate(structure)])
+    part.sync(init, trees)
+    codes, C, width = part.binned.codes, len(structure), 2**level
+    accs = [codes.zeros(1, width) for _ in range(C)]
+    for chunk in codes.chunks():
+        g = part.weights(chunk.sel, "g")
+        for k, (f, c) in enumerate(structure):
+            codes.add_histograms(accs[k], chunk, chunk.leaf_index(f, c, level), g[:, k : k + 1])
+    return np.stack([codes.finish(acc)[0] for acc in accs])
 
 
 def _round_leaf_sums(part: NewtonPart, init, trees: list, structure: list, depth: int):
-    g, h = part.terms(init, trees)
-    leaves = [leaf_index(part.binned.B, f, c, depth) for f, c in structure]
-    return _leaf_sums(leaves, g, 2**depth), _leaf_sums(leaves, h, 2**depth)
+    part.sync(init, trees)
+    size = 2**depth
+    G, H = np.zeros(len(structure) * size), np.zeros(len(structure) * size)
+    for chunk in part.binned.codes.chunks():
+        g, h = part.weights(chunk.sel)
+        leaves = [chunk.leaf_index(f, c, depth) for f, c in structure]
+        G += _leaf_sums(leaves, g, size)
+        H += _leaf_sums(leaves, h, size)
+    return G, H
 
 
 def _grow_on_parts(parts, init, trees: list, binned: Binned, depth: int, choose, rng) -> list:
@@ -362,7 +393,7 @@ def fit_dpboost(binned: Binned, plan, ledger, rng) -> FitResult:
     half on splits, half on leaves; its rounds after the first release their steps' parts.  A round fits one
     tree per class (one for two classes), on the same records."""
     pub = plan.public
-    n = binned.B.shape[0]  # entries of the table
+    n = binned.n_entries
     C = pub.per_round
     F = np.zeros((n, C))
     K, depth, lr, lam = pub.trees_per_ensemble, pub.depth, pub.learning_rate, plan.reg_lambda
@@ -384,7 +415,7 @@ def fit_dpboost(binned: Binned, plan, ledger, rng) -> FitResult:
             clip = dpboost_leaf_clip(gstar, lam, lr, k)[0]  # geometric (round k of the ensemble)
             values = []
             for c, (feature, cut) in enumerate(structure):
-                leaf = leaf_index(binned.B[rows], feature, cut, depth)
+                leaf = binned.codes.take(rows).leaf_index(feature, cut, depth)
                 G = np.bincount(leaf, (m_e * u[:, c])[rows], minlength=2**depth) * q
                 m = np.bincount(leaf, m_e[rows], minlength=2**depth)
                 values.append(np.clip(-G / (m + lam), -clip, clip))
@@ -392,5 +423,5 @@ def fit_dpboost(binned: Binned, plan, ledger, rng) -> FitResult:
             for c, (feature, cut) in enumerate(structure):
                 value = released[c * 2**depth : (c + 1) * 2**depth]
                 trees.append(BinnedTree(feature, cut, value))
-                F[:, c] += value[leaf_index(binned.B, feature, cut, depth)]
+                F[:, c] += value[binned.codes.leaf_index(feature, cut, depth)]
     return FitResult(trees, np.zeros(C))
