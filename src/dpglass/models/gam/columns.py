@@ -25,7 +25,8 @@ from dpglass.models._binning import (
     memory_grid_counts,
     uniform_edges,
 )
-from dpglass.models.gbdt.binned import BitLayout, DaskData, binned_table
+from dpglass.models.gam.fit import exact_counts
+from dpglass.models.gbdt.binned import BitLayout, DaskData, binned_table, dask_binned_parts
 from dpglass.privacy.quantile import GRID_CELLS
 
 __all__ = ["bin_X", "binned_fit_table", "check_fit_data", "exact_class_counts", "is_plain", "resolve_columns"]
@@ -93,8 +94,8 @@ def check_fit_data(est, X, y):
 
 
 def binned_fit_table(est, data, plan, ledger, rng):
-    """The binned table of the training data (in memory or through Dask), after the plan's quantile edges (if
-    any) are released on ``ledger`` (sets ``edges_``)."""
+    """The binned table of the training data (in memory; through Dask its parts, left on the workers), after the
+    plan's quantile edges (if any) are released on ``ledger`` (sets ``edges_``)."""
     owner = type(est).__name__
     numeric = list(plan.public.numeric)
     dask = isinstance(data, DaskData)
@@ -110,9 +111,14 @@ def binned_fit_table(est, data, plan, ledger, rng):
 
 
 def _table(est, data, dask: bool):
-    if dask:
+    if dask:  # the binned table's parts, left on the workers (the learner asks them for its sums: gam.fit)
         declared = est.__dict__.get("_schema_classes")
-        return data.table(est, allow_empty=(declared if declared is not None else est.classes) is not None)
+        binning = data._binning(est, est.edges_)
+        parts, n_records, classes = dask_binned_parts(data.X, data.y, binning, binning.n_cuts, classes=data.classes)
+        if n_records == 0 and (declared if declared is not None else est.classes) is None:
+            raise DataValidationError("X is empty: fit needs at least one record.")
+        est.classes_ = np.asarray(classes)
+        return parts
 
     def to_bins(rows):
         return apply_bins(rows, est.bounds_, est.edges_, type(est).__name__, est.categories_, est.missing_)
@@ -130,5 +136,4 @@ def exact_class_counts(est, data, table, plan) -> list:
         est.edges_ = [category_edges(m) if m is not None else np.array([0.5]) if b is None
                       else uniform_edges(b[0], b[1], 2) for b, m in zip(est.bounds_, est.categories_)]
         table = _table(est, data, True)
-    labels, counts = np.asarray(table.labels), np.asarray(table.counts, dtype=np.int64)
-    return [int(counts[labels == k].sum()) for k in range(K)]
+    return exact_counts(table, K)  # a statistic of the table's parts (on the workers through Dask)

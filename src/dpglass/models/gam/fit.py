@@ -3,9 +3,12 @@ one shape per column, from noisy per-bin gradient and Hessian sums.
 
 The learner reads the data's :class:`~dpglass.aggregates.PatternTable` (the distinct 0/1 rows and labels with
 their counts) or, on raw columns, dp-gbdt's binned table (the distinct bin-code rows;
-:mod:`dpglass.models.gam.columns`): the same table in memory or through Dask.  Records of one entry share their scores, gradient and
-Hessian terms, so every sum is the entry's count times its record's quantised terms, in int64: exact, in any
-order.
+:mod:`dpglass.models.gam.columns`), through the table's parts (:mod:`dpglass.aggregates.parts`): in memory one
+part, through Dask the parts left on the workers.  Records of one entry share their scores, gradient and Hessian
+terms, so every sum is the entry's count times its record's quantised terms, in int64: exact, in any order and
+whatever the cut into parts.  Every statistic (the class counts, the first cycle's per-bin class counts, each
+visit's per-bin ``G`` and ``H``) is summed by ``parts.sum`` over :class:`GamPart` states; a part's entries' scores
+are a cache, rebuilt from the released values (:meth:`GamPart.scores`) when a recomputed part has lost it.
 
 The model is ``F_k(x) = b_k + sum_j s_j[x_j, k]`` for the C = K - 1 classes but the first (whose score is 0):
 ``b`` from the noisy class counts (:func:`initial_scores`), each shape ``s_j`` a ``(n_j, C)`` table (zero, or with
@@ -18,12 +21,15 @@ file check verifies.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
 
+from dpglass.aggregates import PatternTable
+from dpglass.aggregates.parts import DistributedTable, TableParts
 from dpglass.models.gam.first import (
     bin_class_counts,
     first_shapes,
@@ -32,8 +38,8 @@ from dpglass.models.gam.first import (
 )
 from dpglass.models.gam.plan import OFFSET_LIMIT, QUANTUM, term_caps
 
-__all__ = ["GamFit", "bin_sums", "class_probabilities", "fit_gam", "initial_scores", "newton_step", "project_l2",
-           "record_terms", "replay", "zero_shapes"]
+__all__ = ["GamFit", "GamPart", "bin_sums", "class_probabilities", "exact_counts", "fit_gam", "gam_parts",
+           "initial_scores", "newton_step", "project_l2", "record_terms", "replay", "zero_shapes"]
 
 
 def class_probabilities(F: np.ndarray) -> np.ndarray:
@@ -140,39 +146,116 @@ def _intercept(class_counts, first, plan) -> np.ndarray:
     return initial_scores(pooled_counts(class_counts, first, plan))
 
 
+def _bin_matrix(table) -> np.ndarray:
+    """The ``(m, d)`` uint8 bin codes of a part: a 0/1 pattern table's rows, a binned table's ``bins``, or dp-gbdt's
+    :class:`~dpglass.models.gbdt.fit.Binned` part's ``B`` (column-major: the learner reads one column a visit)."""
+    if isinstance(table, PatternTable):
+        B = table.unpack()
+    else:
+        B = table.bins if hasattr(table, "bins") else table.B
+    return np.asfortranarray(np.asarray(B, dtype=np.uint8))
+
+
+def _digest(*arrays) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(repr((a.dtype.str, a.shape)).encode())
+        h.update(a.tobytes())
+    return h.digest()
+
+
+class GamPart:
+    """One part of the table as the learner reads it (bin codes, class codes, counts) and its entries' scores.
+
+    The scores are a cache: a function of the released model so far (the intercepts, the starting shapes and the
+    visits' steps), which every statistic receives as arguments; a part that has applied a prefix of the steps
+    applies the rest, any other (a part recomputed after its worker died) rebuilds them from the start, with the
+    same float operations in the same order as a fit on one table.
+    """
+
+    def __init__(self, table, n_classes: int):
+        self.bins = _bin_matrix(table)
+        self.labels = np.asarray(table.labels)
+        self.counts = np.asarray(table.counts, dtype=np.int64)
+        self.n_classes = int(n_classes)
+        self._F, self._base, self._applied = None, None, []
+
+    def column(self, j: int) -> np.ndarray:
+        return self.bins[:, j]
+
+    def scores(self, intercept, start, steps) -> np.ndarray:
+        """``(m, C)``: ``intercept + sum_j start[j][x_j]`` (``start`` None: the intercept alone), plus each
+        visit's ``step[x_j]`` of ``steps`` (``(j, step)`` in order)."""
+        base = _digest(intercept, *(start or ()))
+        keys = [_digest(np.array([j]), step) for j, step in steps]
+        if self._base != base or self._applied != keys[:len(self._applied)]:
+            F = np.tile(intercept, (self.labels.size, 1))
+            for j, shape in enumerate(start or ()):
+                F += shape[self.bins[:, j].astype(np.intp)]
+            self._F, self._base, self._applied = F, base, []
+        for (j, step), key in list(zip(steps, keys))[len(self._applied):]:
+            self._F += step[self.bins[:, j]]
+            self._applied.append(key)
+        return self._F
+
+
+def _class_counts(part, n_classes: int) -> np.ndarray:
+    """The class counts of a part (a :class:`GamPart` or a table: its labels and counts)."""
+    labels, counts = np.asarray(part.labels), np.asarray(part.counts, dtype=np.int64)
+    return np.array([int(counts[labels == k].sum()) for k in range(n_classes)], dtype=np.int64)
+
+
+def _first_counts(part: GamPart, pub) -> np.ndarray:
+    return bin_class_counts(part, pub)
+
+
+def _visit_sums(part: GamPart, j: int, n_bins: int, intercept, start, steps):
+    g, h = record_terms(part.scores(intercept, start, steps), part.labels, part.n_classes)
+    col = part.column(j)
+    return bin_sums(col, part.counts, g, n_bins), bin_sums(col, part.counts, h, n_bins)
+
+
+def gam_parts(table) -> TableParts:
+    """The parts of the learner's table: a :class:`~dpglass.aggregates.parts.TableParts` as is (dp-gbdt's binned
+    parts on the workers), a kept table's parts, else the one local table."""
+    if isinstance(table, TableParts):
+        return table
+    if isinstance(table, DistributedTable):
+        return table.parts
+    return TableParts.local(table)
+
+
+def exact_counts(table, n_classes: int) -> list:
+    """The ``K`` exact class counts of a table or of its parts (:func:`gam_parts`)."""
+    return [int(c) for c in gam_parts(table).sum(_class_counts, int(n_classes))]
+
+
 def fit_gam(table, plan, ledger, rng, class_counts=None) -> GamFit:
-    """Cyclic Newton boosting on ``table`` (a PatternTable of 0/1 rows, or a binned table of bin codes, with
-    class codes 0..K-1; ``table.column(j)``: feature j's bin code per entry), releasing through ``plan`` (a
+    """Cyclic Newton boosting on ``table`` (a PatternTable of 0/1 rows, a binned table of bin codes, or their
+    parts on a cluster (:func:`gam_parts`), with class codes 0..K-1), releasing through ``plan`` (a
     :class:`~dpglass.models.gam.plan.GamPlan`) on ``ledger``, which follows it (the quantile edges, if any, are
-    released before the table is binned; with "auto" sizes ``class_counts`` are already released)."""
+    released before the table is binned; with "auto" sizes ``class_counts`` are already released).  Each visit's
+    sums are a statistic of the parts: the client holds the model and one visit's ``(n_j, C)`` sums."""
     pub = plan.public
     K = pub.n_classes
-    labels, counts = np.asarray(table.labels), np.asarray(table.counts, dtype=np.int64)
+    parts = gam_parts(table).map(GamPart, K)
     if class_counts is None:
-        exact = [int(counts[labels == k].sum()) for k in range(K)]
-        class_counts = ledger.release(plan.counts, exact, rng)
+        class_counts = ledger.release(plan.counts, exact_counts(parts, K), rng)
     intercept = initial_scores(class_counts)
-    F = np.tile(intercept, (labels.size, 1))
-    shapes, first = zero_shapes(pub), None
-    columns: dict = {}
+    shapes, first, start = zero_shapes(pub), None, None
     if plan.first is not None:  # the count-based first cycle: every shape starts at its naive-Bayes ratios
-        first = ledger.release(plan.first, bin_class_counts(table, pub), rng)
+        first = ledger.release(plan.first, parts.sum(_first_counts, pub), rng)
         shapes = first_shapes(first, pub, smoothing(plan))
         intercept = _intercept(class_counts, first, plan)
-        F = np.tile(intercept, (labels.size, 1))
-        for j in range(pub.n_features):
-            col = columns[j] = np.asarray(table.column(j), dtype=np.intp)
-            F += shapes[j][col]
-    visits = []
+        start = [s.copy() for s in shapes]
+    visits, steps = [], []
     for j, g_step, h_step in plan.visits:
-        col = columns.get(j)
-        if col is None:
-            col = columns[j] = np.asarray(table.column(j), dtype=np.uint8)
-        g, h = record_terms(F, labels, K)
-        G = ledger.release(g_step, bin_sums(col, counts, g, pub.n_bins(j)), rng)
-        H = ledger.release(h_step, bin_sums(col, counts, h, pub.n_bins(j)), rng)
+        Gx, Hx = parts.sum(_visit_sums, j, pub.n_bins(j), intercept, start, steps)
+        G = ledger.release(g_step, Gx, rng)
+        H = ledger.release(h_step, Hx, rng)
         step = newton_step(G, H, plan.hessian_floor, pub.learning_rate, pub.max_step)
         shapes[j] += step
-        F += step[col]
+        steps.append((j, step))
         visits.append((G, H))
     return GamFit(list(class_counts), visits, intercept, shapes, first)
