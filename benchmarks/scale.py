@@ -6,8 +6,10 @@ runs), then, for each size:
 
 * in memory (a fresh process per model): the parquet files read into one
   uint8 matrix, then ``DPRuleListClassifier``, ``SmoothBoostClassifier``
-  (stumps), ``DPGradientBoostingClassifier`` or ``DPLogisticRegression`` at
-  epsilon = 1 (their defaults otherwise): fit time, and peak memory = the input plus the
+  (stumps), ``DPGradientBoostingClassifier``, ``DPLogisticRegression`` or
+  ``SubsampleAggregateClassifier`` (100 teachers) at epsilon = 1 (their
+  defaults otherwise): fit time, fit CPU time per row (the machine is shared:
+  CPU time is what compares sizes), and peak memory = the input plus the
   growth of the process's peak RSS during the fit, as a multiple of the
   input's size as uint8 (n x 50 bytes);
 * through Dask (a fresh process): a LocalCluster of 2 worker processes (1
@@ -16,10 +18,11 @@ runs), then, for each size:
   with the model checked equal to the in-memory one when both ran;
 * the rules recovered at epsilon = 1: how many of the 3 planted rules the DP
   rule list's rules are;
-* the statistics each Dask fit asks of the table's parts left on the workers
-  (:mod:`dpglass.aggregates.parts`; each is one pass over the persisted
-  table, after the one pass over the files that builds it; 0 for a model
-  that gathers the table to the client), and the Dask / in-memory time ratio.
+* the passes over the data of each Dask fit: one over the files (read, bin,
+  reduce, merge: the table, left on the workers) plus one over the persisted
+  table per statistic the learner asks of its parts
+  (:mod:`dpglass.aggregates.parts`; 0 for a model that gathers the table to
+  the client), and the Dask / in-memory time ratio.
 
 Planted model (public): features ``f00..f49`` independent Bernoulli(p_j),
 p_j cycling through 0.2, 0.3, 0.4, 0.5; the label is 1 if ``f00 and f01``,
@@ -91,7 +94,11 @@ def generate(n: int, root: Path, seed: int = 0) -> Path:
 # ------------------------------------------------------------------- models
 def _models():
     from dpglass.models import (
-        DPGradientBoostingClassifier, DPLogisticRegression, DPRuleListClassifier, SmoothBoostClassifier,
+        DPGradientBoostingClassifier,
+        DPLogisticRegression,
+        DPRuleListClassifier,
+        SmoothBoostClassifier,
+        SubsampleAggregateClassifier,
     )
 
     return {
@@ -101,6 +108,8 @@ def _models():
         "stumps": lambda: SmoothBoostClassifier(epsilon=1.0, classes=[0, 1], random_state=0),
         "dp-gbdt": lambda: DPGradientBoostingClassifier(epsilon=1.0, classes=[0, 1], random_state=0),
         "dp-lr": lambda: DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0),
+        # 100 teachers, the student labelled on 1,000 uniform public rows (no public part given)
+        "teachers": lambda: SubsampleAggregateClassifier(epsilon=1.0, classes=[0, 1], random_state=0),
     }
 
 
@@ -141,13 +150,13 @@ def run_memory(folder: str, models: list[str]) -> dict:
     name = models[0]
     model = _models()[name]()
     rss_before = _rss()  # X and y are resident
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     model.fit(X, y)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     peak = _peak()
     # peak while fitting, minus what the process held before it besides the data, over the data
     out = {"rows": n, "input_bytes": X.nbytes, "maxrss_bytes": peak,
-           name: {"seconds": seconds, "peak_x_input": (peak - rss_before + X.nbytes) / X.nbytes,
+           name: {"seconds": seconds, "cpu_seconds": cpu, "peak_x_input": (peak - rss_before + X.nbytes) / X.nbytes,
                   "model": model.to_dict()}}
     if name == "rule list":
         out[name]["recovered"] = _recovered(model)
@@ -238,8 +247,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", nargs="+", default=["1e6", "1e7"], help="sizes (default 1e6 1e7)")
     ap.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "dpglass-scale"))
-    ap.add_argument("--models", default="rule list,stumps,dp-gbdt,dp-lr",
-                    help="comma-separated: 'rule list', 'stumps', 'dp-gbdt', 'dp-lr'")
+    ap.add_argument("--models", default="rule list,stumps,dp-gbdt,dp-lr,teachers",
+                    help="comma-separated: 'rule list', 'stumps', 'dp-gbdt', 'dp-lr', 'teachers'")
     ap.add_argument("--max-memory-rows", type=float, default=2e7, help="skip the in-memory fit above this")
     ap.add_argument("--no-memory", action="store_true", help="skip every in-memory fit")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
@@ -271,18 +280,19 @@ def main(argv=None) -> int:
             rows.append([
                 f"{n:.0e}".replace("+0", ""), name,
                 f"{m['seconds']:.1f}" if m else "-",
+                f"{m['cpu_seconds'] / n * 1e9:.0f}" if m else "-",
                 f"{m['peak_x_input']:.2f}x" if m else "-",
                 f"{d['seconds']:.1f}" if d else dsk.get("error", "-"),
                 f"{d['seconds'] / m['seconds']:.2f}" if (m and d) else "-",
-                str(d.get("statistics", "-")) if d else "-",
+                f"1 + {d['statistics']}" if d and "statistics" in d else "-",
                 _gb(dsk["client_maxrss_bytes"]) if d else "-",
                 " / ".join(_gb(b) for b in dsk["workers_maxrss_bytes"]) if d else "-",
                 same,
                 str(d.get("recovered", m.get("recovered", ""))) + ("/3" if name == "rule list" else ""),
             ])
             print(f"#   {rows[-1]}", file=sys.stderr)
-    head = ["rows", "model", "in-memory fit (s)", "in-memory peak / input", "Dask fit (s)", "Dask / in memory",
-            "statistics asked of the workers",
+    head = ["rows", "model", "in-memory fit (s)", "in-memory CPU per row (ns)", "in-memory peak / input", "Dask fit (s)", "Dask / in memory",
+            "passes over the data (files + persisted table)",
             "Dask client peak (GiB)", "Dask workers peak (GiB)", "same model", "planted rules recovered (eps=1)"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
