@@ -27,7 +27,7 @@ from dpglass.models.boosting import smooth_measure  # noqa: E402
 from dpglass.models.boosting.hypotheses import (  # noqa: E402
     FeatureMatrix, Tree, class_grams, class_sums, leaf_sums, leaf_totals,
 )
-from dpglass.models.boosting.smooth_measure import _boost_part, round_measure, smooth_weighting  # noqa: E402
+from dpglass.models.boosting.smooth_measure import PartsMeasure, _boost_part, smooth_weighting  # noqa: E402
 from dpglass.models.boosting.weak_learners import ClassStump, literal_errors  # noqa: E402
 
 FEATURES = [f"f{j}" for j in range(7)]
@@ -126,9 +126,14 @@ def test_level_counts_give_the_measure_of_the_records(seed):
     whole = TableParts.local(table).map(_boost_part, K)
     split = TableParts(pieces).map(_boost_part, K)
     args = dict(n_classes=K, n_features=5, density=0.35, learning_rate=0.5)
-    m_whole, target = round_measure(whole, committee, **args)
-    m_split, target2 = round_measure(split, committee, **args)
-    assert target == target2 == 0.35 * len(y)
+    m_whole, m_split = PartsMeasure(whole, committee, **args), PartsMeasure(split, committee, **args)
+    m_leaf = PartsMeasure(split, committee, **args)  # its first statistic does not count every entry
+    leaf_first = m_leaf.ask(leaf_totals, (1, -1, -1), (1, -1, -1), (2, -1, -1))
+    m_whole.ask(class_sums)
+    m_split.ask(class_grams)
+    target = m_whole.target
+    assert target == m_split.target == m_leaf.target == 0.35 * len(y)
+    assert np.array_equal(m_whole.mu, m_split.mu) and np.array_equal(m_whole.mu, m_leaf.mu)
     # the per-record measure, brute force
     margin = np.zeros(len(y), dtype=np.int64)
     for h in committee:
@@ -137,6 +142,9 @@ def test_level_counts_give_the_measure_of_the_records(seed):
     F = FeatureMatrix(X)
     T = np.array([mu[y == k].sum() for k in range(K)])
     M1 = np.array([(mu[y == k][:, None] * X[y == k]).sum(axis=0) for k in range(K)])
+    x1 = X[:, 1] == 1
+    np.testing.assert_allclose(leaf_first, [[0.0, mu[(y == k) & ~x1].sum(), mu[(y == k) & x1].sum()]
+                                            for k in range(K)], rtol=1e-12, atol=1e-12)
     for m in (m_whole, m_split):
         got_T, got_M1 = m.ask(class_sums)
         np.testing.assert_allclose(got_T, T, rtol=1e-12)

@@ -46,7 +46,7 @@ from dpglass.models.boosting.plan import (
     AUTO_COUNT_SHARE, AUTO_RECORDS_PER_ROUND, AUTO_ROUNDS, COUNT_RELEASE, BoostPlan, advanced_composition_epsilon,
     auto_rounds, boost_plan, counts_records, per_round_epsilon, resolved_rounds, round_budget, round_plan,
 )
-from dpglass.models.boosting.smooth_measure import _boost_part, bregman_projection, round_measure, smooth_weighting
+from dpglass.models.boosting.smooth_measure import PartsMeasure, _boost_part, bregman_projection, smooth_weighting
 from dpglass.models.boosting.weak_learners import (
     JOINT_TREE_DEPTH, Tree, class_codes, dp_joint_tree, dp_one_rule, dp_top_down, stump_from,
 )
@@ -145,10 +145,11 @@ def smooth_boost(
     release = functools.partial(_release, ledger, rng)
     hypotheses, target = [], None  # target = kappa n: private, used only inside the projection (Lemma S')
     for t, steps in enumerate(plan.rounds):
-        measure, target = round_measure(parts, tuple(hypotheses), n_classes=K, n_features=n_features,
-                                        density=density, learning_rate=learning_rate, target=target)
+        measure = PartsMeasure(parts, tuple(hypotheses), n_classes=K, n_features=n_features, density=density,
+                               learning_rate=learning_rate, target=target)
         h, _ = learner(measure, steps=steps, release=release, n_classes=K)
         hypotheses.append(h)
+        target = measure.target  # set by the first round from its counts
     return SmoothBoostRelease(tuple(hypotheses), ledger, plan.round_epsilon, plan.composition)
 
 

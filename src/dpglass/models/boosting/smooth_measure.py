@@ -15,9 +15,9 @@ import numbers
 import numpy as np
 
 from dpglass.exceptions import InvalidParameterError
-from dpglass.models.boosting.hypotheses import FeatureMatrix, class_codes
+from dpglass.models.boosting.hypotheses import FeatureMatrix, class_codes, class_grams, class_sums
 
-__all__ = ["BoostPart", "PartsMeasure", "bregman_projection", "level_measure", "round_measure", "smooth_weighting"]
+__all__ = ["BoostPart", "PartsMeasure", "bregman_projection", "level_measure", "smooth_weighting"]
 
 
 # ------------------------------------------------------------------ projection
@@ -167,7 +167,7 @@ def level_measure(level_counts, t: int, *, density: float, learning_rate: float,
 # ----------------------------------------------------------------- the fit's parts
 def _committee_codes(margin: np.ndarray, labels: np.ndarray, t: int, n_classes: int) -> np.ndarray:
     """Each entry's group: (margin level, class), level ``(margin + t) / 2`` in ``0..t``."""
-    return ((margin + t) // 2) * n_classes + labels
+    return ((margin + t) // 2) * n_classes + labels.astype(np.int64)
 
 
 class BoostPart:
@@ -184,7 +184,7 @@ class BoostPart:
 
     def __init__(self, table, n_classes: int):
         self.F = FeatureMatrix(table)
-        self.labels = np.asarray(table.labels, dtype=np.int64)
+        self.labels = np.asarray(table.labels)  # uint8 class codes, as the table holds them
         self.w = np.asarray(table.counts, dtype=np.float64)  # exact: counts are below 2**53
         self.K = int(n_classes)
         self._committee, self._margin = (), np.zeros(self.labels.shape[0], dtype=np.int64)
@@ -219,18 +219,37 @@ class PartsMeasure:
     """Round ``t + 1``'s smooth measure of a fit's parts: the weak learners' statistics, asked of the parts.
 
     ``ask(stat, *args)`` sums ``stat`` over the parts by (margin level, class) group -- exact integers --
-    and contracts the levels with ``mu_levels`` (:func:`level_measure`): the statistic of the measure by
-    class, as :class:`~dpglass.models.boosting.hypotheses.EntryMeasure` gives it for weights given entry by
-    entry.  The client holds the committee, the level counts and the statistics, never an entry.
+    and contracts the levels with the projected measure of each level (:func:`level_measure`): the
+    statistic of the measure by class, as :class:`~dpglass.models.boosting.hypotheses.EntryMeasure` gives
+    it for weights given entry by entry.  The level measure comes from the records at each level, read
+    from the round's first statistic when it counts every entry by group (``class_sums``,
+    ``class_grams``: their first array), else asked of the parts first.  ``target`` is the projection's
+    ``kappa n``: given, or (the first round, None) ``density`` times the records counted then (n is
+    private: it is used only there, Lemma S').  The client holds the committee, the level counts and the
+    statistics, never an entry.
     """
 
-    def __init__(self, parts, committee: tuple, mu_levels: np.ndarray, n_classes: int, n_features: int):
-        self.parts, self.committee, self.mu = parts, tuple(committee), np.asarray(mu_levels, dtype=np.float64)
+    def __init__(self, parts, committee: tuple, *, n_classes: int, n_features: int, density: float,
+                 learning_rate: float, target=None):
+        self.parts, self.committee = parts, tuple(committee)
         self.n_classes, self.n_features = int(n_classes), int(n_features)
+        self.density, self.learning_rate, self.target = float(density), float(learning_rate), target
+        self.mu = None
 
     def ask(self, stat, *args):
         sums = self.parts.sum(_part_stat, stat, self.committee, *args)
+        if self.mu is None:
+            totals = sums[0] if stat in _COUNTS_EVERY_ENTRY else self.parts.sum(_part_stat, _level_counts,
+                                                                                  self.committee)
+            self._weigh(np.asarray(totals, dtype=np.float64).reshape(-1, self.n_classes).sum(axis=1))
         return tuple(self._by_class(s) for s in sums) if isinstance(sums, tuple) else self._by_class(sums)
+
+    def _weigh(self, level_counts: np.ndarray) -> None:
+        if self.target is None:
+            self.target = self.density * float(level_counts.sum())
+        t = len(self.committee)
+        self.mu = level_measure(level_counts, t, density=self.density, learning_rate=self.learning_rate,
+                                target=self.target)
 
     def _by_class(self, counts: np.ndarray) -> np.ndarray:
         counts = np.asarray(counts, dtype=np.float64)
@@ -241,15 +260,5 @@ class PartsMeasure:
         return None  # the parts update their margins from the committee
 
 
-def round_measure(parts, committee: tuple, *, n_classes: int, n_features: int, density: float,
-                  learning_rate: float, target=None):
-    """``(PartsMeasure, target)``: the measure of round ``t + 1 = len(committee) + 1`` over ``parts`` (a
-    :class:`~dpglass.aggregates.parts.TableParts` of :class:`BoostPart`), from the records at each margin
-    level (one statistic: the counts by level and class).  ``target``: the projection's ``kappa n``, from
-    the first round's counts when None (n is private: it is used only there, Lemma S'), else as given."""
-    t = len(committee)
-    counts = parts.sum(_part_stat, _level_counts, tuple(committee)).reshape(t + 1, int(n_classes)).sum(axis=1)
-    n = float(counts.sum())
-    target = density * n if target is None else target
-    mu = level_measure(counts, t, density=density, learning_rate=learning_rate, target=target)
-    return PartsMeasure(parts, committee, mu, n_classes, n_features), target
+#: Statistics whose first array is every entry's weight by group (what the level measure needs).
+_COUNTS_EVERY_ENTRY = (class_sums, class_grams)
