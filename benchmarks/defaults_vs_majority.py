@@ -18,7 +18,7 @@ dp-rule-list, in the table.  ``--auto`` adds ``DPPipeline(model="auto")`` (what
 (``split_indices(..., holdout="validation")``: the first quarter of the
 training rows; the test part is not read): the part to choose defaults on.
 
-Run (about 2 hours on one core for everything; a subset with the options)::
+Run (everything with ``--auto``: about 6 minutes on 2 shared cores; a subset with the options)::
 
     DPGLASS_DATA=../shared/data python benchmarks/defaults_vs_majority.py
     DPGLASS_DATA=../shared/data python benchmarks/defaults_vs_majority.py --datasets german \
