@@ -128,3 +128,39 @@ def test_a_parts_scores_are_a_cache_of_the_released_model():
         a = parts.sum(gam_fit._visit_sums, j, 2, intercept, start, steps)
         b = whole.sum(gam_fit._visit_sums, j, 2, intercept, start, steps)
         assert all(np.array_equal(u, v) and u.dtype == np.int64 for u, v in zip(a, b))
+
+
+# ------------------------------------------------------------------ 0/1 columns: the pattern table's parts
+FEATURES = [f"f{j}" for j in range(6)]
+
+
+@pytest.fixture(scope="module")
+def binary_parquet(tmp_path_factory):
+    rng = np.random.default_rng(13)
+    n = 1500
+    X = (rng.random((n, len(FEATURES))) < np.linspace(0.2, 0.6, len(FEATURES))).astype(np.uint8)
+    y = np.where(X[:, 0] & X[:, 1], "b", np.where(X[:, 2] ^ (rng.random(n) < 0.2), "a", "c"))
+    df = pd.DataFrame(X, columns=FEATURES).assign(y=y)
+    folder = tmp_path_factory.mktemp("gam-plain")
+    for i, chunk in enumerate(np.array_split(np.arange(n), 3)):
+        df.iloc[chunk].to_parquet(folder / f"part{i}.parquet")
+    return df, str(folder / "*.parquet")
+
+
+@pytest.mark.parametrize("first_cycle", ["counts", "gradients"])
+def test_plain_gam_on_the_workers_gives_the_in_memory_model(dask_client, binary_parquet, monkeypatch, first_cycle):
+    df, glob = binary_parquet
+    monkeypatch.setattr(DPGAMClassifier, "_worker_stats", True, raising=False)
+
+    def fit(X, y):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return DPGAMClassifier(epsilon=2.0, classes=["a", "b", "c"], first_cycle=first_cycle, n_cycles=1,
+                                   max_bins=4, count_share=0.25, random_state=5).fit(X, y)
+
+    ref = fit(df[FEATURES], df["y"])
+    monkeypatch.setattr(dask_backend, "_merge_by_buckets", _refuse)
+    monkeypatch.setattr(DistributedTable, "gather", _refuse)
+    ddf = dd.read_parquet(glob)
+    model = fit(ddf[FEATURES], ddf["y"])
+    assert json.dumps(model.to_dict()) == json.dumps(ref.to_dict())
