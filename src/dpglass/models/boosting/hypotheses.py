@@ -15,6 +15,7 @@ two constants of paper 002, in the order binary fits have always used.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ import scipy.sparse as sp
 from dpglass.aggregates import CHUNK_ROWS, PackedRows
 
 __all__ = ["ClassStump", "EntryMeasure", "FeatureMatrix", "Stump", "Tree", "as_measure", "class_codes", "class_grams",
-           "class_of", "class_sums", "leaf_sums", "leaf_totals", "n_stumps", "stump_candidates", "stump_from",
+           "class_of", "class_sums", "entry_predictions", "leaf_sums", "leaf_totals", "n_stumps", "stump_candidates", "stump_from",
            "vote_labels"]
 
 
@@ -110,25 +111,32 @@ class FeatureMatrix(PackedRows):
 # entries' integer record counts, so every sum is an exact integer and the parts add up exactly).
 
 
-def _indicator(codes: np.ndarray, w: np.ndarray, G: int) -> sp.csr_matrix:
-    """The (m, G) matrix with ``w_e`` at (e, codes_e): one non-zero a row."""
-    m = codes.shape[0]
-    return sp.csr_matrix((np.asarray(w, dtype=np.float64), (np.arange(m), codes)), shape=(m, G))
+#: Row b of BITS: the 8 bits of the byte b, most significant first (``np.packbits``' order): a packed byte's columns.
+_BITS = ((np.arange(256)[:, None] >> (7 - np.arange(8))[None, :]) & 1).astype(np.float64)
+#: Entries per block of :func:`class_sums` (its temporaries: two int64 arrays of a block).
+_BLOCK = 1 << 20
 
 
 def class_sums(F: FeatureMatrix, codes, w, G: int) -> tuple[np.ndarray, np.ndarray]:
     """``(T, M1)``: the weight of each group (G,) and its weight where each feature is 1 (G, d).
 
-    ``M1 = onehot(codes, w).T @ X``, a chunk of rows at a time: one multiply-add per entry and feature,
-    whatever G (a sparse indicator, not a dense (m, G) matrix)."""
+    Read from the packed bytes: for each byte column, the weight of every (group, byte value) pair (one
+    ``bincount`` over the entries), times the bytes' bits; no row is unpacked.  With integer weights (a
+    fit's counts) every sum is an exact integer below 2**53."""
     codes = np.asarray(codes, dtype=np.int64)
+    w = np.asarray(w, dtype=np.float64)
     T = np.bincount(codes, weights=w, minlength=G).astype(np.float64)
-    if F._sparse is not None:
-        return T, np.asarray((F._sparse @ _indicator(codes, w, G)).toarray()).T
-    M1 = np.zeros((G, F.n_features))
-    for sel, rows in F.chunks():
-        M1 += np.asarray(_indicator(codes[sel], np.asarray(w)[sel], G).T @ rows.astype(np.float64))
-    return T, M1
+    n_bytes, d = F.packed.shape[1], F.n_features
+    tables = np.zeros((n_bytes, G * 256))
+    for s in range(0, codes.shape[0], _BLOCK):
+        base = codes[s : s + _BLOCK] * 256
+        for b in range(n_bytes):
+            tables[b] += np.bincount(base + F.packed[s : s + _BLOCK, b], weights=w[s : s + _BLOCK],
+                                     minlength=G * 256)
+    M1 = np.zeros((G, 8 * n_bytes))
+    for b in range(n_bytes):
+        M1[:, 8 * b : 8 * b + 8] = tables[b].reshape(G, 256) @ _BITS
+    return T, M1[:, :d]
 
 
 def class_grams(F: FeatureMatrix, codes, w, G: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -196,7 +204,20 @@ class EntryMeasure:
         return stat(self.F, self.codes, self.p, self.n_classes, *args)
 
     def predictions(self, h) -> np.ndarray:
-        return self.F.map_rows(h.predict)
+        return entry_predictions(self.F, h)
+
+
+def entry_predictions(F: FeatureMatrix, h) -> np.ndarray:
+    """``h.predict`` on every row of ``F``, reading only the columns ``h`` tests (a stump one, a tree a few)."""
+    used = sorted(h.features_used()) if isinstance(h, Tree) else ([h.feature] if h.feature >= 0 else [])
+    sub = (np.column_stack([F.column(j) for j in used]) if used
+           else np.zeros((F.n_rows, 0), dtype=np.uint8))
+    at = {j: i for i, j in enumerate(used)}
+    if isinstance(h, Tree):
+        local = Tree(tuple(at.get(f, -1) for f in h.feature), h.left, h.right, h.value)
+    else:
+        local = dataclasses.replace(h, feature=at.get(h.feature, -1))
+    return local.predict(sub)
 
 
 def as_measure(data, y01=None, p=None, n_classes: int = 2):

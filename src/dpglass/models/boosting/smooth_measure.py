@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from dpglass.exceptions import InvalidParameterError
-from dpglass.models.boosting.hypotheses import FeatureMatrix, class_codes, class_grams, class_sums
+from dpglass.models.boosting.hypotheses import FeatureMatrix, class_codes, class_grams, class_sums, entry_predictions
 
 __all__ = ["BoostPart", "PartsMeasure", "bregman_projection", "level_measure", "smooth_weighting"]
 
@@ -196,7 +196,7 @@ class BoostPart:
             done, self._margin = (), np.zeros(self.labels.shape[0], dtype=np.int64)
         for h in committee[len(done):]:
             # sigma(i) += +1 if h votes y_i else -1 (two classes: y_i * h(x_i))
-            self._margin += 2 * (class_codes(self.F.map_rows(h.predict), self.K) == self.labels).astype(np.int64) - 1
+            self._margin += 2 * (class_codes(entry_predictions(self.F, h), self.K) == self.labels).astype(np.int64) - 1
         self._committee = tuple(committee)
         t = len(committee)
         return _committee_codes(self._margin, self.labels, t, self.K), (t + 1) * self.K
