@@ -205,8 +205,8 @@ class NewtonPart:
     """One part of the binned table (a :class:`Binned`) and what a Newton fit asks of it.
 
     Every answer is a function of the part's entries and of the public model
-    so far (the released intercept and trees): the per-record gradient and
-    Hessian sums of every record (the intercept), the per-(node, bin) gradient
+    so far (the released intercept and trees): the gradient and Hessian sums
+    over all records (the intercept), the per-(node, bin) gradient
     sums of a level, the per-leaf gradient and Hessian sums of a round's
     trees.  The sums are exact integers (QUANTUM units times counts), so the
     parts' sums add up to the whole table's whatever the cut into parts or the
