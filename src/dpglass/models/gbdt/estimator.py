@@ -125,7 +125,10 @@ class DPGradientBoostingClassifier(ClassifierBase):
         ``variant="newton"``: four times the noise scale of the leaf gradient
         sums (a public function of the parameters: leaves of few records are
         shrunk towards 0 instead of following their noise;
-        ``benchmarks/gbdt_lambda.py``); ``"dpboost"``: 0.1.
+        ``benchmarks/gbdt_lambda.py``), and for the trees up to eight times it
+        where the intercept's noisy Hessian sums say a leaf holds few records
+        against that noise (:func:`~dpglass.models.gbdt.budget.tree_lambda`:
+        post-processing, free); ``"dpboost"``: 0.1.
     max_leaf_value : float, default=2.0
         ``variant="newton"``: leaf steps are clipped to +-this before shrinkage.
     trees_per_ensemble : int, default=10
@@ -161,6 +164,10 @@ class DPGradientBoostingClassifier(ClassifierBase):
     edges_ : list of ndarray
         The cut points of every feature (0/1 columns: ``[0.5]``).
     privacy_ledger_ : PrivacyLedger
+    reg_lambda_ : float
+        The trees' lambda (``reg_lambda``, or the default's; the intercept's is the plan's).
+    intercept_hessian_ : list of float or None
+        The intercept's released Hessian sums when the trees' lambda was raised from them, else None.
     tree_epsilon_ : float
         ``newton``: each round's budget (two classes: each tree's); ``dpboost``: each ensemble's.
     accountant_ : str
@@ -328,12 +335,15 @@ class DPGradientBoostingClassifier(ClassifierBase):
         # every release goes through the plan: its budget is checked before the first draw
         ledger = PrivacyLedger(epsilon=eps, delta=delta, accountant=plan.accountant).follow(plan.steps)
         self._fit_edges(data, plan, ledger, rng)
-        self.reg_lambda_ = plan.reg_lambda
+        self.reg_lambda_, self.intercept_hessian_ = plan.reg_lambda, None
         if self.variant == "newton":  # asks the table's parts for sums: on Dask they stay on the workers
             n_cuts = np.array([e.size for e in self.edges_], dtype=np.int64)
             parts = (data.parts(self, n_cuts) if isinstance(data, DaskData)
                      else TableParts.local(binned_rows(*data, self._bins, n_cuts)))  # linear: no sort
             result = fit_newton(parts, plan, ledger, rng, max_leaf=float(self.max_leaf_value), n_cuts=n_cuts)
+            if result.tree_lambda != plan.reg_lambda:  # the trees' lambda rule fired: the file says from what
+                self.reg_lambda_ = result.tree_lambda
+                self.intercept_hessian_ = [float(v) for v in result.intercept_hessian]
         else:  # DPBoost draws per-entry subsets on the client: it reads the gathered table
             result = fit_dpboost(self._binned_table(data), plan, ledger, rng)
         self.estimators_ = result.trees
@@ -480,6 +490,8 @@ class DPGradientBoostingClassifier(ClassifierBase):
             "tree_epsilon": float(self.tree_epsilon_),
             "reg_lambda": float(self.reg_lambda_),
             "delta": float(self.delta_),
+            **({} if self.__dict__.get("intercept_hessian_") is None
+               else {"intercept_hessian": list(self.intercept_hessian_)}),
         }
 
     @classmethod
@@ -506,3 +518,5 @@ class DPGradientBoostingClassifier(ClassifierBase):
         self.tree_epsilon_ = float(data["tree_epsilon"])
         self.reg_lambda_ = float(data["reg_lambda"])
         self.delta_ = float(data["delta"])
+        hess = data.get("intercept_hessian")
+        self.intercept_hessian_ = None if hess is None else [float(v) for v in hess]

@@ -95,6 +95,8 @@ class FitResult:
 
     trees: list
     init_score: np.ndarray
+    intercept_hessian: np.ndarray | None = None  # newton: the intercept's released Hessian sums
+    tree_lambda: float | None = None  # newton: the trees' lambda (GbdtPlan.tree_lambda)
 
 
 def class_probabilities(F: np.ndarray) -> np.ndarray:
@@ -347,6 +349,7 @@ def fit_newton(parts, plan, ledger, rng, *, max_leaf, n_cuts=None) -> FitResult:
     G = ledger.release(plan.intercept[0], G0, rng)
     H = ledger.release(plan.intercept[1], H0, rng)
     init = np.clip(-G / (np.maximum(H, 0.0) + lam), -max_leaf, max_leaf)
+    intercept_hessian, lam = H, plan.tree_lambda(H)  # the trees' lambda: post-processing of H (gbdt.budget)
     trees = []
     for steps in plan.trees:
         structure = _grow_on_parts(parts, init, trees, shape, depth, _levels(ledger, steps.splits, rng), rng)
@@ -355,7 +358,7 @@ def fit_newton(parts, plan, ledger, rng, *, max_leaf, n_cuts=None) -> FitResult:
         H = ledger.release(steps.leaves[1], Hs, rng)
         values = (lr * np.clip(-G / (np.maximum(H, 0.0) + lam), -max_leaf, max_leaf)).reshape(C, 2**depth)
         trees = trees + [BinnedTree(feature, cut, values[k]) for k, (feature, cut) in enumerate(structure)]
-    return FitResult(trees, init)
+    return FitResult(trees, init, intercept_hessian, lam)
 
 
 # --------------------------------------------------------------- dpboost

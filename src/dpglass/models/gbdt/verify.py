@@ -93,12 +93,35 @@ def _check_trees(trees: list, D: int, n_cuts: list) -> None:
 
 
 def _check_derived(data: dict, plan) -> None:
-    """delta, tree_epsilon and reg_lambda are the plan's (the leaf grids and lambda are built on tree_epsilon)."""
+    """delta, tree_epsilon and reg_lambda are the plan's (the leaf grids and lambda are built on tree_epsilon);
+    with ``intercept_hessian`` (the trees' lambda raised from the intercept's released Hessian sums), those sums
+    lie on their release's grid and reg_lambda is the plan's ``tree_lambda`` of them, above the plan's lambda."""
+    lam = plan.reg_lambda
+    if "intercept_hessian" in data:
+        lam = _tree_lambda_of(data["intercept_hessian"], plan)
     for key, want, rel in (("delta", plan.delta, 1e-12), ("tree_epsilon", plan.x, 1e-9),
-                           ("reg_lambda", plan.reg_lambda, 1e-12)):
+                           ("reg_lambda", lam, 1e-12)):
         got = data.get(key)
         if not (is_num(got) and math.isclose(got, want, rel_tol=rel, abs_tol=0.0)):
             fail(key, f"is {got!r}", f"{want!r}, the plan's for these parameters ({plan.accountant} composition)")
+
+
+def _tree_lambda_of(hess, plan) -> float:
+    """The trees' lambda of a file's ``intercept_hessian`` (refused off the intercept's Hessian release's grid, or
+    where the rule leaves the plan's lambda: then the field has no place in the file)."""
+    C = plan.public.per_round
+    if plan.public.variant != "newton" or not (isinstance(hess, list) and len(hess) == C
+                                                and all(is_num(v) for v in hess)):
+        fail("intercept_hessian", f"is {hess!r}", f"{C} released Hessian sum{'s' if C > 1 else ''} of a newton "
+             "intercept (or no field)")
+    problem = plan.intercept[1].domain.problem(hess)
+    if problem is not None:
+        fail("intercept_hessian", f"is {hess!r}: {problem}", f"values of the release {plan.intercept[1].release!r}")
+    lam = plan.tree_lambda(hess)
+    if lam == plan.reg_lambda:
+        fail("intercept_hessian", f"is {hess!r}", "absent: these sums leave the trees the plan's lambda "
+             f"{plan.reg_lambda!r}")
+    return lam
 
 
 def _check_edges(p: dict, d: int, bounds: list, edges: list) -> None:
