@@ -169,8 +169,8 @@ def class_grams(F: FeatureMatrix, codes, w, G: int) -> tuple[np.ndarray, np.ndar
 
 def _nodes(F: FeatureMatrix, feature, left, right) -> np.ndarray:
     """The node of the (partial) tree ``(feature, left, right)`` each entry reaches."""
-    tree = Tree(tuple(feature), tuple(left), tuple(right), (0,) * len(feature))
-    return F.map_rows(tree.apply)
+    local, sub = _on_its_columns(F, Tree(tuple(feature), tuple(left), tuple(right), (0,) * len(feature)))
+    return local.apply(sub)
 
 
 def leaf_sums(F: FeatureMatrix, codes, w, G: int, feature, left, right, leaf: int):
@@ -207,16 +207,20 @@ class EntryMeasure:
         return entry_predictions(self.F, h)
 
 
-def entry_predictions(F: FeatureMatrix, h) -> np.ndarray:
-    """``h.predict`` on every row of ``F``, reading only the columns ``h`` tests (a stump one, a tree a few)."""
+def _on_its_columns(F: FeatureMatrix, h):
+    """``(h', X')``: the columns of ``F`` that ``h`` tests (a stump one, a tree a few), and ``h`` on them."""
     used = sorted(h.features_used()) if isinstance(h, Tree) else ([h.feature] if h.feature >= 0 else [])
     sub = (np.column_stack([F.column(j) for j in used]) if used
            else np.zeros((F.n_rows, 0), dtype=np.uint8))
     at = {j: i for i, j in enumerate(used)}
     if isinstance(h, Tree):
-        local = Tree(tuple(at.get(f, -1) for f in h.feature), h.left, h.right, h.value)
-    else:
-        local = dataclasses.replace(h, feature=at.get(h.feature, -1))
+        return Tree(tuple(at.get(f, -1) for f in h.feature), h.left, h.right, h.value), sub
+    return dataclasses.replace(h, feature=at.get(h.feature, -1)), sub
+
+
+def entry_predictions(F: FeatureMatrix, h) -> np.ndarray:
+    """``h.predict`` on every row of ``F``, reading only the columns ``h`` tests."""
+    local, sub = _on_its_columns(F, h)
     return local.predict(sub)
 
 
