@@ -122,14 +122,15 @@ class TeacherPart:
         self._members = None
         self._running = {}  # DP-Bag's per-record moments after a prefix of queries, keyed by that prefix
 
+    def sub_table(self, t: int) -> tuple:
+        """Teacher ``t``'s entries of this part: ``(packed rows, labels, record counts)``."""
+        a, b = self.counts.indptr[t], self.counts.indptr[t + 1]
+        rows = self.counts.indices[a:b]
+        return self.table.packed[rows], self.table.labels[rows], self.counts.data[a:b]
+
     def sub_tables(self, lo: int, hi: int) -> list:
-        """Teachers ``lo..hi-1``'s entries of this part: ``(packed rows, labels, record counts)`` each."""
-        out = []
-        for t in range(lo, hi):
-            a, b = self.counts.indptr[t], self.counts.indptr[t + 1]
-            rows = self.counts.indices[a:b]
-            out.append((self.table.packed[rows], self.table.labels[rows], self.counts.data[a:b]))
-        return out
+        """Teachers ``lo..hi-1``'s entries of this part (:meth:`sub_table` each)."""
+        return [self.sub_table(t) for t in range(lo, hi)]
 
     def _moments(self, V: np.ndarray, running: np.ndarray, n_classes: int) -> np.ndarray:
         if self._members is None:
@@ -172,7 +173,8 @@ def teacher_states(parts: TableParts, seeds: np.ndarray, n_teachers: int) -> Tab
 
 
 def fit_group(lo: int, hi: int, n_features: int, n_classes: int, alpha: float, *subs) -> np.ndarray:
-    """The weights of teachers ``lo..hi-1`` from their sub-tables in every part (``subs``: one list a part).
+    """The weights of teachers ``lo..hi-1`` from their sub-tables in every part (``subs``: one a part, the list
+    of :meth:`TeacherPart.sub_tables`, or in memory the :class:`TeacherPart` itself, read one teacher at a time).
 
     A teacher's entries are put in key order (bytes of the packed row, then the
     label: the order of the whole table), so that its fit is the same floats
@@ -184,9 +186,10 @@ def fit_group(lo: int, hi: int, n_features: int, n_classes: int, alpha: float, *
     W = []
     with threadpool_limits(1):  # thousands of small solves: threads only contend
         for i in range(hi - lo):
-            packed = np.concatenate([s[i][0] for s in subs]) if subs else np.zeros((0, B), np.uint8)
-            labels = np.concatenate([s[i][1] for s in subs]) if subs else np.zeros(0, np.uint8)
-            counts = np.concatenate([s[i][2] for s in subs]) if subs else np.zeros(0)
+            pieces = [s.sub_table(lo + i) if isinstance(s, TeacherPart) else s[i] for s in subs]
+            packed = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros((0, B), np.uint8)
+            labels = np.concatenate([p[1] for p in pieces]) if pieces else np.zeros(0, np.uint8)
+            counts = np.concatenate([p[2] for p in pieces]) if pieces else np.zeros(0)
             order = np.lexsort([labels] + [packed[:, j] for j in reversed(range(B))])
             W.append(fit_teacher(PatternTable(packed[order], labels[order], counts[order], int(n_features)),
                                  n_classes, alpha))
@@ -202,7 +205,7 @@ def teacher_weights(states: TableParts, n_total: int, n_features: int, n_classes
     """
     args = (int(n_features), int(n_classes), float(alpha))
     if not states.distributed:
-        return fit_group(0, n_total, *args, *[s.sub_tables(0, n_total) for s in states.parts])
+        return fit_group(0, n_total, *args, *states.parts)  # one teacher's sub-table at a time
     client, retries = states.client, states.retries
     edges = np.linspace(0, n_total, min(n_total, len(states.parts)) + 1).astype(int)
     futures = []
