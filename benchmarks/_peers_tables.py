@@ -121,9 +121,10 @@ EBM_ROWS = {"InterpretML DP-EBM at dpglass's δ": "0/1", "InterpretML DP-EBM, ra
 
 
 def comparison_table(rows, epsilons) -> str:
-    """dp-gam against DP-EBM's better input per (dataset, ε): means, which input, and dp-gam minus DP-EBM;
-    empty when no dataset has both."""
-    head = "| dataset | ε | majority | dp-gam (route) | DP-EBM best acc (input) | DP-EBM best AUC (input) | Δ acc | Δ AUC |"
+    """dp-gam against DP-EBM's better input per (dataset, ε): means, which input, and dp-gam minus DP-EBM (± the
+    standard error of the paired differences); empty when no dataset has both."""
+    head = ("| dataset | ε | majority | dp-gam (route) | DP-EBM best acc (input) | DP-EBM best AUC (input) "
+            "| Δ acc (± se) | Δ AUC (± se) |")
     lines = [head, "|" + "---|" * 8]
     for dataset in dict.fromkeys(r.dataset for r in rows):
         mine = {r.model: r for r in rows if r.dataset == dataset and not r.error}
@@ -134,12 +135,22 @@ def comparison_table(rows, epsilons) -> str:
         route = "schema" if "schema" in gam.model else "0/1"
         for eps in epsilons:
             majority = f"{np.mean(mine['majority class'].accuracy[eps]):.3f}" if "majority class" in mine else "–"
-            acc, acc_tag = max((np.mean(r.accuracy[eps]), tag) for r, tag in ebms)
-            auc, auc_tag = max((np.mean(r.auc[eps]), tag) for r, tag in ebms)
+            acc, acc_tag, acc_row = max((np.mean(r.accuracy[eps]), tag, r) for r, tag in ebms)
+            auc, auc_tag, auc_row = max((np.mean(r.auc[eps]), tag, r) for r, tag in ebms)
             g_acc, g_auc = np.mean(gam.accuracy[eps]), np.mean(gam.auc[eps])
             lines.append(f"| {dataset} | {eps:g} | {majority} | {g_acc:.3f} · {g_auc:.3f} ({route}) | "
-                         f"{acc:.3f} ({acc_tag}) | {auc:.3f} ({auc_tag}) | {g_acc - acc:+.3f} | {g_auc - auc:+.3f} |")
+                         f"{acc:.3f} ({acc_tag}) | {auc:.3f} ({auc_tag}) | "
+                         f"{_paired(gam.accuracy[eps], acc_row.accuracy[eps])} | {_paired(gam.auc[eps], auc_row.auc[eps])} |")
     return "\n".join(lines) if len(lines) > 2 else ""
+
+
+def _paired(ours, theirs) -> str:
+    """The mean difference, ± its standard error over the paired repetitions (same split, same seed) when
+    there are several."""
+    diff = np.asarray(ours, dtype=float) - np.asarray(theirs, dtype=float)
+    if len(diff) < 2:
+        return f"{diff.mean():+.3f}"
+    return f"{diff.mean():+.3f} ± {diff.std(ddof=1) / np.sqrt(len(diff)):.3f}"
 
 
 _READERS = {"adult": _adult, "compas": _compas, "german": _german, "breast-cancer": _breast_cancer,

@@ -148,7 +148,9 @@ def test_comparison_table_takes_dpebms_better_input_per_cell_and_metric():
             row("InterpretML DP-EBM at dpglass's δ", [0.85, 0.85], [0.85, 0.85]),
             row("InterpretML DP-EBM, raw columns", [0.75, 0.75], [0.95, 0.95])]
     lines = peers.comparison_table(rows, [1.0]).splitlines()
-    assert lines[2] == ("| toy | 1 | 0.600 | 0.810 · 0.900 (schema) | 0.850 (0/1) | 0.950 (raw) | -0.040 | -0.050 |")
+    # paired differences: acc (0.8 - 0.85, 0.82 - 0.85) = (-0.05, -0.03), se = sd / sqrt(2) = 0.01
+    assert lines[2] == ("| toy | 1 | 0.600 | 0.810 · 0.900 (schema) | 0.850 (0/1) | 0.950 (raw) | -0.040 ± 0.010 "
+                        "| -0.050 ± 0.000 |")
     assert peers.comparison_table(rows[:3], [1.0]) == ""  # no DP-EBM row: no table
 
 
