@@ -11,11 +11,13 @@ declares each table's public schema **before looking at the data**:
   where UCI has unknowns, anything unlisted sets no indicator), ``fnlwgt`` (a sampling weight) ignored.
 * **compas**: ProPublica's columns the built-in encoding reads.  Bounds are round numbers from what a column
   means, not from the file: age in [18, 100] (adult defendants), prior offences in [0, 50], each juvenile count in
-  [0, 25]; sex, race and charge degree on the loader's category lists.
+  [0, 25]; sex, race and charge degree on the loader's category lists; the numeric columns list the built-in
+  encoding's documented cut points (used by 0/1 models; a model that bins numbers itself ignores them today).
 * **german**: UCI Statlog's 20 attributes; categorical ones on the code book's codes (``values_maps.json``),
   numeric ones with round bounds: duration in [1, 72] months (six years), credit amount in [0, 20000] DM (the
   loader's largest cut 10000, doubled), age in [18, 90] (Adult's top-code), and the small ordinal codes on their
-  documented ranges (installment rate, residence years and existing credits 1..4, people liable 1..2).
+  documented ranges (installment rate, residence years and existing credits 1..4, people liable 1..2); cut
+  points as for compas.
 * **breast-cancer**: the 30 features with the documented Min/Max of the dataset's description (the table the
   built-in encoding's cut points come from).
 * **mushroom**: the 22 attributes on UCI's documented codes (``stalk-root`` lists its ``"?"``).
@@ -71,7 +73,8 @@ def _adult(part):
 def _compas(part):
     frame = pd.read_csv(get_data_home(None) / L._COMPAS_FILE, engine="c")
     frame = frame.assign(c_charge_degree=frame["c_charge_degree"].map({"F": "Felony", "M": "Misdemeanor"}))
-    cols = [numeric(c, *_COMPAS_BOUNDS[c], integer=True) if c in _COMPAS_BOUNDS
+    cols = [numeric(c, *_COMPAS_BOUNDS[c], integer=True, thresholds=_whole(L._COMPAS_THRESHOLDS[c]))
+            if c in _COMPAS_BOUNDS
             else categorical(c, L._COMPAS_CATEGORIES[c]) for c in _COMPAS_COLUMNS]
     y = frame["two_year_recid"].to_numpy().astype(np.uint8)
     return frame[list(_COMPAS_COLUMNS)].reset_index(drop=True), y, Schema(cols, target="two_year_recid")
@@ -91,9 +94,15 @@ def _german(part):
 
 def _german_numeric(c):
     lo, hi = _GERMAN_BOUNDS[c]
-    if c in _SMALL_CODES:  # whole-number codes: a cut between every pair (at most 4 grid cuts, the default)
-        return numeric(c, lo, hi, integer=True, n_thresholds=min(4, hi - lo))
-    return numeric(c, lo, hi)
+    if c in _SMALL_CODES:
+        return numeric(c, lo, hi, integer=True, thresholds=_whole(L._GERMAN_THRESHOLDS[c]))
+    return numeric(c, lo, hi, thresholds=list(L._GERMAN_THRESHOLDS[c]))
+
+
+def _whole(cuts) -> list:
+    """The loader's cut points ``x > t`` of a whole-number column, half-way to the next whole number (the same
+    split of whole numbers, strictly inside bounds that start at a cut)."""
+    return [t + 0.5 for t in cuts]
 
 
 def _breast_cancer(part):
