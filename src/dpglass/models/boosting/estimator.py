@@ -114,7 +114,9 @@ def smooth_boost(
 
     Parameters
     ----------
-    X01 : ndarray of 0/1, shape (n, d), or a :class:`~dpglass.aggregates.PatternTable` (then y01 is ignored)
+    X01 : ndarray of 0/1, shape (n, d), a :class:`~dpglass.aggregates.PatternTable` or a Dask fit's
+        :class:`~dpglass.aggregates.parts.DistributedTable` (then y01 is ignored: its parts are asked for
+        each round's counts where they are)
     y01 : ndarray of class codes 0..K-1 (0/1 for two classes), shape (n,)
     plan : BoostPlan
         The fit's release plan (:func:`~dpglass.models.boosting.plan.boost_plan`,
