@@ -168,6 +168,12 @@ AUTO_COUNT_SHARE = 0.02
 #: Records x epsilon per round for :func:`auto_rounds`, chosen on validation parts of the shipped datasets'
 #: training parts (``benchmarks/boosting_rounds.py``; the test parts were not read).  Public constants.
 AUTO_RECORDS_PER_ROUND = {"stump": 400.0, "joint": 500.0}
+#: ``n_rounds="auto"`` from a count that leaves one round of stumps: DP-1R's exponential mechanism draws with a
+#: base measure putting this mass on the K constants (shared evenly) and the rest on the feature stumps (evenly):
+#: a public prior, so the mechanism's privacy is the uniform one's (docs/privacy.md, "Smooth boosting", "One
+#: stump").  Chosen on validation parts of German, german-rules and breast-cancer (``benchmarks/
+#: defaults_vs_majority.py --holdout validation``); a public constant.
+SINGLE_STUMP_CONSTANTS_PRIOR = 0.75
 #: The ledger's name of that count.
 COUNT_RELEASE = "number of records (n_rounds='auto')"
 
@@ -278,6 +284,9 @@ def boost_plan(params: dict, n_features: int, records_estimate: int | None = Non
     make = _ROUND_STEPS[learner]
     rounds = [make(t, int(n_features), x, int(params["tree_nodes"]), params["variant"] == "paper", int(n_classes))
               for t in range(n_rounds)]
+    if count is not None and learner == "stump" and n_rounds == 1:  # the committee is one stump
+        rounds = [_stump_steps(0, int(n_features), x, int(params["tree_nodes"]), params["variant"] == "paper",
+                               int(n_classes), SINGLE_STUMP_CONSTANTS_PRIOR)]
     if composition == "advanced":
         rounds = _composed(rounds, params["weak_learner"], x, epsilon, delta)
         recorded = (rounds[0][0],)
@@ -368,15 +377,20 @@ class ClassStumps:
                 "where it is 0; or -1 and a constant class twice)")
 
 
-def _stump_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool, n_classes: int = 2) -> tuple:
+def _stump_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool, n_classes: int = 2,
+                 constants_prior: float | None = None) -> tuple:
     """DP-1R: one exponential-mechanism choice among the 2d + 2 signed literals and constants (d K (K - 1) + K
-    stumps of K classes)."""
+    stumps of K classes); with ``constants_prior`` w, under the base measure giving the K constants w (the
+    feature stumps 1 - w), each evenly (:func:`_prior_offsets`)."""
     sensitivity = PAPER_STUMP_SENSITIVITY_FACTOR if paper else STUMP_SENSITIVITY_FACTOR
     mech = ExponentialMechanism(x, sensitivity)
     n = n_stumps(d, n_classes)
     what = (f"{n} literals and constants" if n_classes == 2 else
             f"{n} stumps of {n_classes} classes (a feature, the class it votes for where it is 1 and another where "
             "it is 0; or a constant class)")
+    if constants_prior is not None:
+        what += (f", under a public base measure: {constants_prior:g} on the {n_classes} constants, "
+                 f"{1 - constants_prior:g} on the rest, each evenly (one round)")
     entry = LedgerEntry(
         release=f"round {t + 1}: stump", mechanism="exponential", epsilon=x, sensitivity=sensitivity,
         curve=mech.curve,
@@ -385,11 +399,27 @@ def _stump_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool, n_class
               + (" (paper 002's calibration, Thm 7)" if paper else " (proven, n private)")))
     domain = (Product((tuple(range(-1, d)), (-1, 1)), "public stumps (feature or -1 for a constant, sign)")
               if n_classes == 2 else ClassStumps(d, n_classes))
-    return (PlannedRelease(entry, functools.partial(_stump_noise, mech, d, n_classes), domain, (round_field(t),)),)
+    noise = (functools.partial(_stump_noise, mech, d, n_classes) if constants_prior is None else
+             functools.partial(_prior_stump_noise, mech, d, n_classes, _prior_offsets(mech, n, n_classes,
+                                                                                     constants_prior)))
+    return (PlannedRelease(entry, noise, domain, (round_field(t),)),)
 
 
 def _stump_noise(mech, d: int, n_classes: int, utilities, rng) -> list:
     return [_stump_of(int(mech.select(utilities, rng)), d, n_classes).released]
+
+
+def _prior_offsets(mech, n: int, n_classes: int, w: float) -> np.ndarray:
+    """``log(n pi_h) / rate`` for the base measure ``pi`` of :func:`_stump_steps` (constants last): selecting with
+    probability ``pi_h exp(rate u_h) / Z`` is selecting on ``u_h`` plus these public offsets."""
+    prior = np.full(n, (1.0 - w) / (n - n_classes))
+    prior[n - n_classes:] = w / n_classes
+    return np.log(prior * n) / mech._rate
+
+
+def _prior_stump_noise(mech, d: int, n_classes: int, offsets, utilities, rng) -> list:
+    u = np.asarray(utilities, dtype=np.float64) + offsets
+    return [_stump_of(int(mech.select(u, rng)), d, n_classes).released]
 
 
 def _joint_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool, n_classes: int = 2) -> tuple:
