@@ -129,19 +129,20 @@ GAM_ROWS = ("dp-gam (DPPipeline, schema route)", "dp-gam")
 EBM_ROWS = {"InterpretML DP-EBM at dpglass's δ": "0/1", "InterpretML DP-EBM, raw columns": "raw"}
 
 
-def comparison_table(rows, epsilons) -> str:
-    """dp-gam against DP-EBM's better input per (dataset, ε): means, which input, and dp-gam minus DP-EBM (± the
-    standard error of the paired differences); empty when no dataset has both."""
+def comparison_table(rows, epsilons, gam_rows=GAM_ROWS) -> str:
+    """dp-gam (the first of ``gam_rows`` a dataset has) against DP-EBM's better input per (dataset, ε): means,
+    which input, and dp-gam minus DP-EBM (± the standard error of the paired differences); empty when no dataset
+    has both."""
     head = ("| dataset | ε | majority | dp-gam (route) | DP-EBM best acc (input) | DP-EBM best AUC (input) "
             "| Δ acc (± se) | Δ AUC (± se) |")
     lines = [head, "|" + "---|" * 8]
     for dataset in dict.fromkeys(r.dataset for r in rows):
         mine = {r.model: r for r in rows if r.dataset == dataset and not r.error}
-        gam = next((mine[m] for m in GAM_ROWS if m in mine), None)
+        gam = next((mine[m] for m in gam_rows if m in mine), None)
         ebms = [(mine[m], tag) for m, tag in EBM_ROWS.items() if m in mine]
         if gam is None or not ebms:
             continue
-        route = "schema" if "schema" in gam.model else "0/1"
+        route = "schema" if "schema" in gam.model else "one-hot" if dataset == "adult" else "0/1"
         for eps in epsilons:
             majority = f"{np.mean(mine['majority class'].accuracy[eps]):.3f}" if "majority class" in mine else "–"
             acc, acc_tag, acc_row = max((np.mean(r.accuracy[eps]), tag, r) for r, tag in ebms)

@@ -88,7 +88,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder is not a package: _peers_tables
-from _peers_tables import EBM_ROWS, comparison_table, raw_table
+from _peers_tables import EBM_ROWS, GAM_ROWS, comparison_table, raw_table
 
 EPSILONS = (0.1, 0.4, 1.0, 5.0)
 DATASETS = ("adult", "compas")
@@ -560,6 +560,8 @@ def _run(args, argv) -> str:
     command = "python benchmarks/peers.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     reps = f"{args.reps}" if args.adult_reps == args.reps else f"{args.adult_reps} (Adult) or {args.reps}"
     comparison = comparison_table(rows, args.epsilons)
+    if comparison and any(r.model == GAM_ROWS[0] for r in rows):  # the schema route's; then dp-gam's own input
+        comparison += "\n\n" + comparison_table(rows, args.epsilons, GAM_ROWS[1:])
     text = "\n".join([
         format_table(rows, args.epsilons), "",
         (f"Test accuracy · test AUC, each mean ± sd over {reps} repetition(s)"

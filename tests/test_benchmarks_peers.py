@@ -152,6 +152,7 @@ def test_comparison_table_takes_dpebms_better_input_per_cell_and_metric():
     assert lines[2] == ("| toy | 1 | 0.600 | 0.810 · 0.900 (schema) | 0.850 (0/1) | 0.950 (raw) | -0.040 ± 0.010 "
                         "| -0.050 ± 0.000 |")
     assert peers.comparison_table(rows[:3], [1.0]) == ""  # no DP-EBM row: no table
+    assert "| 0.700 · 0.700 (0/1) |" in peers.comparison_table(rows, [1.0], ("dp-gam",))  # dp-gam's own input
 
 
 @pytest.mark.parametrize("name", ["compas", "german", "breast-cancer", "mushroom"])
