@@ -18,7 +18,10 @@ import pytest
 from dpglass.exceptions import ModelFileError
 from dpglass.models import SmoothBoostClassifier
 from dpglass.models.boosting.plan import (
-    SINGLE_STUMP_CONSTANTS_PRIOR, _prior_offsets, _stump_noise, boost_plan,
+    SINGLE_STUMP_CONSTANTS_PRIOR,
+    _prior_offsets,
+    _stump_noise,
+    boost_plan,
 )
 from dpglass.models.boosting.weak_learners import literal_errors
 from dpglass.privacy.mechanisms import ExponentialMechanism

@@ -8,8 +8,8 @@ from it (docs/privacy.md, DP gradient boosted trees, "The trees' lambda").
 from __future__ import annotations
 
 import copy
+import itertools
 import json
-import math
 
 import numpy as np
 import pytest
@@ -17,7 +17,12 @@ import pytest
 from dpglass.exceptions import ModelFileError
 from dpglass.models import DPGradientBoostingClassifier
 from dpglass.models.gbdt.budget import (
-    LAMBDA_MAX_NOISE_SCALES, LAMBDA_NOISE_SCALES, LEAF_STEP_PRIOR, gbdt_plan, leaf_gradient_scale, tree_lambda,
+    LAMBDA_MAX_NOISE_SCALES,
+    LAMBDA_NOISE_SCALES,
+    LEAF_STEP_PRIOR,
+    gbdt_plan,
+    leaf_gradient_scale,
+    tree_lambda,
 )
 
 
@@ -45,7 +50,7 @@ def test_the_rule_is_the_plan_lambda_on_large_tables_and_at_most_eight_scales_on
     assert tree_lambda(plan, [h0]) == pytest.approx(6 * b, rel=1e-12)
     # monotone: fewer records, more shrinkage, between the plan's lambda and the cap
     values = [tree_lambda(plan, [h]) for h in np.geomspace(1, 1e5, 50)]
-    assert all(a >= c for a, c in zip(values, values[1:]))
+    assert all(a >= c for a, c in itertools.pairwise(values))
     assert min(values) == plan.reg_lambda and max(values) == LAMBDA_MAX_NOISE_SCALES * b
 
 
@@ -144,8 +149,15 @@ def test_the_field_on_a_file_whose_rule_did_not_fire_is_refused():
         DPGradientBoostingClassifier.from_dict(data)
 
 
-def test_the_trees_take_the_raised_lambda(small):
-    """Leaf values follow the trees' lambda: refitting with it explicit gives the same trees (the intercept keeps
-    the plan's lambda, so the intercept is compared apart)."""
-    assert math.isfinite(small.reg_lambda_)
-    assert all(np.all(np.abs(t.value) <= small.learning_rate_ * small.max_leaf_value) for t in small.estimators_)
+def test_the_trees_take_the_raised_lambda(small, monkeypatch):
+    """The same fit with the rule switched off: the same intercept and first split (the same draws), and the first
+    tree's leaves larger in magnitude (the floor lambda shrinks them less)."""
+    from dpglass.models.gbdt.budget import GbdtPlan
+
+    monkeypatch.setattr(GbdtPlan, "tree_lambda", lambda self, h: self.reg_lambda)
+    off = _fit(300)
+    assert off.intercept_hessian_ is None and off.reg_lambda_ < small.reg_lambda_
+    assert off.init_score_ == small.init_score_
+    a, b = small.estimators_[0], off.estimators_[0]
+    assert np.array_equal(a.feature, b.feature) and np.array_equal(a.cut, b.cut)
+    assert np.all(np.abs(a.value) < np.abs(b.value))

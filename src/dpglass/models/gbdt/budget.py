@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import functools
 import math
-
-import numpy as np
 from dataclasses import dataclass
 from typing import NamedTuple
+
+import numpy as np
 
 from dpglass.privacy.accounting import DEFAULT_DELTA
 from dpglass.models._binning import BinnedColumns
@@ -59,7 +59,7 @@ from dpglass.privacy.mechanisms._common import GRID_SLACK
 
 __all__ = ["GbdtPlan", "LAMBDA_MAX_NOISE_SCALES", "LAMBDA_NOISE_SCALES", "LEAF_STEP_PRIOR", "Public", "TOL", "TreeSteps", "budget", "gbdt_plan", "leaf_delta",
            "leaf_epsilons", "leaf_gradient_scale", "release_plan", "resolved_lambda", "resolved_sizes",
-           "split_field"]
+           "split_field", "tree_lambda"]
 
 #: Relative tolerance of the calibration (always on the safe side).
 TOL = 1e-2
