@@ -48,7 +48,7 @@ from dpglass.exceptions import InvalidParameterError
 from dpglass.models.boosting.weak_learners import (
     JOINT_MAX_LABELLINGS, JOINT_TREE_DEPTH, PAPER_SPLIT_SENSITIVITY_FACTOR, PAPER_STUMP_SENSITIVITY_FACTOR, SPLIT_SENSITIVITY_FACTOR,
     STUMP_SENSITIVITY_FACTOR, TREE_ERROR_SENSITIVITY, _stage_epsilon, _stump_of, leaf_margin_sensitivity, n_stumps,
-    sample_joint_tree, vote_labels,
+    leaf_labellings, sample_joint_tree, vote_labels,
 )
 from dpglass.privacy.accounting import DEFAULT_DELTA, choose_accountant
 from dpglass.privacy.ledger import LedgerEntry
@@ -168,12 +168,13 @@ AUTO_COUNT_SHARE = 0.02
 #: Records x epsilon per round for :func:`auto_rounds`, chosen on validation parts of the shipped datasets'
 #: training parts (``benchmarks/boosting_rounds.py``; the test parts were not read).  Public constants.
 AUTO_RECORDS_PER_ROUND = {"stump": 400.0, "joint": 500.0}
-#: ``n_rounds="auto"`` from a count that leaves one round of stumps: DP-1R's exponential mechanism draws with a
-#: base measure putting this mass on the K constants (shared evenly) and the rest on the feature stumps (evenly):
-#: a public prior, so the mechanism's privacy is the uniform one's (docs/privacy.md, "Smooth boosting", "One
-#: stump").  Chosen on validation parts of German, german-rules and breast-cancer (``benchmarks/
-#: defaults_vs_majority.py --holdout validation``); a public constant.
-SINGLE_STUMP_CONSTANTS_PRIOR = 0.75
+#: ``n_rounds="auto"`` from a count that leaves one round (stumps or joint trees): its exponential mechanism draws
+#: with a base measure putting this mass on the K constants (stumps: the constant stumps; joint trees: the tree
+#: on features 0 with every leaf labelled c), shared evenly, and the rest on every candidate evenly: a public
+#: prior, so the mechanism's privacy is the uniform one's (docs/privacy.md, "Smooth boosting", "One round").
+#: Chosen on validation parts of German, german-rules and breast-cancer (``benchmarks/defaults_vs_majority.py
+#: --holdout validation``); a public constant.
+SINGLE_ROUND_CONSTANTS_PRIOR = 0.75
 #: The ledger's name of that count.
 COUNT_RELEASE = "number of records (n_rounds='auto')"
 
@@ -284,9 +285,9 @@ def boost_plan(params: dict, n_features: int, records_estimate: int | None = Non
     make = _ROUND_STEPS[learner]
     rounds = [make(t, int(n_features), x, int(params["tree_nodes"]), params["variant"] == "paper", int(n_classes))
               for t in range(n_rounds)]
-    if count is not None and learner == "stump" and n_rounds == 1:  # the committee is one stump
-        rounds = [_stump_steps(0, int(n_features), x, int(params["tree_nodes"]), params["variant"] == "paper",
-                               int(n_classes), SINGLE_STUMP_CONSTANTS_PRIOR)]
+    if count is not None and n_rounds == 1:  # the committee is one stump or one joint tree
+        rounds = [make(0, int(n_features), x, int(params["tree_nodes"]), params["variant"] == "paper",
+                       int(n_classes), SINGLE_ROUND_CONSTANTS_PRIOR)]
     if composition == "advanced":
         rounds = _composed(rounds, params["weak_learner"], x, epsilon, delta)
         recorded = (rounds[0][0],)
@@ -422,10 +423,16 @@ def _prior_stump_noise(mech, d: int, n_classes: int, offsets, utilities, rng) ->
     return [_stump_of(int(mech.select(u, rng)), d, n_classes).released]
 
 
-def _joint_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool, n_classes: int = 2) -> tuple:
-    """A whole complete tree, its split features and leaf labels, by one exponential mechanism (a chain)."""
+def _joint_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool, n_classes: int = 2,
+                 constants_prior: float | None = None) -> tuple:
+    """A whole complete tree, its split features and leaf labels, by one exponential mechanism (a chain); with
+    ``constants_prior`` under a base measure favouring the constant trees (:func:`_prior_joint_noise`)."""
     depth = JOINT_TREE_DEPTH[tree_nodes]
     labelling = "every leaf labelling" if n_classes == 2 else f"every labelling of its leaves by {n_classes} classes"
+    if constants_prior is not None:
+        labelling += (f", under a public base measure: {constants_prior:g} more on the {n_classes} trees on "
+                      "features 0 with one label on every leaf, shared evenly, the rest evenly (one round; two "
+                      "more stages in the chain)")
     entry = LedgerEntry(
         release=f"round {t + 1}: tree (splits and leaf labels)", mechanism="exponential", epsilon=x,
         sensitivity=TREE_ERROR_SENSITIVITY, curve=ExponentialMechanism(x, TREE_ERROR_SENSITIVITY).curve,
@@ -435,14 +442,48 @@ def _joint_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool, n_class
     internal = 2**depth - 1
     domain = Product((tuple(range(d)),) * internal + (vote_labels(n_classes),) * (internal + 1),
                      f"public depth-{depth} trees (split features, then leaf labels)")
-    stage = ExponentialMechanism(_stage_epsilon(x, depth), TREE_ERROR_SENSITIVITY)
-    return (PlannedRelease(entry, functools.partial(_joint_noise, stage, depth), domain, (round_field(t),)),)
+    if constants_prior is None:
+        stage = ExponentialMechanism(_stage_epsilon(x, depth), TREE_ERROR_SENSITIVITY)
+        return (PlannedRelease(entry, functools.partial(_joint_noise, stage, depth), domain, (round_field(t),)),)
+    # the longest path of the chain has depth + 2 stages (the group, then the tree's depth + 1): its slack
+    stage = ExponentialMechanism(_stage_epsilon(x, depth + 1), TREE_ERROR_SENSITIVITY)
+    noise = functools.partial(_prior_joint_noise, stage, depth, d, int(n_classes), float(constants_prior))
+    return (PlannedRelease(entry, noise, domain, (round_field(t),)),)
 
 
 def _joint_noise(stage, depth: int, utilities, rng) -> list:
     """``utilities(depth, rate)``: the whole-tree utilities at the chain's rate; the chain draws one tree."""
     features, labels = sample_joint_tree(stage, utilities(depth, stage._rate), rng)
     return [(*features, *labels)]
+
+
+def _prior_joint_noise(stage, depth: int, d: int, n_classes: int, w: float, utilities, rng) -> list:
+    """The whole-tree mechanism under the base measure ``pi = w/K`` on each constant tree ``c`` (features 0, every
+    leaf c) plus ``(1 - w)/N`` on each of the N trees, sampled exactly as a chain: first the group (the constant
+    trees, weight ``(w/K) sum_c exp(r U'_c)``; every tree, ``((1 - w)/N) sum_h exp(r U'(h))``, the chain's own
+    partition function), then the class c or the usual chain.  Each stage's utility is a log-sum-exp over
+    sensitivity-1 utilities divided by the rate, plus public constants (docs/privacy.md, "One round")."""
+    ut = utilities(depth, stage._rate)
+    r, classes = stage._rate, vote_labels(n_classes)
+    labellings = leaf_labellings(n_classes)
+    same = [labellings.index((c, c)) for c in classes]  # a branch with both leaves c
+    if depth == 1:
+        constant = np.array([ut._floored(ut.UB[0, i]) for i in same])
+    else:  # the left branch's (c, c) plus the right branch's: minus the mass of the other classes, floored
+        constant = np.array([ut._floored(ut.UB0[0, 0, i] + ut.UB1[0, 0, i]) for i in same])
+    n_trees = d ** (2**depth - 1) * n_classes ** (2**depth)
+    group = np.array([(_log_sum_exp(r * constant) + math.log(w / n_classes)) / r,
+                      (_log_sum_exp(r * ut.root()) + math.log((1.0 - w) / n_trees)) / r])
+    if int(stage.select(group, rng)) == 0:
+        c = classes[int(stage.select(constant, rng))]
+        return [(0,) * (2**depth - 1) + (c,) * 2**depth]
+    features, labels = sample_joint_tree(stage, ut, rng)
+    return [(*features, *labels)]
+
+
+def _log_sum_exp(v: np.ndarray) -> float:
+    top = float(np.max(v))
+    return top + math.log(float(np.sum(np.exp(v - top))))
 
 
 def _top_down_steps(t: int, d: int, x: float, tree_nodes: int, paper: bool, n_classes: int = 2) -> tuple:
