@@ -163,6 +163,7 @@ class DPGAMClassifier(ClassifierBase):
 
     _private = True
     _distributed_fit = True  # learns from the pattern table: in memory or reduced on a Dask cluster
+    _worker_stats = True  # on Dask the 0/1 table stays on the workers; every sum is a statistic of its parts (gam.fit)
     _max_classes = 255  # the softmax loss learns any K the label code allows
     _parameter_constraints = {
         "epsilon": EPSILON,
