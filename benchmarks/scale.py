@@ -7,7 +7,7 @@ runs), then, for each size:
 * in memory (a fresh process per model): the parquet files read into one
   uint8 matrix, then ``DPRuleListClassifier``, ``SmoothBoostClassifier``
   (stumps), ``DPGradientBoostingClassifier``, ``DPLogisticRegression`` or
-  ``SubsampleAggregateClassifier`` (100 teachers) at epsilon = 1 (their
+  ``SubsampleAggregateClassifier`` (100 teachers) or ``DPGAMClassifier`` at epsilon = 1 (their
   defaults otherwise): fit time, fit CPU time per row (the machine is shared:
   CPU time is what compares sizes), and peak memory = the input plus the
   growth of the process's peak RSS during the fit, as a multiple of the
@@ -94,6 +94,7 @@ def generate(n: int, root: Path, seed: int = 0) -> Path:
 # ------------------------------------------------------------------- models
 def _models():
     from dpglass.models import (
+        DPGAMClassifier,
         DPGradientBoostingClassifier,
         DPLogisticRegression,
         DPRuleListClassifier,
@@ -110,6 +111,7 @@ def _models():
         "dp-lr": lambda: DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0),
         # 100 teachers, the student labelled on 1,000 uniform public rows (no public part given)
         "teachers": lambda: SubsampleAggregateClassifier(epsilon=1.0, classes=[0, 1], random_state=0),
+        "dp-gam": lambda: DPGAMClassifier(epsilon=1.0, classes=[0, 1], random_state=0),
     }
 
 
@@ -247,8 +249,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", nargs="+", default=["1e6", "1e7"], help="sizes (default 1e6 1e7)")
     ap.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "dpglass-scale"))
-    ap.add_argument("--models", default="rule list,stumps,dp-gbdt,dp-lr,teachers",
-                    help="comma-separated: 'rule list', 'stumps', 'dp-gbdt', 'dp-lr', 'teachers'")
+    ap.add_argument("--models", default="rule list,stumps,dp-gbdt,dp-lr,teachers,dp-gam",
+                    help="comma-separated: 'rule list', 'stumps', 'dp-gbdt', 'dp-lr', 'teachers', 'dp-gam'")
     ap.add_argument("--max-memory-rows", type=float, default=2e7, help="skip the in-memory fit above this")
     ap.add_argument("--no-memory", action="store_true", help="skip every in-memory fit")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
