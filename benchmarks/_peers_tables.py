@@ -123,6 +123,30 @@ def _mushroom(part):
     return frame[names[1:]], y, Schema(cols, target="class")
 
 
+def lists_cut_points(schema) -> bool:
+    """Whether every numeric column of ``schema`` lists its cut points (then :func:`cut_codes` applies)."""
+    return all(isinstance(c.thresholds, tuple) for c in schema.features if c.kind == "numeric")
+
+
+def cut_codes(frame, schema) -> tuple[np.ndarray, list]:
+    """The raw columns as codes, and the number of codes of each: a numeric column as the number of its listed cut
+    points it is above (``x > t``, the 0/1 encoding's test), a categorical one as its index in the public list.
+    A per-record map of public cut points and categories (what dp-gam's ``categories`` parameter reads)."""
+    from dpglass.schema.columns import category_key
+
+    cols, counts = [], []
+    for col in schema.features:
+        if col.kind == "numeric":
+            cuts = np.asarray(col.thresholds, dtype=float)
+            cols.append(np.searchsorted(cuts, frame[col.name].to_numpy(dtype=float), side="left"))
+            counts.append(len(cuts) + 1)
+        else:
+            index = {category_key(c): i for i, c in enumerate(col.categories)}
+            cols.append(np.array([index[category_key(v)] for v in frame[col.name]]))
+            counts.append(len(index))
+    return np.stack(cols, axis=1).astype(np.float64), counts
+
+
 #: The comparison of issue 28: dp-gam (its schema route where the dataset has one, else its 0/1 row) against
 #: DP-EBM at the same δ (the better of its one-hot/0-1 and raw-column rows per cell and metric).
 GAM_ROWS = ("dp-gam (DPPipeline, schema route)", "dp-gam")
@@ -142,7 +166,8 @@ def comparison_table(rows, epsilons, gam_rows=GAM_ROWS) -> str:
         ebms = [(mine[m], tag) for m, tag in EBM_ROWS.items() if m in mine]
         if gam is None or not ebms:
             continue
-        route = "schema" if "schema" in gam.model else "one-hot" if dataset == "adult" else "0/1"
+        route = "cut codes" if "codes" in gam.model else "schema" if "schema" in gam.model else \
+            "one-hot" if dataset == "adult" else "0/1"
         for eps in epsilons:
             majority = f"{np.mean(mine['majority class'].accuracy[eps]):.3f}" if "majority class" in mine else "–"
             acc, acc_tag, acc_row = max((np.mean(r.accuracy[eps]), tag, r) for r, tag in ebms)

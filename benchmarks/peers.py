@@ -88,7 +88,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder is not a package: _peers_tables
-from _peers_tables import EBM_ROWS, GAM_ROWS, comparison_table, raw_table
+from _peers_tables import (
+    EBM_ROWS,
+    GAM_ROWS,
+    comparison_table,
+    cut_codes,
+    lists_cut_points,
+    raw_table,
+)
 
 EPSILONS = (0.1, 0.4, 1.0, 5.0)
 DATASETS = ("adult", "compas")
@@ -219,6 +226,8 @@ def _fit_score(make, split: Split, view: str) -> tuple[float, float, object, flo
         Xtr, Xte = split.xnum_train, split.xnum_test
     elif view == "raw":
         Xtr, Xte = split.raw_train, split.raw_test
+    elif view == "codes":
+        Xtr, Xte = cut_codes(split.raw_train, split.schema)[0], cut_codes(split.raw_test, split.schema)[0]
     else:
         Xtr, Xte = split.scaled("train"), split.scaled("test")
     start = time.perf_counter()
@@ -231,8 +240,8 @@ def _view_name(view: str, split: Split) -> str:
     numeric = any(b is not None for b in split.bounds)
     if view == "0/1":
         return "0/1"
-    if view == "raw":
-        return f"{len(split.schema.features)} raw columns, schema"
+    if view in ("raw", "codes"):
+        return f"{len(split.schema.features)} raw columns, schema" + (" cut points as codes" if view == "codes" else "")
     if not numeric:
         return "0/1"
     return "numeric, public bounds" if view == "numeric" else "numeric → [0, 1] by public bounds"
@@ -254,9 +263,10 @@ def needs_public_part(spec) -> bool:
 SCHEMA_ROUTE = ("dp-gbdt", "dp-gam")
 
 
-def dpglass_rows(dataset: str, splits: list[Split], epsilons, quick: bool, delta=None, models=None) -> list[Row]:
+def dpglass_rows(dataset: str, splits: list[Split], epsilons, quick: bool, delta=None, models=None,
+                 codes=False) -> list[Row]:
     """One row per private estimator of the registry (``models``: only those names), then, where the dataset has
-    a raw table, the schema route's rows."""
+    a raw table, the schema route's rows; ``codes``: also dp-gam on the schema's listed cut points (below)."""
     from dpglass.registry import get_spec, list_estimators
 
     rows = []
@@ -271,7 +281,15 @@ def dpglass_rows(dataset: str, splits: list[Split], epsilons, quick: bool, delta
         for name in (n for n in SCHEMA_ROUTE if models is None or n in models):
             rows.append(_dpglass_row(dataset, get_spec(name), f"{name} (DPPipeline, schema route)", "raw", splits,
                                      epsilons, quick, delta, {}))
+        if codes and lists_cut_points(splits[0].schema):  # what the numbers route would give if it used them
+            counts = cut_codes(splits[0].raw_train.iloc[:1], splits[0].schema)[1]
+            rows.append(_dpglass_row(dataset, get_spec("dp-gam"), CODES_ROW, "codes", splits, epsilons, quick, delta,
+                                     {"categories": counts, "classes": [0, 1]}))
     return rows
+
+
+#: dp-gam on the raw columns as codes of the schema's listed cut points (``--cut-codes``).
+CODES_ROW = "dp-gam (schema's cut points as codes)"
 
 
 def _dpglass_row(dataset, spec, label, view, splits, epsilons, quick, delta, extra) -> Row:
@@ -509,6 +527,9 @@ def parse_args(argv=None):
     parser.add_argument("--peer-cache", default=PEER_CACHE,
                         help=f"folder of the peers' results, reused when the splits, ε, δ, peers and worker are the "
                         f"same (default {PEER_CACHE}; '' to refit)")
+    parser.add_argument("--cut-codes", action="store_true",
+                        help="also dp-gam on the raw columns as codes of the schema's listed cut points, where every "
+                        "numeric column lists them (COMPAS, German)")
     parser.add_argument("--out", default=None, help="also write the table, command and versions to this file")
     args = parser.parse_args(argv)
     if args.reps is None:
@@ -551,7 +572,7 @@ def _run(args, argv) -> str:
     for name in args.datasets:
         splits = load_splits(name, args.adult_reps if name == "adult" else args.reps, args.quick)
         rows += reference_rows(name, splits, args.epsilons, args.references)
-        rows += dpglass_rows(name, splits, args.epsilons, args.quick, args.delta, args.models)
+        rows += dpglass_rows(name, splits, args.epsilons, args.quick, args.delta, args.models, args.cut_codes)
         if python:
             found, peer_versions = peer_rows(name, splits, args.epsilons, python, notes, args.delta, args.peers,
                                              args.peer_cache)
@@ -562,6 +583,8 @@ def _run(args, argv) -> str:
     comparison = comparison_table(rows, args.epsilons)
     if comparison and any(r.model == GAM_ROWS[0] for r in rows):  # the schema route's; then dp-gam's own input
         comparison += "\n\n" + comparison_table(rows, args.epsilons, GAM_ROWS[1:])
+    if comparison and any(r.model == CODES_ROW for r in rows):
+        comparison += "\n\n" + comparison_table(rows, args.epsilons, (CODES_ROW,))
     text = "\n".join([
         format_table(rows, args.epsilons), "",
         (f"Test accuracy · test AUC, each mean ± sd over {reps} repetition(s)"

@@ -165,3 +165,22 @@ def test_raw_tables_hold_the_loaders_records_and_fit_their_schemas(name):
     frame, y, schema = peers.raw_table(name)
     assert [c.name for c in schema.features] == list(frame.columns) and len(frame) == len(y)
     validate_table(frame, schema)
+
+
+@pytest.mark.parametrize("name", ["compas", "german"])
+def test_cut_codes_count_the_built_in_encodings_thresholds(name):
+    """A numeric column's code is how many of the built-in 0/1 encoding's ``col>t`` columns are 1 (the schema lists
+    the loader's cut points), a categorical one's is the index of its one 1 among ``col=c``."""
+    from dpglass.datasets import load_dataset
+
+    peers = _load_peers()
+    frame, _, schema = peers.raw_table(name)
+    codes, counts = peers.cut_codes(frame, schema)
+    X01, _ = load_dataset(name)
+    for j, col in enumerate(schema.features):
+        if col.kind == "numeric":
+            above = X01[[c for c in X01.columns if c.startswith(f"{col.name}>")]].to_numpy()
+            assert counts[j] == above.shape[1] + 1 and np.array_equal(codes[:, j], above.sum(axis=1)), col.name
+        else:
+            assert counts[j] == len(col.categories) and codes[:, j].max() < counts[j]
+    assert peers.parse_args(["--cut-codes"]).cut_codes and peers.lists_cut_points(schema)
