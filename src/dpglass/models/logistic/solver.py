@@ -24,11 +24,10 @@ the certificate (docs/privacy.md, "DP logistic regression").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
 import numpy as np
 
+from dpglass.aggregates.parts import TableParts, table_parts
+from dpglass.exceptions import InvalidParameterError
 from dpglass.models.logistic.plan import centred_basis
 
 __all__ = ["BLOCK_ROWS", "EXP_ULPS", "MAX_ITER", "RowBlocks", "SoftmaxRows", "SolverNotCertifiedError", "minimise",
@@ -36,7 +35,7 @@ __all__ = ["BLOCK_ROWS", "EXP_ULPS", "MAX_ITER", "RowBlocks", "SoftmaxRows", "So
 
 #: Newton iterations before giving up (never reached in practice; see docs).
 MAX_ITER = 500
-#: Rows per float block read from the rows (a multiple of :data:`_FAN`).
+#: Rows per float block read from the rows (at most 2**14: what keeps the exact sums' partial sums below 2**53).
 BLOCK_ROWS = 1 << 14
 
 _U = 2.0**-53  # unit roundoff of float64
@@ -47,10 +46,12 @@ _TINY = 1e-300
 _SHRINK = 1.0 - 2.0**-30  # rows are kept at norm <= data_norm * _SHRINK (margin for the float norm)
 #: A Newton decrement below this fraction of |F| is under F's float resolution (see :func:`minimise`).
 _FLAT = 2.0**-30
-#: Fan-in of :func:`_tree_sum`'s tree.
-_FAN = 64
-#: Fan-in of :func:`_tree_sum`'s tree: pairs (the error bound grows with the levels times the fan-in minus 1).
-_PAIR = 2
+#: The gradient's, loss's and certificate's per-entry terms are quantised at 2**-QUANTUM_BITS ...
+QUANTUM_BITS = 80
+#: ... as N_LIMBS integer limbs of LIMB_BITS bits (units 2**-80, 2**-50, 2**-20, 2**10, 2**40), summed exactly.
+LIMB_BITS, N_LIMBS = 30, 5
+#: The Hessian's per-entry weights are quantised at 2**-HESSIAN_BITS (the preconditioner: not certified).
+HESSIAN_BITS = 30
 
 
 class SolverNotCertifiedError(RuntimeError):
@@ -76,23 +77,6 @@ def scaled_rows(X01, fit_intercept: bool, c: float) -> np.ndarray:
             X = X.copy()
             X[big] *= (limit / norms[big])[:, None]
     return X
-
-
-def _tree_sum(T: np.ndarray) -> tuple[np.ndarray, int]:
-    """``(column sums of T, levels)``: sums of :data:`_PAIR` rows at a time, then of those, until one row.
-
-    Each level adds ``_PAIR - 1`` times, so the result is within
-    ``gamma_{levels (_PAIR - 1)}`` times the sum of ``|T|`` of the exact sums
-    (Higham 2002, Lemma 3.3): ``levels`` grows like ``log_2`` of the rows,
-    where one dot product's bound grows like the rows.
-    """
-    levels = 0
-    while T.shape[0] > 1:
-        if T.shape[0] % _PAIR:
-            T = np.concatenate([T, np.zeros((_PAIR - T.shape[0] % _PAIR, T.shape[1]))])
-        T = T[0::2] + T[1::2]
-        levels += 1
-    return (T[0] if T.shape[0] else np.zeros(T.shape[1])), levels
 
 
 def _gamma(k: float) -> float:
@@ -121,38 +105,210 @@ def residuals(P: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return R
 
 
-@dataclass(frozen=True)
-class SoftmaxRows:
-    """The solver's rows: ``rows(s, e)`` the float rows ``s..e-1``, ``labels`` (codes 0..K-1) and ``w`` per row,
-    ``p`` the row length and ``k`` the number of classes (2 for the binary model)."""
+# ------------------------------------------------------------------ exact sums
+def limbs(v: np.ndarray, up: bool = False) -> np.ndarray:
+    """``round(v / 2**-QUANTUM_BITS)`` (``up``: the ceiling) as :data:`N_LIMBS` float limbs of integers, last axis.
 
-    rows: Callable[[int, int], np.ndarray]
-    labels: np.ndarray
-    w: np.ndarray
-    p: int
-    k: int
+    Limb ``i`` is in units ``2**(LIMB_BITS i - QUANTUM_BITS)``; all but the last are within ``2**(LIMB_BITS - 1)``
+    in magnitude.  Every operation is exact (scalings by powers of two, ``rint`` of a float, and differences of
+    floats whose exact result is a float), so the limbs add up to the quantised value exactly."""
+    q = np.ceil(v * 2.0**QUANTUM_BITS) if up else np.rint(v * 2.0**QUANTUM_BITS)
+    out = []
+    for _ in range(N_LIMBS - 1):
+        low = q - 2.0**LIMB_BITS * np.rint(q / 2.0**LIMB_BITS)
+        out.append(low)
+        q = (q - low) / 2.0**LIMB_BITS
+    out.append(q)
+    return np.stack(out, axis=-1)
 
-    @classmethod
-    def dense(cls, A, labels, w, n_classes: int) -> "SoftmaxRows":
-        A = np.asarray(A, dtype=np.float64)
-        return cls(lambda s, e: A[s:e], np.asarray(labels, dtype=np.int64), np.asarray(w, dtype=np.float64),
-                   A.shape[1], int(n_classes))
 
-    @classmethod
-    def from_table(cls, table, n_classes: int, fit_intercept: bool, c: float) -> "SoftmaxRows":
-        """The :func:`scaled_rows` of a PatternTable's distinct rows, unpacked a block at a time."""
-        d = table.n_features
+def limb_floats(sums: np.ndarray, up: bool = False) -> np.ndarray:
+    """Exact int64 limb sums (last axis) as floats: the integer they make, times the quantum, rounded to nearest
+    once (``up``: then one ulp up, an upper bound)."""
+    flat = np.asarray(sums, dtype=np.int64).reshape(-1, N_LIMBS)
+    out = np.array([sum(int(x) << (LIMB_BITS * i) for i, x in enumerate(row)) / (1 << QUANTUM_BITS) for row in flat])
+    if up:
+        out = np.nextafter(out, np.inf)
+    return out.reshape(np.shape(sums)[:-1])
 
-        def rows(s, e):
-            bits = np.unpackbits(table.packed[s:e], axis=1, count=d) if d else np.zeros((e - s, 0), np.uint8)
-            return scaled_rows(bits, fit_intercept, c)
 
-        return cls(rows, table.labels.astype(np.int64), table.counts.astype(np.float64),
-                   d + int(bool(fit_intercept)), int(n_classes))
+def rowdot(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``A @ B`` row by row, column 0 first: a row's result depends on that row alone, not on the block it is in
+    (BLAS's kernels add in an order set by the block's shape)."""
+    out = np.zeros((A.shape[0], B.shape[1]))
+    for j in range(A.shape[1]):
+        out += A[:, j, None] * B[j]
+    return out
+
+
+def _column_sums(X: np.ndarray, L: np.ndarray) -> np.ndarray:
+    """``sum_e x_ej L_e..`` for 0/1 rows ``X`` and integer limbs ``L`` (b, q, N_LIMBS): exact (every partial sum
+    is an integer below ``2**53``: limbs below ``2**29``, blocks of at most ``2**14`` rows), as int64 (q, p, N)."""
+    return np.einsum("bj,bqn->qjn", X, L).astype(np.int64)
+
+
+class SoftmaxPart:
+    """One part of the solver's rows and what a Newton step asks of it, every sum exact (docs/privacy.md, "DP
+    logistic regression", "Exact sums").
+
+    A row is ``a_e = s_e x_e``: ``x_e`` 0/1 (the intercept's 1 last) and ``s_e`` its shrink factor
+    (:func:`scaled_rows`).  Per entry the float terms are computed from that entry alone (:func:`rowdot`), then
+    quantised and summed as integers: the gradient's ``fl(fl(fl(w r) G) s)`` and the loss's ``fl(w (lse - z_y))``
+    at ``2**-80`` (:func:`limbs`), the Hessian's weights ``fl(w s^2 M)`` at ``2**-30`` (the preconditioner
+    only), the certificate's bound terms rounded up at ``2**-80``.  So a sum is the same however the entries are
+    cut into parts and blocks.  The scores are a cache keyed by ``beta`` (a recomputed part rebuilds it)."""
+
+    def __init__(self, rows, labels, w, p: int, k: int):
+        self.rows, self.labels, self.w, self.p, self.k = rows, labels, w, int(p), int(k)
+        self.G = centred_basis(self.k)
+        self._at, self._step = None, None
 
     @property
     def m(self) -> int:
         return self.labels.shape[0]
+
+    def blocks(self):
+        """``(s, e, X, scale)`` per block of at most ``BLOCK_ROWS / (K - 1)`` rows."""
+        size = max(1, BLOCK_ROWS // (self.k - 1))
+        for s in range(0, self.m, size):
+            e = min(s + size, self.m)
+            yield (s, e) + self.rows(s, e)
+
+    def scores(self, beta, b):
+        key = (beta.tobytes(), b.tobytes())
+        if self._at != key:
+            V, Z = beta.reshape(self.k - 1, self.p), np.empty((self.m, self.k))
+            for s, e, X, scale in self.blocks():
+                Z[s:e] = rowdot(rowdot(X * scale[:, None], V.T), self.G.T) + b
+            self._at, self.Z = key, Z
+            self.P = softmax_scores(Z)[0]
+        return self.Z, self.P
+
+    def loss(self, Z) -> np.ndarray:
+        _, lse = softmax_scores(Z)
+        ell = self.w * (lse - Z[np.arange(self.m), self.labels])
+        return sum((limbs(ell[s:s + BLOCK_ROWS]).sum(axis=0) for s in range(0, self.m, BLOCK_ROWS)),
+                   np.zeros(N_LIMBS)).astype(np.int64)
+
+    def gradient(self, beta, b) -> np.ndarray:
+        _, P = self.scores(beta, b)
+        g = np.zeros((self.k - 1, self.p, N_LIMBS), np.int64)
+        for s, e, X, scale in self.blocks():
+            u = rowdot(residuals(P[s:e], self.labels[s:e]) * self.w[s:e, None], self.G) * scale[:, None]
+            g += _column_sums(X, limbs(u))
+        return g
+
+    def newton(self, beta, b):
+        """``(gradient limbs, Hessian quanta (low and high), loss limbs)`` at ``beta``."""
+        q, p, k = self.k - 1, self.p, self.k
+        Z, P = self.scores(beta, b)
+        H = np.zeros((2, q * p, q * p), np.int64)
+        for s, e, X, scale in self.blocks():
+            Pb = P[s:e]
+            D = -Pb[:, :, None] * Pb[:, None, :]
+            D[:, np.arange(k), np.arange(k)] = Pb * (Pb.sum(axis=1, keepdims=True) - Pb)
+            M = np.einsum("ki,nkl,lj->nij", self.G, D, self.G) * (self.w[s:e] * scale * scale)[:, None, None]
+            Mq = np.sign(M) * np.minimum(np.rint(np.abs(M) * 2.0**HESSIAN_BITS), 2.0**60)
+            high = np.rint(Mq / 2.0**26)
+            for half, part in enumerate((Mq - high * 2.0**26, high)):  # below 2**25, 2**34: exact Gram sums
+                for i in range(q):
+                    for j in range(i, q):
+                        block = (X.T @ (X * part[:, i, j][:, None])).astype(np.int64)
+                        H[half, i * p:(i + 1) * p, j * p:(j + 1) * p] += block
+                        if j != i:
+                            H[half, j * p:(j + 1) * p, i * p:(i + 1) * p] += block.T
+        return self.gradient(beta, b), H, self.loss(Z)
+
+    def line(self, beta, b, step, t) -> np.ndarray:
+        """The loss limbs at ``beta - t step`` (the scores moved along the step's direction, cached by step)."""
+        Z, _ = self.scores(beta, b)
+        key = (self._at, step.tobytes())
+        if self._step != key:
+            S, dZ = step.reshape(self.k - 1, self.p), np.empty((self.m, self.k))
+            for s, e, X, scale in self.blocks():
+                dZ[s:e] = rowdot(rowdot(X * scale[:, None], S.T), self.G.T)
+            self._step, self.dZ = key, dZ
+        return self.loss(Z - t * self.dZ)
+
+    def bound(self, beta, b):
+        """The certificate's sums at ``beta``: gradient limbs, ``mag`` and ``err_r`` rounded up, entries per column."""
+        q, p, k = self.k - 1, self.p, self.k
+        Z, P = self.scores(beta, b)
+        absV, absG = np.abs(beta.reshape(q, p)), np.abs(self.G)
+        mag, err, count = np.zeros((q, p, N_LIMBS), np.int64), np.zeros((q, p, N_LIMBS), np.int64), np.zeros(p, np.int64)
+        for s, e, X, scale in self.blocks():
+            labels, rows, w = self.labels[s:e], np.arange(e - s), self.w[s:e, None]
+            err_z = _gamma(p + k + 1) * (rowdot(rowdot(X * scale[:, None], absV.T), absG.T) + np.abs(b))
+            err_p = probability_errors(Z[s:e], P[s:e], 2.0 * err_z.max(axis=1))
+            R = residuals(P[s:e], labels)
+            err_r = err_p.copy()
+            err_r[rows, labels] = 0.0
+            err_r[rows, labels] = err_r.sum(axis=1) + _gamma(k) * np.abs(R[rows, labels])
+            mag += _column_sums(X, limbs(rowdot(np.abs(R * w), absG) * scale[:, None], up=True))
+            err += _column_sums(X, limbs(rowdot(err_r * w, absG) * scale[:, None], up=True))
+            count += X.sum(axis=0).astype(np.int64)
+        return self.gradient(beta, b), mag, err, count
+
+
+def _newton(part, beta, b):
+    return part.newton(beta, b)
+
+
+def _line(part, beta, b, step, t):
+    return part.line(beta, b, step, t)
+
+
+def _bound(part, beta, b):
+    return part.bound(beta, b)
+
+
+def _table_part(table, k: int, fit_intercept: bool, c: float) -> SoftmaxPart:
+    """A :class:`SoftmaxPart` of a PatternTable (or a part of one), unpacked a block at a time."""
+    d = table.n_features
+
+    def rows(s, e):
+        bits = np.unpackbits(table.packed[s:e], axis=1, count=d) if d else np.zeros((e - s, 0), np.uint8)
+        return _bits_and_scale(bits, fit_intercept, c)
+
+    return SoftmaxPart(rows, np.asarray(table.labels, dtype=np.int64), np.asarray(table.counts, dtype=np.float64),
+                       d + int(bool(fit_intercept)), k)
+
+
+def _bits_and_scale(bits, fit_intercept: bool, c: float):
+    """``(x, s)``: the 0/1 rows (with the intercept's 1) and :func:`scaled_rows`' factor (``x s`` is its row)."""
+    X = np.asarray(bits, dtype=np.float64)
+    if fit_intercept:
+        X = np.column_stack([X, np.ones(X.shape[0])])
+    norms = np.linalg.norm(X, axis=1)
+    limit = c * _SHRINK
+    return X, np.where(norms > limit, limit / np.where(norms > limit, norms, 1.0), 1.0)
+
+
+class SoftmaxRows:
+    """The solver's rows as parts (:class:`~dpglass.aggregates.parts.TableParts` of :class:`SoftmaxPart`): one
+    part in memory, the table's parts on a Dask cluster; ``p`` the row length, ``k`` the number of classes.  What
+    :func:`minimise` asks is summed over the parts exactly (:func:`~dpglass.aggregates.parts.exact_sum`)."""
+
+    def __init__(self, parts, p: int, k: int):
+        self.parts, self.p, self.k = parts, int(p), int(k)
+
+    @classmethod
+    def dense(cls, A, labels, w, n_classes: int) -> SoftmaxRows:
+        """Rows ``A`` of the form ``s x`` (0/1 ``x``, one factor ``s`` a row: :func:`scaled_rows`' output)."""
+        A = np.asarray(A, dtype=np.float64)
+        X = (A != 0).astype(np.float64)
+        scale = np.abs(A).max(axis=1) if A.shape[1] else np.ones(A.shape[0])
+        if not np.array_equal(X * scale[:, None], A):
+            raise InvalidParameterError("SoftmaxRows.dense takes rows s*x (x 0/1, one factor s >= 0 a row).")
+        part = SoftmaxPart(lambda s, e: (X[s:e], scale[s:e]), np.asarray(labels, dtype=np.int64),
+                           np.asarray(w, dtype=np.float64), A.shape[1], int(n_classes))
+        return cls(TableParts([part]), A.shape[1], n_classes)
+
+    @classmethod
+    def from_table(cls, table, n_classes: int, fit_intercept: bool, c: float) -> SoftmaxRows:
+        """The :func:`scaled_rows` of a table's distinct rows: a PatternTable, or a DistributedTable's parts."""
+        parts = table_parts(table).map(_table_part, int(n_classes), bool(fit_intercept), float(c))
+        return cls(parts, table.n_features + int(bool(fit_intercept)), n_classes)
 
     @property
     def n_params(self) -> int:
@@ -162,100 +318,47 @@ class SoftmaxRows:
     def basis(self) -> np.ndarray:
         return centred_basis(self.k)
 
-    def blocks(self):
-        """``(s, e, A, Y)`` per block: the rows and the labels' one-hot indicators."""
-        size = max(_FAN, (BLOCK_ROWS // (self.k - 1)) // _FAN * _FAN)  # a few float blocks of (K - 1) p columns
-        for s in range(0, self.m, size):
-            e = min(s + size, self.m)
-            Y = np.zeros((e - s, self.k))
-            Y[np.arange(e - s), self.labels[s:e]] = 1.0
-            yield s, e, self.rows(s, e), Y
-
     def offsets(self, offset) -> np.ndarray:
         """The K score offsets: K numbers, or (two classes) one number ``o``, the binary margin's offset: (0, o)."""
         b = np.asarray(offset, dtype=np.float64)
         if b.ndim == 0 and self.k == 2:
             return np.array([0.0, float(b)])
-        return np.broadcast_to(b, (self.k,))
+        return np.array(np.broadcast_to(b, (self.k,)))
 
     # ------------------------------------------------------------ what minimise asks
     def newton_pass(self, beta, mu, offset):
-        """At ``beta``: ``(scores Z, probabilities P, gradient, Hessian, F)``, the last two in ``beta``'s order.
+        """At ``beta``: ``(beta, None, gradient, Hessian, F)``, the last three in ``beta``'s order (the scores stay
+        with the parts, keyed by ``beta``).  The gradient's and F's sums are exact sums of per-entry floats
+        quantised at ``2**-80``, the Hessian ``sum_e w_e M_e (x) a_e a_e'`` (``M_e = G'(diag p_e - p_e p_e')G``)
+        exact at ``2**-30`` per entry's weight."""
+        g, H, loss = self.parts.sum(_newton, np.asarray(beta, dtype=np.float64), self.offsets(offset))
+        Hf = H[0].astype(np.float64) * 2.0**-HESSIAN_BITS + H[1].astype(np.float64) * 2.0**(26 - HESSIAN_BITS)
+        Hf[np.diag_indices_from(Hf)] += mu
+        value = float(limb_floats(loss)) + 0.5 * mu * float(beta @ beta)
+        return beta, None, mu * beta + limb_floats(g).reshape(-1), Hf, value
 
-        The Hessian is ``sum_e w_e M_e (x) a_e a_e'`` with ``M_e = G'(diag p_e - p_e p_e')G`` (K - 1 square;
-        ``p_k(1 - p_k)`` as ``p_k`` times the other probabilities), one Gram matrix per pair of free rows."""
-        q, p, b, G = self.k - 1, self.p, self.offsets(offset), self.basis
-        V = beta.reshape(q, p)
-        Z, P = np.empty((self.m, self.k)), np.empty((self.m, self.k))
-        g, H, loss = np.zeros((q, p)), np.zeros((q * p, q * p)), 0.0
-        for s, e, A, Y in self.blocks():
-            z = (A @ V.T) @ G.T + b
-            Pb, lse = softmax_scores(z)
-            Z[s:e], P[s:e] = z, Pb
-            w = self.w[s:e]
-            g += ((residuals(Pb, self.labels[s:e]) * w[:, None]) @ G).T @ A
-            D = -Pb[:, :, None] * Pb[:, None, :]
-            D[:, np.arange(self.k), np.arange(self.k)] = Pb * (Pb.sum(axis=1, keepdims=True) - Pb)
-            M = np.einsum("ki,nkl,lj->nij", G, D, G) * w[:, None, None]
-            for i in range(q):
-                for j in range(i, q):
-                    block = A.T @ (A * M[:, i, j][:, None])
-                    H[i * p:(i + 1) * p, j * p:(j + 1) * p] += block
-                    if j != i:
-                        H[j * p:(j + 1) * p, i * p:(i + 1) * p] += block.T
-            loss += float(w @ (lse - (z * Y).sum(axis=1)))
-        H[np.diag_indices_from(H)] += mu
-        return Z, P, (mu * V + g).reshape(-1), H, loss + 0.5 * mu * float(beta @ beta)
+    def value_along(self, beta, step, t, mu, offset) -> float:
+        """``F(beta - t step)``, the scores moved along the step on the parts."""
+        loss = self.parts.sum(_line, np.asarray(beta, dtype=np.float64), self.offsets(offset), step, float(t))
+        at = beta - t * step
+        return float(limb_floats(loss)) + 0.5 * mu * float(at @ at)
 
-    def direction(self, step) -> np.ndarray:
-        """How the class scores move along the step: ``G step a_e`` for every row."""
-        S, G = step.reshape(self.k - 1, self.p), self.basis
-        out = np.empty((self.m, self.k))
-        for s, e, A, _ in self.blocks():
-            out[s:e] = (A @ S.T) @ G.T
-        return out
-
-    def value(self, margins, beta, mu) -> float:
-        total = 0.0
-        for s, e, _, Y in self.blocks():
-            z = margins[s:e]
-            _, lse = softmax_scores(z)
-            total += float(self.w[s:e] @ (lse - (z * Y).sum(axis=1)))
-        return total + 0.5 * mu * float(beta @ beta)
-
-    def certified_bound(self, beta, margins, P, mu, offset) -> float:
+    def certified_bound(self, beta, margins=None, P=None, mu=0.0, offset=0.0) -> float:
         """A rigorous upper bound on ``||grad F(beta)||`` from its own float evaluation (docs/privacy.md,
-        "DP logistic regression", "The certificate").
+        "DP logistic regression", "The certificate"; ``margins`` and ``P`` are not read: the parts keep them).
 
-        ``margins`` and ``P`` are the scores and probabilities of :meth:`newton_pass` at ``beta``.  The gradient
-        is ``mu beta + sum_e w_e G'(p_e - e_y) a_e``; per row, :func:`probability_errors` bounds ``|p^_k - p_k|``
-        relative to ``p_k`` and the label's entry ``-(sum of the others)`` is within the others' errors plus
-        ``gamma_{K-1}`` of itself (:func:`residuals`): every error is relative to the residual ``p - e_y``, not
-        to ``p_y``.  The terms ``fl(fl(fl(w r) G) a)`` are within ``gamma_{K+3}`` and are summed in a tree of
-        pairs (:func:`_tree_sum`: the float part grows like ``n log m``).  Inflated by 1% at the end.
-        """
-        q, p, b, G = self.k - 1, self.p, self.offsets(offset), self.basis
+        The gradient is ``mu beta + sum_e w_e G'(p_e - e_y) a_e``; per row, :func:`probability_errors` bounds
+        ``|p^_k - p_k|`` relative to ``p_k`` and the label's entry ``-(sum of the others)`` is within the others'
+        errors plus ``gamma_{K-1}`` of itself (:func:`residuals`).  The terms ``fl(fl(fl(w r) G) s) x`` are within
+        ``gamma_{K+3}``, quantised at ``2**-80`` (within ``2**-81`` each: the entries of a column times
+        ``2**-81``), summed exactly and rounded once (``u |v|``).  Inflated by 1% at the end."""
         beta = np.asarray(beta, dtype=np.float64)
-        absV, absb, absG = np.abs(beta.reshape(q, p)), np.abs(b), np.abs(G)
-        parts, levels, mag, err_r_sum = [], 0, np.zeros(q * p), np.zeros(q * p)
-        for s, e, A, _ in self.blocks():
-            absA, labels, rows = np.abs(A), self.labels[s:e], np.arange(e - s)
-            err_z = _gamma(p + self.k + 1) * ((absA @ absV.T) @ absG.T + absb)  # |z^ - z| per row and class
-            err_p = probability_errors(margins[s:e], P[s:e], 2.0 * err_z.max(axis=1))
-            R = residuals(P[s:e], labels)
-            err_r = err_p.copy()
-            err_r[rows, labels] = 0.0
-            err_r[rows, labels] = err_r.sum(axis=1) + _gamma(self.k) * np.abs(R[rows, labels])
-            w = self.w[s:e, None]
-            v_block, lev = _tree_sum((((R * w) @ G)[:, :, None] * A[:, None, :]).reshape(e - s, q * p))
-            parts.append(v_block)
-            levels = max(levels, lev)
-            mag += ((np.abs(R * w) @ absG)[:, :, None] * absA[:, None, :]).reshape(e - s, q * p).sum(axis=0)
-            err_r_sum += (((err_r * w) @ absG)[:, :, None] * absA[:, None, :]).reshape(e - s, q * p).sum(axis=0)
-        v, top = _tree_sum(np.array(parts).reshape(-1, q * p))
+        g_l, mag_l, err_l, count = self.parts.sum(_bound, beta, self.offsets(offset))
+        v = limb_floats(g_l).reshape(-1)
+        mag, err_r = limb_floats(mag_l, up=True).reshape(-1), limb_floats(err_l, up=True).reshape(-1)
+        grid = np.tile(count.astype(np.float64), self.k - 1) * 2.0**-(QUANTUM_BITS + 1) + _U * np.abs(v)
         g = mu * beta + v
-        err_v = (_gamma((levels + top) * (_PAIR - 1)) + _gamma(self.k + 3)) * mag + err_r_sum
-        err = err_v + 2.0 * _U * (mu * np.abs(beta) + np.abs(g))  # the product mu*beta and the addition
+        err = _gamma(self.k + 3) * mag + err_r + grid + 2.0 * _U * (mu * np.abs(beta) + np.abs(g))
         return 1.01 * (float(np.linalg.norm(g)) + float(np.linalg.norm(err)))
 
 
@@ -303,8 +406,8 @@ def minimise(rows, mu: float, tol: float, max_iter: int = MAX_ITER, offset=0.0) 
     bound.  ``offset`` is public: the K class offsets (the released log-odds of
     the classes, or 0), or for two classes one number, the margin's offset.  ``F`` is ``mu``-strongly convex and smooth: Newton with Armijo
     backtracking converges globally and quadratically near the minimiser.
-    The line search moves the margins along the step (no pass over the
-    rows); where the Newton decrement is below ``F``'s float resolution
+    The line search moves the scores along the step on the parts (one pass
+    over the rows per step, then only the loss per halving); where the Newton decrement is below ``F``'s float resolution
     (``F ~ n log 2`` on a large table) it reads noise, so there the full
     step is taken when it lowers the gradient norm.  With no rows,
     ``F = (mu/2)||beta||^2`` and ``beta = 0`` is returned at once.
@@ -329,9 +432,8 @@ def minimise(rows, mu: float, tol: float, max_iter: int = MAX_ITER, offset=0.0) 
             if float(np.linalg.norm(at_full[2])) < gnorm:
                 beta, state = full, at_full
                 continue
-        dm = rows.direction(step)
         t = 1.0
-        while rows.value(margins - t * dm, beta - t * step, mu) > value - 0.25 * t * decrement:
+        while rows.value_along(beta, step, t, mu, offset) > value - 0.25 * t * decrement:
             t *= 0.5
             if t < 1e-12:  # no float decrease left: certify the best point found, or give up
                 if rows.certified_bound(beta, margins, s, mu, offset) <= tol:
