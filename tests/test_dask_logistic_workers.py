@@ -9,7 +9,9 @@ are cut into parts: the Dask model equals the in-memory one byte for byte.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import warnings
 
 import numpy as np
@@ -130,4 +132,29 @@ def test_dask_fit_on_the_workers_is_the_in_memory_model(dask_client, data, monke
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = DPLogisticRegression(**params).fit(ddf[FEATURES], ddf["y"])
+    assert json.dumps(model.to_dict()) == json.dumps(ref.to_dict())
+
+
+def _crash_once(marker: str, fn, part, beta, b):
+    """The second Newton pass kills its worker (once, by a marker file): the part and its scores are rebuilt."""
+    if np.any(beta != 0):
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return fn(part, beta, b)
+        os.close(fd)
+        os._exit(1)
+    return fn(part, beta, b)
+
+
+def test_worker_killed_mid_fit_gives_the_same_model(dask_client, data, tmp_path, monkeypatch):
+    df, glob = data
+    params = {"epsilon": 2.0, "classes": ["a", "b", "c"], "random_state": 1}
+    ref = DPLogisticRegression(**params).fit(df[FEATURES], df["y"])
+    marker = tmp_path / "killed-once"
+    monkeypatch.setattr(S, "_newton", functools.partial(_crash_once, str(marker), S._newton))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = DPLogisticRegression(**params).fit(dd.read_parquet(glob)[FEATURES], dd.read_parquet(glob)["y"])
+    assert marker.exists()
     assert json.dumps(model.to_dict()) == json.dumps(ref.to_dict())
