@@ -9,7 +9,9 @@ its :class:`~dpglass.schema.Encoding`: on the 0/1 route its model's features are
 and ``column`` (``"true"``, a binary column); on the numbers route a numeric column is one feature, its value
 clipped to the schema's bounds, a missing value read as the lower bound, or kept missing for the model's own
 missing bin when the encoding says ``missing_bins`` (``"clipped"``); on the codes route a
-categorical column is its category's index, a missing or unlisted value the extra last code (``"index"``).  A
+categorical column is its category's index, a missing or unlisted value the extra last code (``"index"``), and a
+numeric column listing its cut points, on the cut-codes route, the number of them it is above, a missing value the
+extra last code (``"interval"``).  A
 value the model's ``predict`` refuses (missing where not declared, a category outside the list, a fraction in an
 integer column, anything but 0/1 in a 0/1 column) makes the exported SQL return NULL for that row and the
 exported Python function raise ``ValueError``.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dpglass.models.pipeline.route import cut_coded
 from dpglass.schema.columns import category_key
 
 __all__ = ["ColumnRule", "Feature", "Inputs", "plain_inputs", "schema_inputs"]
@@ -28,7 +31,7 @@ __all__ = ["ColumnRule", "Feature", "Inputs", "plain_inputs", "schema_inputs"]
 class Feature:
     """One model feature read from ``column``: ``kind`` (see the module), ``value`` (the cut point of
     ``"above"``, the key of ``"is"``, the bounds of ``"clipped"``, the keys of ``"index"``, the number of codes of
-    ``"code"``) and ``missing_ok`` (the feature may be missing: a NULL / None value)."""
+    ``"code"``, ``(cut points, has a missing code)`` of ``"interval"``) and ``missing_ok`` (the feature may be missing: a NULL / None value)."""
 
     kind: str
     column: str
@@ -79,7 +82,9 @@ def schema_inputs(encoding) -> Inputs:
     for col, cuts in zip(encoding.schema.features, encoding.cuts):
         ok = col.missing == "none"
         if col.kind == "numeric":
-            if numbers:
+            if cut_coded(encoding, col):
+                features.append(Feature("interval", col.name, (tuple(float(t) for t in col.thresholds), ok)))
+            elif numbers:
                 features.append(Feature("clipped", col.name, (float(col.bounds[0]), float(col.bounds[1])),
                                         missing_ok=ok and keep_missing))
             else:

@@ -134,6 +134,10 @@ def _reads(inputs) -> list:
             for f in mine:  # the 0/1 route's indicators, or the numbers route's clipped value (missing: low)
                 lo, hi = f.value if f.kind == "clipped" else (None, None)
                 missing = None if f.missing_ok else lo  # kept missing (the model's missing bin) or the low bound
+                if f.kind == "interval":  # the cut-codes route: how many listed cut points it is above
+                    cuts = f.value[0]
+                    out.append(f"{float(len(cuts) + 1)!r} if {v} is None else float(sum({v} > c for c in {cuts!r}))")
+                    continue
                 out.append(f"int({v} is not None and {v} > {f.value!r})" if f.kind == "above" else
                            f"{missing!r} if {v} is None else min(max({v}, {lo!r}), {hi!r})")
         elif r.kind == "categorical":
@@ -161,7 +165,7 @@ class _Writer:
                 raise NotExportableError(f"Feature {c.j} is a {kind} feature, not a 0/1 one.")
             return f"x[{c.j}] == 1"
         if isinstance(c, Above):
-            if kind not in ("number", "code", "clipped", "index"):
+            if kind not in ("number", "code", "clipped", "index", "interval"):
                 raise NotExportableError(f"A threshold on feature {c.j}, a {kind} feature.")
             if self.inputs.features[c.j].missing_ok:  # a missing value is above nothing
                 return f"(x[{c.j}] is not None and x[{c.j}] > {float(c.t)!r})"

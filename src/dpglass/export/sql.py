@@ -94,6 +94,21 @@ def _col(name: str) -> str:
     return f"CAST(t.{quote_identifier(name)} AS DOUBLE PRECISION)"
 
 
+def _interval_above(f, t: float) -> str:
+    """A cut-coded column's code above ``t``: the code is the number of listed cut points the value is above (a
+    missing value: the extra last code), so code > t iff the value is above cut point k (k = floor(t) + 1, the
+    least code above t), or missing where the column has the missing code."""
+    cuts, has_missing = f.value
+    k = math.floor(t) + 1
+    name = f"t.{quote_identifier(f.column)}"
+    if k <= 0:
+        return "1 = 1"
+    parts = [f"{name} IS NOT NULL AND {_col(f.column)} > {_number(cuts[k - 1])}"] if k <= len(cuts) else []
+    if has_missing and k <= len(cuts) + 1:
+        parts.append(f"{name} IS NULL")
+    return " OR ".join(f"({p})" for p in parts) if parts else "1 = 0"
+
+
 def _key(name: str) -> str:
     return f"CAST(t.{quote_identifier(name)} AS VARCHAR)"
 
@@ -129,6 +144,8 @@ class _Writer:
                 return ((f"t.{quote_identifier(f.column)} IS NOT NULL" if f.missing_ok else "1 = 1") if t < lo
                         else "1 = 0")
             return f"t.{quote_identifier(f.column)} IS NOT NULL AND {_col(f.column)} > {_number(t)}"
+        if f.kind == "interval":
+            return _interval_above(f, t)
         if f.kind == "index":
             keys = [k for i, k in enumerate(f.value) if i > t]
             parts = [f"{_key(f.column)} IN ({', '.join(_text(k) for k in keys)})"] if keys else []

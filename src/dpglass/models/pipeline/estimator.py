@@ -32,7 +32,7 @@ from dpglass.models._base import CLASSES, DELTA_OR_NONE, EPSILON, RANDOM_STATE, 
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
 from dpglass.models.pipeline.auto import AUTO_CANDIDATES, AUTO_SHARE, auto_plan, choose_model
-from dpglass.models.pipeline.route import column_digests, model_inputs, model_route
+from dpglass.models.pipeline.route import column_digests, load_encoding, model_inputs, model_route, with_cut_codes
 from dpglass.registry import get_spec
 from dpglass.schema import Encoding, Schema, fit_encoding, load_schema
 from dpglass.schema.encoding import encoder_epsilons  # noqa: F401  (re-exported: the pipeline's budget split)
@@ -251,6 +251,7 @@ class DPPipeline(ClassifierBase):
             y = self._check_labels(X, y, schema)
             encoding, enc_ledger, noisy = fit_encoding(X, schema, quantile_epsilon=eps_q, clip_epsilon=eps_clip,
                                                     rng=rng, **route)
+            encoding = with_cut_codes(encoding)  # listed cut points as codes where the model takes codes
             Xenc = pd.DataFrame(encoding.transform(X), columns=encoding.feature_names(), index=X.index)
         return _Encoded(encoding, enc_ledger, noisy, Xenc, y, eps_model, eps_clip)
 
@@ -321,6 +322,7 @@ class DPPipeline(ClassifierBase):
             stats = {"quantiles": {}, "clipped": None}
         encoding, enc_ledger, noisy = encoding_from_statistics(schema, stats, quantile_epsilon=eps_q,
                                                             clip_epsilon=eps_clip, rng=rng, **route)
+        encoding = with_cut_codes(encoding)  # as in memory
         names = encoding.feature_names()
         dtype = np.float64 if encoding.numbers or encoding.codes else np.uint8  # Encoding.transform's
         meta = pd.DataFrame({c: pd.Series(dtype=dtype) for c in names})
@@ -422,7 +424,7 @@ class DPPipeline(ClassifierBase):
         verify_model_dict(data, cls)
         inner_cls = _model_class(data["inner_model"]["model"])
         inner = inner_cls.from_dict(data["inner_model"])
-        encoding = Encoding.from_dict(data["encoding"])
+        encoding = load_encoding(data["encoding"])
         params = dict(data["params"])
         auto = params.pop("model", None)  # "auto": the file names the rule, and the model it chose is inner
         model = cls(schema=encoding.schema, model=auto or clone(inner), **params)

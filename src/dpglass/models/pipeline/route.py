@@ -9,9 +9,14 @@ from __future__ import annotations
 import hashlib
 import json
 
-from dpglass.schema import Encoding
+import numpy as np
 
-__all__ = ["column_digests", "model_inputs", "model_route"]
+from dpglass.exceptions import DataValidationError
+from dpglass.schema import Encoding
+from dpglass.schema.encoding import _checked_values as checked_values
+
+__all__ = ["CutCodeEncoding", "column_digests", "cut_coded", "interval_labels", "load_encoding", "model_inputs",
+           "model_route", "with_cut_codes"]
 
 
 def model_route(model_cls) -> dict:
@@ -61,3 +66,78 @@ def column_digests(encoding: Encoding, auto: bool = False) -> dict | None:
         return None
     return {col.name: hashlib.sha256(json.dumps(col.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
             for col in encoding.schema.features}
+
+
+def cut_coded(encoding, col) -> bool:
+    """Whether ``encoding`` hands the numeric column ``col`` to its model as the code of its interval between the
+    schema's listed cut points: a model that takes numbers and codes (dp-gam), a column listing its cut points
+    (``numeric(..., thresholds=[...])``).  A function of the schema and the route only."""
+    return (bool(getattr(encoding, "cut_codes", False)) and col.kind == "numeric"
+            and isinstance(col.thresholds, tuple))
+
+
+def lists_cut_points(schema) -> bool:
+    """Whether some numeric feature column of ``schema`` lists its cut points."""
+    return any(c.kind == "numeric" and isinstance(c.thresholds, tuple) for c in schema.features)
+
+
+def interval_labels(col) -> list:
+    """The intervals of a cut-coded column, code by code: ``<= t1``, ``(t1, t2]``, ..., ``> tk`` (``x > t`` is the
+    0/1 route's test), then ``missing`` when the column declares ``missing="none"`` (its own last code)."""
+    cuts = [float(t) for t in col.thresholds]
+    labels = [f"<= {cuts[0]:.6g}"] + [f"({a:.6g}, {b:.6g}]" for a, b in zip(cuts, cuts[1:])] + [f"> {cuts[-1]:.6g}"]
+    return labels + (["missing"] if col.missing == "none" else [])
+
+
+class CutCodeEncoding(Encoding):
+    """The numbers/codes route (dp-gam) where the schema lists a numeric column's cut points: that column is the
+    code of its interval, the number of its listed cut points ``t`` with ``x > t`` (``0..k``; a missing value,
+    under ``missing="none"``, the extra code ``k + 1``), and the model reads it as a column of codes
+    (``categories``).  A per-record map of public cut points fixed before the data: it spends nothing.  The file
+    says ``"cut_codes": true`` in its encoding; the cut points are the schema's (covered by its column digests).
+    Every other column as :class:`~dpglass.schema.Encoding` hands it."""
+
+    cut_codes = True
+
+    def column_bounds(self) -> list:
+        return [None if cut_coded(self, col) else b for col, b in zip(self.schema.features, super().column_bounds())]
+
+    def column_categories(self) -> list:
+        return [len(col.thresholds) + 1 + (col.missing == "none") if cut_coded(self, col) else m
+                for col, m in zip(self.schema.features, super().column_categories())]
+
+    def column_missing(self) -> list:
+        return [False if cut_coded(self, col) else f for col, f in zip(self.schema.features, super().column_missing())]
+
+    def transform(self, frame) -> np.ndarray:
+        X = super().transform(frame)  # checks the columns and their values as ever
+        for j, col in enumerate(self.schema.features):  # numbers and codes: one encoded column per schema column
+            if cut_coded(self, col):
+                v = checked_values(frame[col.name], col)
+                codes = np.searchsorted(np.asarray(col.thresholds, dtype=np.float64), v, side="left")
+                X[:, j] = np.where(np.isnan(v), len(col.thresholds) + 1, codes)
+        return X
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "cut_codes": True}
+
+
+def with_cut_codes(encoding: Encoding) -> Encoding:
+    """``encoding`` on the cut-codes route when it hands numbers and codes and the schema lists a numeric column's
+    cut points; else ``encoding`` itself (every other file unchanged)."""
+    if encoding.numbers and encoding.codes and lists_cut_points(encoding.schema):
+        return CutCodeEncoding(encoding.schema, encoding.cuts, encoding.numbers, encoding.codes, encoding.missing_bins)
+    return encoding
+
+
+def load_encoding(data: dict) -> Encoding:
+    """The encoding a pipeline file holds, on the cut-codes route when it says ``"cut_codes": true``."""
+    data = dict(data)
+    flag = data.pop("cut_codes", False)
+    encoding = Encoding.from_dict(data)
+    if flag is False:
+        return encoding
+    if flag is not True or not (encoding.numbers and encoding.codes and lists_cut_points(encoding.schema)):
+        raise DataValidationError(f"The encoding's 'cut_codes' is {flag!r}; it is true only with numbers and codes "
+                                  "and a numeric column listing its cut points.")
+    return with_cut_codes(encoding)

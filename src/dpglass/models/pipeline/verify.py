@@ -13,7 +13,7 @@ from dpglass.models._file_checks import _close as close
 from dpglass.models._file_checks import _fail as fail
 from dpglass.models._verify import _check_ledger_shape, _check_ledger_totals, _check_top_level, verify_model_dict
 from dpglass.models.pipeline.auto import AUTO_SHARE, auto_plan, choose_model
-from dpglass.models.pipeline.route import column_digests, model_route
+from dpglass.models.pipeline.route import column_digests, load_encoding, model_route
 from dpglass.privacy.plan import check_against_plan
 from dpglass.privacy.ledger import PrivacyLedger
 
@@ -29,7 +29,6 @@ _ROUTE_KEYS = {"column_digests"}  # numbers/codes route files only
 def verify_pipeline_dict(data: dict, cls) -> None:
     """Refuse an inconsistent pipeline file."""
     from dpglass.registry import registered_class
-    from dpglass.schema import Encoding
 
     _check_top_level(data, cls)
     for key in ("params", "encoding", "inner_model", "privacy_ledger"):
@@ -46,7 +45,7 @@ def verify_pipeline_dict(data: dict, cls) -> None:
     if extra:
         fail(extra[0], "is not a field of a DPPipeline file", f"only {sorted(_KEYS)!r}")
     try:
-        encoding = Encoding.from_dict(data["encoding"])
+        encoding = load_encoding(data["encoding"])
     except Exception as exc:  # noqa: BLE001 - any malformed encoding is a bad file
         raise ModelFileError(f"Model file field 'encoding' is not a valid encoding: {exc}.") from None
     if [c.name for c in encoding.schema.features] != data["feature_names"]:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from dpglass.exceptions import InvalidParameterError
+from dpglass.models.pipeline.route import cut_coded, interval_labels
 from dpglass.models.readout.domain import ENUMERATE_LIMIT, SAMPLE_SIZE, domain_of, model_scores, pipeline_domain
 
 __all__ = ["explain_model", "family_of", "POST_PROCESSING"]
@@ -194,8 +195,10 @@ def _pipeline_frame(model) -> pd.DataFrame:
 
 def _category_names(frame: pd.DataFrame, enc) -> pd.DataFrame:
     """A categorical column read as codes (the pipeline's codes route: a category's index in the schema's list,
-    the extra last code for a missing or unlisted value) shown by its categories' names."""
+    the extra last code for a missing or unlisted value) shown by its categories' names; a numeric column listing its
+    cut points read as the code of its interval (the cut-codes route) shown by its interval ("(0.5, 1.5]")."""
     cats = {c.name: [str(v) for v in c.categories] for c in enc.schema.features if c.kind == "categorical"}
+    cats.update({c.name: interval_labels(c) for c in enc.schema.features if cut_coded(enc, c)})
     values = []
     for g, b, v in zip(frame["group"], frame["bin"], frame["value"]):
         if g in cats and not pd.isna(b) and v == str(int(b)):
