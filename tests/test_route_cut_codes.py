@@ -141,3 +141,19 @@ def test_readouts_show_the_interval():
     frame = explain_model(pipe)
     values = list(frame[frame.group == "age"]["value"])
     assert values == ["<= 20.5", "(20.5, 30.5]", "(30.5, 45.5]", "> 45.5", "missing"]
+
+
+def test_dask_route_is_the_in_memory_model(dask_client, tmp_path):
+    """Through Dask the codes are the same per-partition map: the same model, to the last bit of its JSON."""
+    dd = pytest.importorskip("dask.dataframe")
+    df, y = _raw()
+    df = df.assign(y=y)
+    for i, chunk in enumerate(np.array_split(np.arange(len(df)), 3)):
+        df.iloc[chunk].to_parquet(tmp_path / f"part{i}.parquet")
+    frame = dd.read_parquet(str(tmp_path / "*.parquet"))
+    make = lambda: DPPipeline(schema=SCHEMA, model=DPGAMClassifier(classes=["hi", "lo"], delta=1e-6),  # noqa: E731
+                              epsilon=1.0, random_state=5)
+    through_dask = _fit(make(), frame.drop(columns=["y"]), frame["y"])
+    in_memory = _fit(make(), df.drop(columns=["y"]), df["y"])
+    assert isinstance(through_dask.encoding_, CutCodeEncoding)
+    assert json.dumps(through_dask.to_dict()) == json.dumps(in_memory.to_dict())
