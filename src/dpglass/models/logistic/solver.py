@@ -209,14 +209,12 @@ class SoftmaxPart:
             D[:, np.arange(k), np.arange(k)] = Pb * (Pb.sum(axis=1, keepdims=True) - Pb)
             M = np.einsum("ki,nkl,lj->nij", self.G, D, self.G) * (self.w[s:e] * scale * scale)[:, None, None]
             Mq = np.sign(M) * np.minimum(np.rint(np.abs(M) * 2.0**HESSIAN_BITS), 2.0**60)
-            high = np.rint(Mq / 2.0**26)
-            for half, part in enumerate((Mq - high * 2.0**26, high)):  # below 2**25, 2**34: exact Gram sums
-                for i in range(q):
-                    for j in range(i, q):
-                        block = (X.T @ (X * part[:, i, j][:, None])).astype(np.int64)
-                        H[half, i * p:(i + 1) * p, j * p:(j + 1) * p] += block
-                        if j != i:
-                            H[half, j * p:(j + 1) * p, i * p:(i + 1) * p] += block.T
+            for i in range(q):
+                for j in range(i, q):
+                    block = _gram(X, Mq[:, i, j])
+                    H[:, i * p:(i + 1) * p, j * p:(j + 1) * p] += block
+                    if j != i:
+                        H[:, j * p:(j + 1) * p, i * p:(i + 1) * p] += block.transpose(0, 2, 1)
         return self.gradient(beta, b), H, self.loss(Z)
 
     def line(self, beta, b, step, t) -> np.ndarray:
@@ -248,6 +246,20 @@ class SoftmaxPart:
             err += _column_sums(X, limbs(rowdot(err_r * w, absG) * scale[:, None], up=True))
             count += X.sum(axis=0).astype(np.int64)
         return self.gradient(beta, b), mag, err, count
+
+
+def _gram(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``sum_e weights_e x_e x_e'`` exactly for integer ``weights`` (below ``2**60``) and 0/1 rows, as int64
+    (low, high) halves in units 1 and ``2**26``.  One float product when the weights' absolute sum is below
+    ``2**53`` (every partial sum is then an exact integer), else one per 26-bit half (partial sums below
+    ``2**25`` and ``2**34`` times the rows): the same integers either way."""
+    if float(np.abs(weights).sum()) < 2.0**53:
+        total = (X.T @ (X * weights[:, None])).astype(np.int64)
+        high = total >> 26
+        return np.stack([total - (high << 26), high])
+    high = np.rint(weights / 2.0**26)
+    low = (X.T @ (X * (weights - high * 2.0**26)[:, None])).astype(np.int64)
+    return np.stack([low, (X.T @ (X * high[:, None])).astype(np.int64)])
 
 
 def _newton(part, beta, b):
@@ -332,7 +344,9 @@ class SoftmaxRows:
         quantised at ``2**-80``, the Hessian ``sum_e w_e M_e (x) a_e a_e'`` (``M_e = G'(diag p_e - p_e p_e')G``)
         exact at ``2**-30`` per entry's weight."""
         g, H, loss = self.parts.sum(_newton, np.asarray(beta, dtype=np.float64), self.offsets(offset))
-        Hf = H[0].astype(np.float64) * 2.0**-HESSIAN_BITS + H[1].astype(np.float64) * 2.0**(26 - HESSIAN_BITS)
+        carry = H[0] >> 26  # one representation of each integer (low half in [0, 2**26)), then one rounding
+        low, high = H[0] - (carry << 26), H[1] + carry
+        Hf = low.astype(np.float64) * 2.0**-HESSIAN_BITS + high.astype(np.float64) * 2.0**(26 - HESSIAN_BITS)
         Hf[np.diag_indices_from(Hf)] += mu
         value = float(limb_floats(loss)) + 0.5 * mu * float(beta @ beta)
         return beta, None, mu * beta + limb_floats(g).reshape(-1), Hf, value
