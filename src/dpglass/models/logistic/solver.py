@@ -18,7 +18,10 @@ gradient norm is *certified* ``<= tol`` (:meth:`SoftmaxRows.certified_bound`).
 The rows are read a block at a time (a dense array, or the bit-packed
 :class:`~dpglass.aggregates.PatternTable` unpacked block by block), so the
 solver holds a few vectors of length m and one float block, never a float
-copy of the table.  Nothing here is released; the privacy argument needs only
+copy of the table.  Every sum over the entries is exact (per-entry floats on a
+fixed grid, added as integers: :class:`SoftmaxPart`), so the path does not
+depend on how the entries are cut into parts: on Dask the parts stay on the
+workers and the client adds their integer sums (issue 30).  Nothing here is released; the privacy argument needs only
 the certificate (docs/privacy.md, "DP logistic regression").
 """
 
