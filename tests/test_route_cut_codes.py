@@ -157,3 +157,29 @@ def test_dask_route_is_the_in_memory_model(dask_client, tmp_path):
     in_memory = _fit(make(), df.drop(columns=["y"]), df["y"])
     assert isinstance(through_dask.encoding_, CutCodeEncoding)
     assert json.dumps(through_dask.to_dict()) == json.dumps(in_memory.to_dict())
+
+
+def test_a_grid_search_over_the_pipeline_reads_the_codes_too():
+    """PrivateGridSearch encodes once (the pipeline's _fit_encoding, on the cut-codes route) and sets its
+    candidates' inputs through model_inputs: both read the listed cut points as codes."""
+    from dpglass.models import PrivateGridSearch
+
+    df, y = _raw()
+    search = PrivateGridSearch(DPPipeline(schema=SCHEMA, model=DPGAMClassifier(classes=["hi", "lo"], delta=1e-6),
+                                          epsilon=2.0, random_state=0),
+                               {"model__max_bins": [4, 8]}, delta=1e-6, random_state=0)
+    _fit(search, df, y)
+    best = search.best_estimator_
+    assert isinstance(best.encoding_, CutCodeEncoding)
+    params = best.model_.best_estimator_.get_params()  # the pipeline's model is the search over dp-gam
+    assert params["categories"][0] == len(CUTS) + 2 and params["bounds"][0] is None
+    assert "cut_codes" in json.dumps(search.to_dict())
+
+
+def test_the_card_lists_the_cut_points_the_model_reads(tmp_path):
+    from dpglass.models.readout.card import model_card
+
+    pipe, _, _ = _pipe()
+    html = model_card(pipe)
+    assert "20.5, 30.5, 45.5 (the model reads the interval)" in html
+    assert "(20.5, 30.5]" in html  # the shapes, by interval

@@ -72,12 +72,16 @@ class DPPipeline(ClassifierBase):
         numeric column as its values clipped to the schema's bounds, and
         ``bounds`` set to them (None for the other columns): it bins them
         within its own plan (its grid or DP quantiles), so the schema's
-        thresholds, which are for 0/1 models, are not used and no encoder
+        grid or DP-quantile thresholds are not used and no encoder
         quantile is released; a missing value (``missing="none"``) is the
         lower bound, above no cut point, as on the 0/1 route.  A model with a
         ``categories`` parameter gets each categorical column as codes
         ``0..m-1`` (plus a last code for a missing or unlisted value under
-        ``missing="none"``) and ``categories`` set to those counts; otherwise
+        ``missing="none"``) and ``categories`` set to those counts, and each
+        numeric column that lists its cut points (``thresholds=[...]``) as
+        the code of its interval between them (the number it is above; a
+        missing value the extra last code), no bounds, ``categories`` set
+        (:class:`~dpglass.models.pipeline.route.CutCodeEncoding`); otherwise
         categorical columns are one-hot 0/1 (dp-gbdt's trees split a 0/1
         column at 0.5).  A model with ``feature_groups=None``
         (``DPGAMClassifier``) gets each encoded column's raw column as its

@@ -38,7 +38,10 @@ def model_inputs(model, encoding: Encoding) -> dict:
     the schema and the model's class.  A model that takes numbers gets ``bounds`` (the schema's bounds of each
     numeric column, None for a 0/1 or code column); one that takes categories gets ``categories`` (each code
     column's number of codes, None elsewhere); one that reads its features in groups (``feature_groups=None``:
-    dp-gam) gets each encoded column's raw column."""
+    dp-gam) gets each encoded column's raw column.  Read on the cut-codes route where it applies
+    (:func:`with_cut_codes`), so that a caller holding the plain route's encoding (PrivateGridSearch's) sets what
+    the encoded table holds."""
+    encoding = with_cut_codes(encoding)
     params = {}
     if encoding.numbers:
         params["bounds"] = encoding.column_bounds()

@@ -225,9 +225,13 @@ def _schema_section(data: dict) -> str:
         domain = (f"bounds {col.get('bounds')}" if kind == "numeric" else
                   ", ".join(map(str, col.get("categories", []))) if kind == "categorical" else "0 / 1")
         cut_text = ", ".join(_num(float(t)) for t in c) if kind == "numeric" else ""
-        if kind == "numeric" and not c:
+        listed = enc.get("cut_codes") and kind == "numeric" and isinstance(col.get("thresholds"), list)
+        if listed:  # the cut-codes route: the model reads the code of the interval between the listed cut points
+            cut_text = ", ".join(_num(float(t)) for t in col["thresholds"]) + " (the model reads the interval)"
+        elif kind == "numeric" and not c:
             cut_text = "none: the model reads the number (its own bins above)"
-        missing = {"none": "sets none of its indicators"}.get(col.get("missing", "error"), "refused (an error)")
+        missing = {"none": "its own code" if listed else "sets none of its indicators"}.get(
+            col.get("missing", "error"), "refused (an error)")
         rows.append(f"<tr><td>{escape(col['name'])}</td><td>{escape(kind)}</td><td>{escape(domain)}</td>"
                     f"<td>{escape(cut_text)}</td><td>{escape(missing)}</td></tr>")
     noisy = data.get("clipped_records_noisy")
