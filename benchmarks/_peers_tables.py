@@ -12,7 +12,8 @@ declares each table's public schema **before looking at the data**:
 * **compas**: ProPublica's columns the built-in encoding reads.  Bounds are round numbers from what a column
   means, not from the file: age in [18, 100] (adult defendants), prior offences in [0, 50], each juvenile count in
   [0, 25]; sex, race and charge degree on the loader's category lists; the numeric columns list the built-in
-  encoding's documented cut points (used by 0/1 models; a model that bins numbers itself ignores them today).
+  encoding's documented cut points (0/1 models cut there; since 78486df the pipeline hands them to dp-gam
+  as the code of each value's interval).
 * **german**: UCI Statlog's 20 attributes; categorical ones on the code book's codes (``values_maps.json``),
   numeric ones with round bounds: duration in [1, 72] months (six years), credit amount in [0, 20000] DM (the
   loader's largest cut 10000, doubled), age in [18, 90] (Adult's top-code), and the small ordinal codes on their
