@@ -580,5 +580,5 @@ def fit_table(estimator, X, y, *, classes=None, **kwargs):
         raise DataValidationError("X and y must both be dask collections (or both in memory).")
     # a learner that asks for statistics (_worker_stats) gets the table's parts, left on the workers
     keep = bool(getattr(estimator, "_worker_stats", False))
-    return adopt_table(estimator, pattern_table(X, y, classes=classes, keep=keep, **kwargs))
+    return adopt_table(estimator, pattern_table(X, y, classes=classes, keep=keep, **kwargs), classes)
 

@@ -273,7 +273,9 @@ def adopt_table(estimator, table: PatternTable, declared=None) -> PatternTable:
     """Set ``n_features_in_``, ``feature_names_in_`` and ``classes_`` of ``estimator`` from a table it fits on.
 
     ``declared`` is the label set the estimator was given (its ``classes``
-    parameter or the caller's schema), which must be the table's.
+    parameter or the caller's schema), which must be the table's.  With a
+    declared label set a table of zero records is accepted (whether fit
+    succeeds must not depend on n); without one it is refused.
     """
     from dpglass.exceptions import DataValidationError
 
@@ -287,8 +289,8 @@ def adopt_table(estimator, table: PatternTable, declared=None) -> PatternTable:
     if declared is not None and [*declared] != [*table.classes]:
         raise DataValidationError(f"The table's classes {list(table.classes)!r} are not the declared classes "
                                   f"{list(declared)!r}.")
-    if table.n_records == 0:
-        raise DataValidationError("X is empty: fit needs at least one record.")
+    if table.n_records == 0 and declared is None:
+        raise DataValidationError("X is empty: fit needs at least one record (or declare the label set: classes=).")
     columns = table.columns
     estimator.n_features_in_ = table.n_features
     if columns is not None and len(columns) == table.n_features and all(isinstance(c, str) for c in columns):
