@@ -176,10 +176,11 @@ class PrivateGridSearch(ClassifierBase):
         by the guarantee**: the theorem protects the best run only while K
         stays secret; publishing K (or ``results_``) voids it.
     results_ : dict of arrays
-        Every run (``"params"``, ``"noisy_correct"``, ``"noisy_accuracy"``,
-        ``"selected"``).  **Curator-side diagnostic, not covered by the
-        guarantee** (it holds K noisy scores; releasing them would need
-        K-fold composition).
+        Every run (``"params"``, ``"noisy_correct"``, ``"selected"``).
+        **Curator-side diagnostic, not covered by the guarantee** (it holds K
+        noisy scores; releasing them would need K-fold composition).  No
+        accuracy is derived from them: dividing by the validation part's size
+        would put the private n beside ``best_score_`` in the clear.
     best_index_ : int
         The selected run's position in ``results_``.  **Curator-side, not
         covered by the guarantee** (it bounds K from below).
@@ -315,7 +316,6 @@ class PrivateGridSearch(ClassifierBase):
         self.results_ = {
             "params": selected.run_params,
             "noisy_correct": selected.noisy,
-            "noisy_accuracy": selected.noisy / (float(self.validation_fraction) * table.n_records),
             "selected": chosen,
         }
         return self
