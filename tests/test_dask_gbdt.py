@@ -178,12 +178,13 @@ def test_cli_fits_dp_gbdt_from_parquet(client, data, tmp_path, capsys):
     out = tmp_path / "gbdt.json"
     rc = main(["fit", "--data", glob, "--target", "y", "--model", "dp-gbdt", "--epsilon", "1",
                "--bounds", "age=0:90", "--bounds", "score=-1:1", "--scheduler", client.scheduler.address,
-               "--seed", "7", "--out", str(out)])
+               "--seed", "7", "--param", "n_estimators=8", "--out", str(out)])  # 8 trees: 2 round trips each
     assert rc == 0
     printed = capsys.readouterr().out
     assert "through Dask" in printed and "privacy ledger" in printed and "tree 1:" in printed
     model_rng = spawn(check_random_state(7), 2)[1]  # the CLI's model generator
-    ref = DPGradientBoostingClassifier(epsilon=1.0, bounds=BOUNDS, random_state=model_rng).fit(df[FEATURES], df["y"])
+    ref = DPGradientBoostingClassifier(epsilon=1.0, bounds=BOUNDS, n_estimators=8,
+                                       random_state=model_rng).fit(df[FEATURES], df["y"])
     assert json.loads(out.read_text()) == json.loads(json.dumps(ref.to_dict()))
 
 

@@ -258,6 +258,7 @@ def test_canonical_split_is_adults_train_and_test_files():
     assert np.sqrt(X.sum(axis=1).max() + 1) <= schema_norm_bound(names)
 
 
+@pytest.mark.slow  # 35 s on an idle machine, the longest test by far: under -m slow with the other long checks
 @needs_shared_data
 def test_quick_reproduction_smoke(tmp_path):
     """`dpglass reproduce boosting --quick` (the CI smoke test; its time is in timings.json, not asserted:
