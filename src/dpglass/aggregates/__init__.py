@@ -15,11 +15,12 @@ A learner never sees the records themselves, only this table:
   sums over the table's entries weighted by their integer counts;
 * :class:`~dpglass.models.logistic.estimator.DPLogisticRegression` sums its loss and
   gradient over the entries, weighted by their counts;
-* :class:`~dpglass.models.selection.estimator.PrivateGridSearch` and the teacher
-  ensembles (:mod:`dpglass.models.teachers.estimator`) draw their random splits entry by
-  entry (Binomial and Multinomial splits of each count, the laws of
-  per-record coins) and hand the parts on as sub-tables
-  (:meth:`PatternTable.with_counts`);
+* :class:`~dpglass.models.selection.estimator.PrivateGridSearch` draws its random
+  split entry by entry (a Binomial split of each count, the law of per-record
+  coins) and hands the parts on as sub-tables (:meth:`PatternTable.with_counts`);
+  the teacher ensembles (:mod:`dpglass.models.teachers.workers`) give each record
+  its teacher by a keyed hash of public seeds and the record
+  (:func:`dpglass.privacy.splits.keyed_parts`), drawn where the entries are;
 * :class:`~dpglass.models.pipeline.estimator.DPPipeline` encodes raw columns first (on
   a dask DataFrame: a map over the partitions) and its model builds the table
   of the encoded columns;
