@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import shared_data_available
 
 from dpglass.registry import list_estimators
 
@@ -155,7 +156,11 @@ def test_comparison_table_takes_dpebms_better_input_per_cell_and_metric():
     assert "| 0.700 · 0.700 (0/1) |" in peers.comparison_table(rows, [1.0], ("dp-gam",))  # dp-gam's own input
 
 
-@pytest.mark.parametrize("name", ["compas", "german", "breast-cancer", "mushroom"])
+SHARED = pytest.mark.skipif(not shared_data_available(), reason="DPGLASS_DATA is not set to the shared data folder")
+
+
+@pytest.mark.parametrize("name", [pytest.param("compas", marks=SHARED), pytest.param("german", marks=SHARED),
+                                  "breast-cancer", pytest.param("mushroom", marks=SHARED)])
 def test_raw_tables_hold_the_loaders_records_and_fit_their_schemas(name):
     """Same labels in the same order as the built-in loader (checked inside raw_table); every column is in the
     schema and passes its checks."""
@@ -167,6 +172,7 @@ def test_raw_tables_hold_the_loaders_records_and_fit_their_schemas(name):
     validate_table(frame, schema)
 
 
+@SHARED
 @pytest.mark.parametrize("name", ["compas", "german"])
 def test_cut_codes_count_the_built_in_encodings_thresholds(name):
     """A numeric column's code is how many of the built-in 0/1 encoding's ``col>t`` columns are 1 (the schema lists
