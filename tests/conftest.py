@@ -16,6 +16,25 @@ def binary_data():
     return X, y
 
 
+def three_class_parquet(folder, features, *, seed, n, low, n_files, flip=0.2, xor=False):
+    """Seeded 0/1 columns with labels a/b/c written as ``n_files`` parquet files in ``folder``, for the Dask tests.
+
+    Column j is 1 with probability rising from ``low`` to 0.6; the label is "b" where the first two columns are 1,
+    else "a" where the third is 1 (flipped with probability ``flip`` when ``xor``, else or-ed with such a coin), else
+    "c".  Returns ``(frame, glob, rng)``: ``rng`` continues the same generator (for a public part, say).
+    """
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, len(features))) < np.linspace(low, 0.6, len(features))).astype(np.uint8)
+    coin = rng.random(n) < flip
+    y = np.where(X[:, 0] & X[:, 1], "b", np.where((X[:, 2] ^ coin) if xor else (X[:, 2] | coin), "a", "c"))
+    df = pd.DataFrame(X, columns=features).assign(y=y)
+    for i, chunk in enumerate(np.array_split(np.arange(n), n_files)):
+        df.iloc[chunk].to_parquet(folder / f"part{i}.parquet")
+    return df, str(folder / "*.parquet"), rng
+
+
 def shared_data_available() -> bool:
     home = os.environ.get("DPGLASS_DATA")
     return bool(home) and os.path.isdir(home)

@@ -11,7 +11,6 @@ About 10 minutes on one core.
 import os
 import sys
 
-import numpy as np
 import pytest
 
 from dpglass.audit import audit_learner

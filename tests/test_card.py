@@ -18,7 +18,6 @@ import sys
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from dpglass.cli import main

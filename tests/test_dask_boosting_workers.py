@@ -14,8 +14,8 @@ import os
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
+from conftest import three_class_parquet
 
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
@@ -36,15 +36,9 @@ LABELS = ["a", "b", "c"]
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    rng = np.random.default_rng(5)
-    n = 2000
-    X = (rng.random((n, len(FEATURES))) < np.linspace(0.15, 0.6, len(FEATURES))).astype(np.uint8)
-    y = np.where(X[:, 0] & X[:, 1], "b", np.where(X[:, 2] | (rng.random(n) < 0.2), "a", "c"))
-    df = pd.DataFrame(X, columns=FEATURES).assign(y=y)
-    folder = tmp_path_factory.mktemp("boost-stats")
-    for i, chunk in enumerate(np.array_split(np.arange(n), 4)):
-        df.iloc[chunk].to_parquet(folder / f"part{i}.parquet")
-    return df, str(folder / "*.parquet")
+    df, glob, _ = three_class_parquet(tmp_path_factory.mktemp("boost-stats"), FEATURES, seed=5, n=2000, low=0.15,
+                                      n_files=4)
+    return df, glob
 
 
 MODELS = {

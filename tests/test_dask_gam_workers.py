@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import three_class_parquet
 
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
@@ -136,15 +137,9 @@ FEATURES = [f"f{j}" for j in range(6)]
 
 @pytest.fixture(scope="module")
 def binary_parquet(tmp_path_factory):
-    rng = np.random.default_rng(13)
-    n = 1500
-    X = (rng.random((n, len(FEATURES))) < np.linspace(0.2, 0.6, len(FEATURES))).astype(np.uint8)
-    y = np.where(X[:, 0] & X[:, 1], "b", np.where(X[:, 2] ^ (rng.random(n) < 0.2), "a", "c"))
-    df = pd.DataFrame(X, columns=FEATURES).assign(y=y)
-    folder = tmp_path_factory.mktemp("gam-plain")
-    for i, chunk in enumerate(np.array_split(np.arange(n), 3)):
-        df.iloc[chunk].to_parquet(folder / f"part{i}.parquet")
-    return df, str(folder / "*.parquet")
+    df, glob, _ = three_class_parquet(tmp_path_factory.mktemp("gam-plain"), FEATURES, seed=13, n=1500, low=0.2,
+                                      n_files=3, xor=True)
+    return df, glob
 
 
 @pytest.mark.parametrize("first_cycle", ["counts", "gradients"])

@@ -15,8 +15,8 @@ import os
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
+from conftest import three_class_parquet
 
 from dpglass.aggregates import pattern_table
 from dpglass.aggregates.parts import DistributedTable, TableParts
@@ -103,15 +103,9 @@ from dpglass.aggregates import dask_backend  # noqa: E402
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    rng = np.random.default_rng(7)
-    n = 1500
-    X = (rng.random((n, len(FEATURES))) < np.linspace(0.2, 0.6, len(FEATURES))).astype(np.uint8)
-    y = np.where(X[:, 0] & X[:, 1], "b", np.where(X[:, 2] | (rng.random(n) < 0.2), "a", "c"))
-    df = pd.DataFrame(X, columns=FEATURES).assign(y=y)
-    folder = tmp_path_factory.mktemp("logistic-stats")
-    for i, chunk in enumerate(np.array_split(np.arange(n), 4)):
-        df.iloc[chunk].to_parquet(folder / f"part{i}.parquet")
-    return df, str(folder / "*.parquet")
+    df, glob, _ = three_class_parquet(tmp_path_factory.mktemp("logistic-stats"), FEATURES, seed=7, n=1500, low=0.2,
+                                      n_files=4)
+    return df, glob
 
 
 def _refuse(*args, **kwargs):

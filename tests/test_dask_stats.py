@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import three_class_parquet
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
@@ -26,15 +27,8 @@ FEATURES = [f"f{j}" for j in range(9)]
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    rng = np.random.default_rng(7)
-    n = 3000
-    X = (rng.random((n, len(FEATURES))) < np.linspace(0.1, 0.6, len(FEATURES))).astype(np.uint8)
-    y = np.where(X[:, 0] & X[:, 1], "b", np.where(X[:, 2] | (rng.random(n) < 0.2), "a", "c"))
-    df = pd.DataFrame(X, columns=FEATURES).assign(y=y)
-    folder = tmp_path_factory.mktemp("stats")
-    for i, chunk in enumerate(np.array_split(np.arange(n), 5)):
-        df.iloc[chunk].to_parquet(folder / f"part{i}.parquet")
-    return df, str(folder / "*.parquet")
+    df, glob, _ = three_class_parquet(tmp_path_factory.mktemp("stats"), FEATURES, seed=7, n=3000, low=0.1, n_files=5)
+    return df, glob
 
 
 def _dask(glob):

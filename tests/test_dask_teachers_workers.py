@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import three_class_parquet
 
 from dpglass.aggregates import pattern_table
 from dpglass.aggregates.parts import TableParts
@@ -90,16 +91,10 @@ def test_keyed_parts_are_uniform_and_independent_of_the_seed():
 # ------------------------------------------------------------------ Dask == in memory, nothing gathered
 @pytest.fixture(scope="module")
 def binary_parquet(tmp_path_factory):
-    rng = np.random.default_rng(30)
-    n = 1600
-    X = (rng.random((n, len(FEATURES))) < np.linspace(0.2, 0.6, len(FEATURES))).astype(np.uint8)
-    y = np.where(X[:, 0] & X[:, 1], "b", np.where(X[:, 2] ^ (rng.random(n) < 0.3), "a", "c"))
-    df = pd.DataFrame(X, columns=FEATURES).assign(y=y)
-    folder = tmp_path_factory.mktemp("teachers")
-    for i, chunk in enumerate(np.array_split(np.arange(n), 3)):
-        df.iloc[chunk].to_parquet(folder / f"part{i}.parquet")
+    df, glob, rng = three_class_parquet(tmp_path_factory.mktemp("teachers"), FEATURES, seed=30, n=1600, low=0.2,
+                                        n_files=3, flip=0.3, xor=True)
     public = pd.DataFrame((rng.random((300, len(FEATURES))) < 0.4).astype(np.uint8), columns=FEATURES)
-    return df, str(folder / "*.parquet"), public
+    return df, glob, public
 
 
 MODELS = {

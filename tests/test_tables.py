@@ -12,7 +12,7 @@ from dpglass.cli import main
 from dpglass.exceptions import ModelFileError
 from dpglass.models import DPPipeline, DPRuleListClassifier, SmoothBoostClassifier, load_model
 from dpglass.registry import list_estimators
-from dpglass.schema import Schema, categorical, ignore, load_schema, numeric, schema_template
+from dpglass.schema import Schema, categorical, load_schema, numeric, schema_template
 
 PRIVATE = list_estimators(private=True)
 TYPED = (exceptions.InvalidParameterError, exceptions.DataValidationError, exceptions.BudgetExceededError)
