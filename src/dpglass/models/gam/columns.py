@@ -26,7 +26,7 @@ from dpglass.models._binning import (
     uniform_edges,
 )
 from dpglass.models.gam.fit import exact_counts
-from dpglass.models.gbdt.binned import BitLayout, DaskData, binned_table, dask_binned_parts
+from dpglass.models.gbdt.binned import BitLayout, DaskData, binned_table
 from dpglass.privacy.quantile import GRID_CELLS
 
 __all__ = ["bin_X", "binned_fit_table", "check_fit_data", "exact_class_counts", "is_plain", "resolve_columns"]
@@ -112,13 +112,7 @@ def binned_fit_table(est, data, plan, ledger, rng):
 
 def _table(est, data, dask: bool):
     if dask:  # the binned table's parts, left on the workers (the learner asks them for its sums: gam.fit)
-        declared = est.__dict__.get("_schema_classes")
-        binning = data._binning(est, est.edges_)
-        parts, n_records, classes = dask_binned_parts(data.X, data.y, binning, binning.n_cuts, classes=data.classes)
-        if n_records == 0 and (declared if declared is not None else est.classes) is None:
-            raise DataValidationError("X is empty: fit needs at least one record.")
-        est.classes_ = np.asarray(classes)
-        return parts
+        return data.parts(est, _n_cuts(est))
 
     def to_bins(rows):
         return apply_bins(rows, est.bounds_, est.edges_, type(est).__name__, est.categories_, est.missing_)

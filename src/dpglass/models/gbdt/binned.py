@@ -421,21 +421,17 @@ class DaskData:
         return dask_grid_counts(self.X, self._binning(estimator, no_edges), numeric, grid_cells)
 
     def parts(self, estimator, n_cuts):
-        """The binned table's parts, left on the workers (sets ``classes_``; empty data is refused unless the label
-        set is declared, as by :meth:`table`: whether fit succeeds must not depend on n)."""
-        parts, n_records, classes = dask_binned_parts(self.X, self.y, self._binning(estimator, estimator.edges_),
-                                                      n_cuts, classes=self.classes)
-        if n_records == 0 and self.classes is None:
-            raise DataValidationError("X is empty: fit needs at least one record.")
+        """The binned table's parts, left on the workers (sets ``classes_``).  An empty table is returned as any
+        other: without a declared label set :meth:`check` has refused empty labels already, so whether fit
+        succeeds does not depend on n."""
+        parts, _, classes = dask_binned_parts(self.X, self.y, self._binning(estimator, estimator.edges_), n_cuts,
+                                              classes=self.classes)
         estimator.classes_ = np.asarray(classes)
         return parts
 
-    def table(self, estimator, allow_empty: bool = False):
-        """The binned pattern table (sets ``classes_``); empty data is refused unless ``allow_empty`` (a declared
-        label set: whether fit succeeds must not depend on n)."""
+    def table(self, estimator):
+        """The binned pattern table (sets ``classes_``); empty as :meth:`parts` may be."""
         table, classes = dask_binned_table(self.X, self.y, self._binning(estimator, estimator.edges_),
                                            classes=self.classes)
-        if table.n_records == 0 and not (allow_empty or self.classes is not None):
-            raise DataValidationError("X is empty: fit needs at least one record.")
         estimator.classes_ = np.asarray(classes)
         return table
