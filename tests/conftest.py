@@ -30,9 +30,28 @@ def three_class_parquet(folder, features, *, seed, n, low, n_files, flip=0.2, xo
     coin = rng.random(n) < flip
     y = np.where(X[:, 0] & X[:, 1], "b", np.where((X[:, 2] ^ coin) if xor else (X[:, 2] | coin), "a", "c"))
     df = pd.DataFrame(X, columns=features).assign(y=y)
-    for i, chunk in enumerate(np.array_split(np.arange(n), n_files)):
+    return df, write_parquet_parts(df, folder, n_files), rng
+
+
+def write_parquet_parts(df, folder, n_files: int) -> str:
+    """``df`` cut in row order into ``n_files`` parquet files ``part{i}.parquet`` in ``folder``; returns their glob."""
+    for i, chunk in enumerate(np.array_split(np.arange(len(df)), n_files)):
         df.iloc[chunk].to_parquet(folder / f"part{i}.parquet")
-    return df, str(folder / "*.parquet"), rng
+    return str(folder / "*.parquet")
+
+
+def people_table(n=120, seed=3, K=2):
+    """Ages (some missing), jobs (some missing) and a 0/1 flag; with two classes the label reads age and job."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    age = rng.integers(17, 90, n).astype(float)
+    age[rng.random(n) < 0.1] = np.nan
+    job = rng.choice(["a", "b", "c"], n).astype(object)
+    job[rng.random(n) < 0.05] = None
+    flag = (rng.random(n) < 0.5).astype(int)
+    y = ((age > 40) | (job == "a")).astype(int) if K == 2 else rng.integers(0, K, n)
+    return pd.DataFrame({"age": age, "job": job, "flag": flag}), pd.Series(y)
 
 
 def shared_data_available() -> bool:

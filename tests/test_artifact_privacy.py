@@ -11,6 +11,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import people_table
 
 from dpglass.audit.artifact import deterministic_leaks, model_artifact, non_grid_numbers
 from dpglass.cli import main
@@ -102,16 +103,7 @@ def test_boosting_auto_rounds_publish_only_a_noisy_count(learner):
 # card, the SQL and Python exports, the warnings, and whether fit succeeded.  The default run fits a few tiny
 # configurations on 3 seeds (a few seconds); the whole list on 6 seeds and two removed records is marked slow.
 
-def _raw(n=120, seed=3, K=2):
-    """Ages (some missing), jobs (some missing) and a 0/1 flag; the label reads age and job."""
-    rng = np.random.default_rng(seed)
-    age = rng.integers(17, 90, n).astype(float)
-    age[rng.random(n) < 0.1] = np.nan
-    job = rng.choice(["a", "b", "c"], n).astype(object)
-    job[rng.random(n) < 0.05] = None
-    flag = (rng.random(n) < 0.5).astype(int)
-    y = ((age > 40) | (job == "a")).astype(int) if K == 2 else rng.integers(0, K, n)
-    return pd.DataFrame({"age": age, "job": job, "flag": flag}), pd.Series(y)
+_raw = people_table
 
 
 _SCHEMA = {"target": "y", "columns": [

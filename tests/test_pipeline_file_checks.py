@@ -7,9 +7,8 @@ import copy
 import json
 import warnings
 
-import numpy as np
-import pandas as pd
 import pytest
+from conftest import people_table
 
 from dpglass.exceptions import InvalidParameterError, ModelFileError
 from dpglass.models import DPGAMClassifier, DPGradientBoostingClassifier, DPPipeline
@@ -20,16 +19,7 @@ SCHEMA = {"target": "y", "columns": [
     {"name": "flag", "kind": "binary"}]}
 
 
-def raw(n=120, seed=3):
-    """Ages with some missing, jobs with some missing, a 0/1 flag (helper G's table)."""
-    rng = np.random.default_rng(seed)
-    age = rng.integers(17, 90, n).astype(float)
-    age[rng.random(n) < 0.1] = np.nan
-    job = rng.choice(["a", "b", "c"], n).astype(object)
-    job[rng.random(n) < 0.05] = None
-    flag = (rng.random(n) < 0.5).astype(int)
-    y = ((age > 40) | (job == "a")).astype(int)
-    return pd.DataFrame({"age": age, "job": job, "flag": flag}), pd.Series(y)
+raw = people_table  # helper G's table
 
 
 def _file(model, schema=SCHEMA, **kw):

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import write_parquet_parts
 
 from dpglass.exceptions import ModelFileError
 from dpglass.export import to_python, to_sql
@@ -148,9 +149,7 @@ def test_dask_route_is_the_in_memory_model(dask_client, tmp_path):
     dd = pytest.importorskip("dask.dataframe")
     df, y = _raw()
     df = df.assign(y=y)
-    for i, chunk in enumerate(np.array_split(np.arange(len(df)), 3)):
-        df.iloc[chunk].to_parquet(tmp_path / f"part{i}.parquet")
-    frame = dd.read_parquet(str(tmp_path / "*.parquet"))
+    frame = dd.read_parquet(write_parquet_parts(df, tmp_path, 3))
     make = lambda: DPPipeline(schema=SCHEMA, model=DPGAMClassifier(classes=["hi", "lo"], delta=1e-6),  # noqa: E731
                               epsilon=1.0, random_state=5)
     through_dask = _fit(make(), frame.drop(columns=["y"]), frame["y"])
