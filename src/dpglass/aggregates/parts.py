@@ -97,6 +97,11 @@ class TableParts:
         if self.client is None:
             return [fn(p, *args) for p in self.parts]
         futures = [self.client.submit(_call, fn, p, args, pure=True, retries=self.retries) for p in self.parts]
+        return self.gather(futures)
+
+    def gather(self, futures) -> list:
+        """Futures of tasks built on these parts (e.g. the teachers' groups), brought to the client; a lost worker
+        becomes the Dask backend's DistributedFitError, as for :meth:`results`."""
         return self._gather(self.client, futures)
 
     def sum(self, fn, *args):

@@ -212,7 +212,7 @@ def teacher_weights(states: TableParts, n_total: int, n_features: int, n_classes
     for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist()):
         subs = [client.submit(_sub_tables, s, lo, hi, pure=True, retries=retries) for s in states.parts]
         futures.append(client.submit(fit_group, lo, hi, *args, *subs, pure=True, retries=retries))
-    return np.concatenate(states._gather(client, futures))
+    return np.concatenate(states.gather(futures))
 
 
 def dpbag_queries(states: TableParts, W, X_pub, n_teachers, *, epsilon, delta, noise_scale, cap, n_classes=2):
