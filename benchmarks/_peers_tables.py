@@ -36,7 +36,8 @@ import pandas as pd
 
 from dpglass.datasets import _loaders as L
 from dpglass.datasets import get_data_home, load_dataset
-from dpglass.schema import Schema, categorical, ignore, numeric
+from dpglass.models.pipeline.route import with_cut_codes
+from dpglass.schema import Encoding, Schema, categorical, ignore, numeric
 
 #: The datasets with a raw table here.
 RAW_TABLES = ("adult", "compas", "german", "breast-cancer", "mushroom")
@@ -130,22 +131,15 @@ def lists_cut_points(schema) -> bool:
 
 
 def cut_codes(frame, schema) -> tuple[np.ndarray, list]:
-    """The raw columns as codes, and the number of codes of each: a numeric column as the number of its listed cut
-    points it is above (``x > t``, the 0/1 encoding's test), a categorical one as its index in the public list.
-    A per-record map of public cut points and categories (what dp-gam's ``categories`` parameter reads)."""
-    from dpglass.schema.columns import category_key
-
-    cols, counts = [], []
-    for col in schema.features:
-        if col.kind == "numeric":
-            cuts = np.asarray(col.thresholds, dtype=float)
-            cols.append(np.searchsorted(cuts, frame[col.name].to_numpy(dtype=float), side="left"))
-            counts.append(len(cuts) + 1)
-        else:
-            index = {category_key(c): i for i, c in enumerate(col.categories)}
-            cols.append(np.array([index[category_key(v)] for v in frame[col.name]]))
-            counts.append(len(index))
-    return np.stack(cols, axis=1).astype(np.float64), counts
+    """The raw columns as codes, and the number of codes of each: what ``DPPipeline`` hands dp-gam on its
+    cut-codes route (the library's :class:`~dpglass.models.pipeline.route.CutCodeEncoding`, not a copy of it): a
+    numeric column listing its cut points as the number of them it is above (``x > t``, the 0/1 encoding's test),
+    a categorical one as its index in the public list (one more code for a missing value where the column
+    declares ``missing="none"``).  A per-record map of public cut points and categories (what dp-gam's
+    ``categories`` parameter reads)."""
+    encoding = with_cut_codes(Encoding(schema, tuple(() for _ in schema.features), numbers=True, codes=True,
+                                       missing_bins=True))
+    return encoding.transform(frame), encoding.column_categories()
 
 
 #: The comparison of issue 28: dp-gam (its schema route where the dataset has one, else its 0/1 row) against
