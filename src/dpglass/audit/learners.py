@@ -165,7 +165,6 @@ def _generic_runner(est, X, y, output):
     X = np.asarray(X)
     y = np.asarray(y)
     params = est.get_params(deep=False)
-    n = len(y)
     fixed = {}  # delta=None is a public constant: the same for both datasets
     rows = np.unique(X, axis=0)
     out_fn = output or _predictions_on(rows)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
 
 from dpglass_experiments.boosting.plan import (
     APPENDIX_C,

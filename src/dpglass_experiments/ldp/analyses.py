@@ -12,14 +12,13 @@ square (no test sampling).
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.datasets import make_classification, make_moons
 
-from dpglass.local import HistogramClassifier, LDPHistogramClassifier, auto_bandwidth
+from dpglass.local import HistogramClassifier, LDPHistogramClassifier
 
 __all__ = ["SIM_BOUNDS", "MOONS_BOUNDS", "sim_eta", "sim_sample", "excess_risk", "fit_ldp", "calibrate",
            "accuracy_vs_alpha", "rate_vs_n", "adult_comparison"]

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpglass_experiments.report import Report, md_table, pm
+from dpglass_experiments.report import Report, pm
 
 __all__ = ["TITLE", "write_section", "splice"]
 

@@ -23,7 +23,7 @@ from itertools import combinations
 
 import numpy as np
 
-from dpglass.aggregates import CHUNK_ROWS, PackedRows, pattern_table
+from dpglass.aggregates import PackedRows, pattern_table
 from dpglass.aggregates.parts import table_parts
 from dpglass.exceptions import InvalidParameterError
 
