@@ -18,7 +18,9 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
 from dpglass.aggregates import dask_backend, pattern_table  # noqa: E402
+from dpglass.aggregates.numpy_backend import reduce_block  # noqa: E402
 from dpglass.aggregates.parts import DistributedTable, TableParts, exact_sum, table_parts  # noqa: E402
+from dpglass.aggregates.table import hash_buckets, merge_counts  # noqa: E402
 from dpglass.models import DPRuleListClassifier  # noqa: E402
 from dpglass.models.rule_list import candidates as rl_candidates  # noqa: E402
 
@@ -59,13 +61,13 @@ def test_kept_parts_are_balanced_by_a_hash_of_the_key(d):
     rng = np.random.default_rng(d)
     X = np.zeros((4000, d), dtype=np.uint8)
     X[:, 9:] = rng.random((4000, d - 9)) < 0.5  # the first byte is always 0: one key range would hold everything
-    keys, counts = dask_backend.reduce_block(X, (rng.random(4000) < 0.5).astype(np.uint8), d)
-    parts = dask_backend.hash_buckets((keys, counts), 16)
+    keys, counts = reduce_block(X, (rng.random(4000) < 0.5).astype(np.uint8), d)
+    parts = hash_buckets((keys, counts), 16)
     sizes = [p[0].shape[0] for p in parts]
     assert sum(sizes) == keys.shape[0] and max(sizes) < 2 * keys.shape[0] / 16
     for k, c in parts:  # each part sorted by key, with its counts
         assert np.array_equal(np.sort(k), k) and c.min() >= 1
-    merged = dask_backend.merge_counts(*parts)
+    merged = merge_counts(*parts)
     assert np.array_equal(merged[0], keys) and np.array_equal(merged[1], counts)
 
 
