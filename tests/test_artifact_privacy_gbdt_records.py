@@ -159,3 +159,23 @@ def test_cli_output_on_the_records_path_is_not_a_deterministic_function_of_the_d
         taken.append(set(paths))
     assert tuple(taken) == expected
     assert deterministic_leaks(*outputs) == []
+
+
+def test_pipeline_numbers_route_on_the_records_path_publishes_nothing_deterministic(paths):
+    """DPPipeline hands dp-gbdt its numeric columns as numbers (clipped to the schema's bounds): distinct rows, so
+    the records themselves are read; the clipped-records count is released noisily, the rest as in memory."""
+    from dpglass.models import DPPipeline
+
+    X, y = _numeric(n=150)
+    X[::17, 1] = 120.0  # a few values above the bound: the pipeline clips them (and releases a noisy count)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(flag=(X[:, 2] > 30).astype(int))
+    schema = {"target": "y", "columns": [*({"name": c, "kind": "numeric", "bounds": [0, 100], "missing": "none"}
+                                           for c in "abc"), {"name": "flag", "kind": "binary"}]}
+    drop = int(np.flatnonzero(y == 1)[0])
+    keep = np.arange(len(y)) != drop
+    pair = [(frame, pd.Series(y)), (frame[keep], pd.Series(y[keep]))]
+    make = lambda s: DPPipeline(schema=schema, model=DPGradientBoostingClassifier(n_estimators=3),  # noqa: E731
+                                epsilon=2.0, classes=[0, 1], random_state=s)
+    (left, left_paths), (right, right_paths) = _sides(make, pair, paths)
+    assert left_paths == right_paths == {"records"}
+    assert deterministic_leaks(left, right) == []
