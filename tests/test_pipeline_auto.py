@@ -2,7 +2,8 @@
 
 The rule reads public facts and one noisy count of records (discrete Laplace,
 sensitivity 1, paid from the budget and first in the ledger); the file keeps
-the count, and its check recomputes the choice from it.
+the count and the rule's version (``auto_rule``; absent: version 1), and its
+check recomputes the choice from them.
 """
 
 from __future__ import annotations
@@ -10,16 +11,35 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from dpglass.cli import main
-from dpglass.exceptions import ModelFileError
-from dpglass.models import DPGradientBoostingClassifier, DPPipeline, DPRuleListClassifier
-from dpglass.models.pipeline.auto import AUTO_RELEASE, AUTO_SHARE, MIN_EPSILON, SIGNAL, auto_plan, choose_model
-from dpglass.schema import Schema, categorical, ignore, numeric
+from dpglass.exceptions import InvalidParameterError, ModelFileError
+from dpglass.models import (
+    DPGAMClassifier,
+    DPGradientBoostingClassifier,
+    DPPipeline,
+    DPRuleListClassifier,
+)
+from dpglass.models.pipeline.auto import (
+    AUTO_RELEASE,
+    AUTO_RULE,
+    AUTO_SHARE,
+    GAM_EPSILON,
+    GAM_SIGNAL,
+    MIN_EPSILON,
+    PER_COLUMN,
+    SIGNAL,
+    auto_plan,
+    candidates,
+    choose_model,
+    rule_version,
+)
+from dpglass.schema import Schema, binary, categorical, ignore, numeric
 
 SCHEMA = Schema([numeric("age", 17, 90), categorical("job", ["a", "b", "c"]), numeric("hours", 0, 99), ignore("id")],
                 target="y")
@@ -40,12 +60,48 @@ def _fit(n, eps, seed=0):
         return DPPipeline(schema=SCHEMA, model="auto", epsilon=eps, random_state=seed, classes=["hi", "lo"]).fit(df, y)
 
 
-def test_the_rule_on_both_sides_of_its_limits():
-    assert choose_model(SCHEMA, 1.0, None, math.ceil(SIGNAL)) == "dp-gbdt"
-    assert choose_model(SCHEMA, 1.0, None, math.ceil(SIGNAL) - 1) == "dp-rule-list"
-    assert choose_model(SCHEMA, MIN_EPSILON, None, 10 ** 9) == "dp-gbdt"
-    assert choose_model(SCHEMA, np.nextafter(MIN_EPSILON, 0), None, 10 ** 9) == "dp-rule-list"
-    assert choose_model(SCHEMA, 5.0, 0.0, -3) == "dp-rule-list"  # a negative noisy count is a small table
+#: A file written by the version-1 rule (dpglass at 9504380, before rule versions): 3,000 records at epsilon 0.2,
+#: where version 1 chose the rule list (epsilon < 0.25) and version 2 would choose dp-gam (0.2 x 2,749 >= 100 x 3).
+RULE_1_FILE = Path(__file__).parent / "data" / "pipeline_auto_rule1.json"
+BINARY = Schema([binary(f"b{i}") for i in range(4)], target="y")
+
+
+def test_rule_1_on_both_sides_of_its_limits():
+    assert choose_model(SCHEMA, 1.0, None, math.ceil(SIGNAL), rule=1) == "dp-gbdt"
+    assert choose_model(SCHEMA, 1.0, None, math.ceil(SIGNAL) - 1, rule=1) == "dp-rule-list"
+    assert choose_model(SCHEMA, MIN_EPSILON, None, 10 ** 9, rule=1) == "dp-gbdt"
+    assert choose_model(SCHEMA, np.nextafter(MIN_EPSILON, 0), None, 10 ** 9, rule=1) == "dp-rule-list"
+    assert choose_model(SCHEMA, 5.0, 0.0, -3, rule=1) == "dp-rule-list"  # a negative noisy count is a small table
+
+
+def test_rule_2_on_both_sides_of_its_limits():
+    """dp-gam from GAM_SIGNAL at epsilon >= GAM_EPSILON; below it, dp-gam (a numeric or categorical column) or
+    dp-gbdt (binary columns only) from PER_COLUMN x (feature columns); else the rule list."""
+    assert AUTO_RULE == 2 and choose_model(SCHEMA, 1.0, None, 10 ** 9) == "dp-gam"  # the default rule is 2
+    d = len(SCHEMA.features)  # 3: the ignored id is not read
+    assert d == 3 and PER_COLUMN * d < GAM_SIGNAL
+    assert choose_model(SCHEMA, GAM_EPSILON, None, math.ceil(GAM_SIGNAL), rule=2) == "dp-gam"
+    assert choose_model(SCHEMA, GAM_EPSILON, None, math.ceil(PER_COLUMN * d), rule=2) == "dp-gam"
+    assert choose_model(SCHEMA, GAM_EPSILON, None, math.ceil(PER_COLUMN * d) - 1, rule=2) == "dp-rule-list"
+    assert choose_model(SCHEMA, 0.5, None, math.ceil(2 * PER_COLUMN * d), rule=2) == "dp-gam"
+    assert choose_model(SCHEMA, 0.5, None, math.ceil(2 * PER_COLUMN * d) - 1, rule=2) == "dp-rule-list"
+    wide = Schema([numeric(f"x{i}", 0, 1) for i in range(40)], target="y")  # PER_COLUMN x 40 > GAM_SIGNAL
+    assert choose_model(wide, GAM_EPSILON, None, math.ceil(GAM_SIGNAL), rule=2) == "dp-gam"
+    assert choose_model(wide, GAM_EPSILON, None, math.ceil(GAM_SIGNAL) - 1, rule=2) == "dp-rule-list"
+    assert choose_model(wide, np.nextafter(GAM_EPSILON, 0), None, math.ceil(GAM_SIGNAL), rule=2) == "dp-rule-list"
+    assert choose_model(BINARY, 0.5, None, 800, rule=2) == "dp-gbdt"  # 0/1 columns only, epsilon < 1
+    assert choose_model(BINARY, 0.5, None, 799, rule=2) == "dp-rule-list"
+    assert choose_model(BINARY, 1.0, None, 1000, rule=2) == "dp-gam"
+    assert choose_model(SCHEMA, 5.0, 0.0, -3, rule=2) == "dp-rule-list"
+    assert set(candidates(2)) == {"dp-gam", "dp-gbdt", "dp-rule-list"} and set(candidates(1)) == {"dp-gbdt",
+                                                                                                   "dp-rule-list"}
+
+
+@pytest.mark.parametrize("version", [0, 3, "2", True, 2.0])
+def test_an_unknown_rule_version_is_refused(version):
+    with pytest.raises(InvalidParameterError, match="rule version"):
+        rule_version(version)
+    assert rule_version(None) == 1 and rule_version(1) == 1 and rule_version(2) == 2
 
 
 def test_the_count_has_sensitivity_one_and_its_privacy_map_is_tight():
@@ -64,15 +120,27 @@ def test_the_count_has_sensitivity_one_and_its_privacy_map_is_tight():
 
 def test_auto_chooses_by_the_noisy_count_and_the_ledger_says_so():
     big, small = _fit(3000, 1.0), _fit(150, 1.0)
-    assert isinstance(big.model_, DPGradientBoostingClassifier) and big.model_choice_ == "dp-gbdt"
+    assert isinstance(big.model_, DPGAMClassifier) and big.model_choice_ == "dp-gam"
     assert isinstance(small.model_, DPRuleListClassifier) and small.model_choice_ == "dp-rule-list"
     for fitted in (big, small):
         entries = list(fitted.privacy_ledger_)
         assert entries[0].release == AUTO_RELEASE and entries[0].epsilon == pytest.approx(AUTO_SHARE * 1.0)
         assert fitted.privacy_ledger_.total()[0] <= 1.0 * (1 + 1e-9)
-        assert f"model='auto' chose {fitted.model_choice_}" in str(fitted)
-    assert big.encoding_.numbers  # dp-gbdt takes numbers through the route
+        assert f"model='auto' (rule 2) chose {fitted.model_choice_}" in str(fitted)
+        assert fitted.auto_rule_ == 2 and fitted.to_dict()["auto_rule"] == 2
+    assert big.encoding_.numbers and big.encoding_.codes  # dp-gam takes numbers and codes through the route
     assert list(big.model_.classes_) == ["hi", "lo"] and list(small.model_.classes_) == ["hi", "lo"]
+
+
+def test_auto_on_binary_columns_at_a_small_epsilon_is_dp_gbdt():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.integers(0, 2, (4000, 4)), columns=[f"b{i}" for i in range(4)])
+    y = np.where(X.b0 ^ (rng.random(4000) < 0.2), "hi", "lo")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = DPPipeline(schema=BINARY, model="auto", epsilon=0.5, random_state=0, classes=["hi", "lo"]).fit(X, y)
+    assert isinstance(fitted.model_, DPGradientBoostingClassifier) and fitted.model_choice_ == "dp-gbdt"
+    DPPipeline.from_dict(json.loads(json.dumps(fitted.to_dict())))
 
 
 def test_explicit_models_are_unchanged_by_auto():
@@ -96,17 +164,55 @@ def _edit(data, key, value):
 def test_an_auto_file_verifies_and_predicts(auto_file):
     model = DPPipeline.from_dict(auto_file)
     df, _ = _table(50, seed=3)
-    assert model.model == "auto" and model.model_choice_ == "dp-gbdt"
+    assert model.model == "auto" and model.model_choice_ == "dp-gam" and model.auto_rule_ == 2
     assert model.predict(df).shape == (50,)
 
 
 @pytest.mark.parametrize("key, value, field", [
     ("records_noisy", 10, "inner_model.model"),  # the rule would have chosen the rule list
     ("records_noisy", 2500.5, "records_noisy"),  # not an integer
+    ("auto_rule", 3, "auto_rule"),  # a version this dpglass does not know
+    ("auto_rule", "2", "auto_rule"),
+    ("auto_rule", True, "auto_rule"),
+    ("auto_rule", 1, "auto_rule"),  # version 1 is spelt by its absence
+    ("auto_rule", None, "auto_rule"),
 ])
 def test_an_auto_file_whose_choice_does_not_follow_is_refused(auto_file, key, value, field):
     with pytest.raises(ModelFileError, match=field):
         DPPipeline.from_dict(_edit(auto_file, key, value))
+
+
+def test_an_auto_file_without_its_rule_version_is_checked_under_rule_1(auto_file):
+    """Dropping ``auto_rule`` makes the file a version-1 file: its check replays rule 1, which chooses dp-gbdt from
+    this count, not the file's dp-gam."""
+    assert auto_file["auto_rule"] == 2 and auto_file["inner_model"]["model"] == "DPGAMClassifier"
+    dropped = json.loads(json.dumps(auto_file))
+    del dropped["auto_rule"]
+    with pytest.raises(ModelFileError, match=r"inner_model\.model.*DPGradientBoostingClassifier.*rule version 1"):
+        DPPipeline.from_dict(dropped)
+
+
+def test_a_file_of_rule_1_loads_verifies_and_saves_unchanged():
+    """A file written before rule versions (no ``auto_rule``) is checked under rule 1, which chose its rule list;
+    loaded, it prints and saves as it was written.  Marked as version 2 it is refused: rule 2 chooses dp-gam."""
+    data = json.loads(RULE_1_FILE.read_text())
+    assert "auto_rule" not in data and choose_model(SCHEMA, 0.2, None, data["records_noisy"]) == "dp-gam"
+    model = DPPipeline.from_dict(json.loads(json.dumps(data)))
+    assert model.auto_rule_ == 1 and model.model_choice_ == "dp-rule-list"
+    assert json.dumps(model.to_dict()) == json.dumps(data)
+    assert "model='auto' chose dp-rule-list from a noisy count of" in str(model)
+    df, _ = _table(20, seed=5)
+    assert model.predict(df).shape == (20,)
+    with pytest.raises(ModelFileError, match=r"inner_model\.model.*rule version 2"):
+        DPPipeline.from_dict(_edit(data, "auto_rule", 2))
+
+
+def test_an_explicit_model_file_with_a_rule_version_is_refused():
+    df, y = _table(200)
+    d = DPPipeline(schema=SCHEMA, model=DPRuleListClassifier(max_length=2), random_state=1,
+                   classes=["hi", "lo"]).fit(df, y).to_dict()
+    with pytest.raises(ModelFileError, match="auto_rule"):
+        DPPipeline.from_dict(_edit(d, "auto_rule", 2))
 
 
 def test_an_auto_file_without_its_count_is_refused(auto_file):
@@ -134,7 +240,7 @@ def test_cli_fit_with_a_schema_and_no_model_is_auto(tmp_path, capsys):
         assert main(["fit", "--data", str(tmp_path / "t.csv"), "--target", "y", "--schema", str(tmp_path / "s.json"),
                      "--classes", "hi,lo", "--epsilon", "1", "--seed", "0", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "auto (dp-gbdt, by DPPipeline's rule) on" in text and AUTO_RELEASE in text
+    assert "auto (dp-gam, by DPPipeline's rule) on" in text and AUTO_RELEASE in text
     assert json.loads(out.read_text())["params"]["model"] == "auto"
     assert main(["fit", "--data", str(tmp_path / "t.csv"), "--target", "y", "--schema", str(tmp_path / "s.json"),
                  "--max-length", "3"]) == 2
@@ -155,10 +261,36 @@ def test_auto_through_dask_is_the_in_memory_model(dask_client, tmp_path):
     for i, chunk in enumerate(np.array_split(np.arange(len(df)), 3)):
         df.iloc[chunk].to_parquet(tmp_path / f"part{i}.parquet")
     frame = dd.read_parquet(str(tmp_path / "*.parquet"))
-    # epsilon 0.3 on 2,500 records: dp-gbdt with its "auto" 15 trees (each tree is 2 round trips to the workers)
+    # epsilon 0.3 on 2,500 records: dp-gam (0.3 x 2,500 >= 100 x 3 columns)
     make = lambda: DPPipeline(schema=SCHEMA, model="auto", epsilon=0.3, random_state=2, classes=["hi", "lo"])  # noqa: E731
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         through_dask = make().fit(frame.drop(columns=["y"]), frame["y"])
         in_memory = make().fit(df.drop(columns=["y"]), df["y"])
+    assert through_dask.model_choice_ == "dp-gam"
     assert through_dask.to_dict() == in_memory.to_dict()
+
+
+@pytest.mark.parametrize("epsilon, choice", [(None, "dp-rule-list"), ("5", "dp-gam")])
+def test_cli_fit_without_a_model_on_breast_cancer_through_its_schema(tmp_path, capsys, epsilon, choice):
+    """The breast-cancer table as a raw CSV with its public schema (the documented Min/Max of each feature, the
+    bounds the built-in encoding is cut from), no --model: the CLI fits model='auto' and prints its choice (about
+    400 training records: the rule list at epsilon 1, dp-gam at 5)."""
+    from sklearn.datasets import load_breast_cancer
+
+    from dpglass.datasets._loaders import _BREAST_CANCER_CUTS
+
+    frame = load_breast_cancer(as_frame=True).data
+    frame.assign(malignant=np.where(load_breast_cancer().target == 0, "yes", "no")).to_csv(tmp_path / "bc.csv",
+                                                                                           index=False)
+    Schema([numeric(name, lo, hi) for name, lo, hi, _ in _BREAST_CANCER_CUTS], target="malignant").save(
+        tmp_path / "bc.json")
+    argv = ["fit", "--data", str(tmp_path / "bc.csv"), "--target", "malignant", "--schema", str(tmp_path / "bc.json"),
+            "--classes", "no,yes", "--seed", "0", "--out", str(tmp_path / "m.json")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(argv + (["--epsilon", epsilon] if epsilon else [])) == 0
+    text = capsys.readouterr().out
+    assert f"auto ({choice}, by DPPipeline's rule) on" in text and f"model='auto' (rule 2) chose {choice}" in text
+    saved = json.loads((tmp_path / "m.json").read_text())
+    assert saved["auto_rule"] == 2 and DPPipeline.from_dict(saved).model_choice_ == choice

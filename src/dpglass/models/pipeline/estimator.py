@@ -31,7 +31,9 @@ from dpglass.exceptions import BudgetExceededError, DataValidationError, Invalid
 from dpglass.models._base import CLASSES, DELTA_OR_NONE, EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable, spawn
-from dpglass.models.pipeline.auto import AUTO_CANDIDATES, AUTO_SHARE, auto_plan, choose_model
+from dpglass.models.pipeline.auto import (
+    AUTO_CANDIDATES, AUTO_RULE, AUTO_SHARE, auto_plan, candidates, choose_model, rule_version,
+)
 from dpglass.models.pipeline.route import column_digests, load_encoding, model_inputs, model_route, with_cut_codes
 from dpglass.registry import get_spec
 from dpglass.schema import Encoding, Schema, fit_encoding, load_schema
@@ -50,19 +52,22 @@ class DPPipeline(ClassifierBase):
     schema : Schema, dict or path
         The public description of the table (:mod:`dpglass.schema`).
     model : estimator or "auto"
-        ``"auto"``: a default model for the table, by a rule on public facts
-        and one noisy count of records: ``dp-gbdt`` (registry defaults,
-        numeric columns as numbers) when ``epsilon >= 0.25`` and
-        ``records_noisy * epsilon >= 500``, else ``dp-rule-list`` (registry
+        ``"auto"``: a default model for the table, by a versioned rule on
+        public facts and one noisy count of records (version 2, what new fits
+        follow and write as the file's ``auto_rule``): ``dp-gam`` when
+        ``epsilon >= 1`` and ``records_noisy * epsilon >= 1000``; else, when
+        ``records_noisy * epsilon >= 100 * d`` (``d`` feature columns),
+        ``dp-gam`` if a feature column is numeric or categorical and
+        ``dp-gbdt`` if all are binary; else ``dp-rule-list`` (registry
         defaults).  The count is a discrete Laplace release at 2% of epsilon
         (sensitivity 1), the ledger's first entry; the rest of the budget is
         shared by the encoder and the model as below.  The rule was set on
-        validation parts of the training parts of German, breast-cancer,
-        COMPAS, Mushroom and Adult at epsilon 0.1, 0.4, 1 and 5 (3 splits
-        each): it picks the better of the two in 17 of the 20 cells (misses:
-        breast-cancer at 0.1 and 0.4, by 0.045 and 0.027; Mushroom at 1, by
-        0.017); small tables and small epsilon go to the rule list, whose
-        noisy counts keep it at or above the majority class
+        validation parts of the training parts of every built-in table, raw
+        and 0/1, at epsilon 0.1, 0.4, 1 and 5 (``benchmarks/auto_rule.py``;
+        docs/privacy.md, "model='auto'").  Files written before versions (no
+        ``auto_rule``) were chosen by version 1 (``dp-gbdt`` when
+        ``epsilon >= 0.25`` and ``records_noisy * epsilon >= 500``, else
+        ``dp-rule-list``); they load and are checked under it
         (:mod:`dpglass.models.pipeline.auto`).
         Otherwise an unfitted dpglass DP estimator (``DPRuleListClassifier()``,
         ``SmoothBoostClassifier(...)``, ...); its ``epsilon`` and
@@ -116,9 +121,10 @@ class DPPipeline(ClassifierBase):
         The fitted model (on the encoded columns).
     privacy_ledger_ : PrivacyLedger
         The encoder's releases followed by the model's (``model: ...``).
-    model_choice_, records_noisy_ : str, int
-        ``model="auto"`` only: the registered name chosen and the released
-        noisy count of records it was chosen from.
+    model_choice_, records_noisy_, auto_rule_ : str, int, int
+        ``model="auto"`` only: the registered name chosen, the released
+        noisy count of records it was chosen from, and the version of the
+        rule that chose it (the file's ``auto_rule``; absent: 1).
     clipped_records_noisy_ : int or None
         The released noisy count of records with clipped values (None with
         ``clip_share=0`` or without numeric columns).
@@ -228,7 +234,7 @@ class DPPipeline(ClassifierBase):
         """``model="auto"``: release the noisy count of records (:func:`~dpglass.models.pipeline.auto.auto_plan`)
         and build the model :func:`~dpglass.models.pipeline.auto.choose_model` picks from it and public facts.
         Returns ``(the selector's ledger, the unfitted model)``."""
-        for name in AUTO_CANDIDATES:  # the shares must suit whichever model the count picks: refused before it
+        for name in candidates(AUTO_RULE):  # the shares must suit whichever model the count picks: refused before it
             self._budget(schema, model_route(get_spec(name).cls)["numbers"])
         if is_distributed(X) or is_distributed(y):
             n = int(len(y))  # one pass over the labels' partitions, summed on the cluster
@@ -238,7 +244,8 @@ class DPPipeline(ClassifierBase):
         plan = auto_plan(eps)
         ledger = PrivacyLedger(epsilon=eps).follow(plan)
         self.records_noisy_ = ledger.release(plan[0], n, rng)
-        self.model_choice_ = choose_model(schema, float(self.epsilon), self.delta, self.records_noisy_)
+        self.auto_rule_ = AUTO_RULE  # the rule version the file names (its auto_rule)
+        self.model_choice_ = choose_model(schema, float(self.epsilon), self.delta, self.records_noisy_, AUTO_RULE)
         return ledger, get_spec(self.model_choice_).make()
 
     def _fit_encoding(self, X, y, schema: Schema, rng, numbers: bool = False, codes: bool = False,
@@ -387,10 +394,14 @@ class DPPipeline(ClassifierBase):
         head = (f"DPPipeline: {type(self.model_).__name__} on {len(self.feature_names())} encoded features of "
                 f"{self.n_features_in_} columns; ({eps:.4g}, {delta:.3g})-DP in all, encoder and model"
                 + ("" if guarantee == "proven" else f" (guarantee: {guarantee})")
-                + (f"; model='auto' chose {self.model_choice_} from a noisy count of {self.records_noisy_} records"
-                   if isinstance(self.model, str) else "")
+                + (f"; model='auto'{self._rule_words()} chose {self.model_choice_} from a noisy count of "
+                   f"{self.records_noisy_} records" if isinstance(self.model, str) else "")
                 + "; the model's line below counts its part")
         return head + "\n" + self.model_.to_text()
+
+    def _rule_words(self) -> str:
+        """`` (rule N)`` for rule versions after the first (files of version 1 print as they always did)."""
+        return "" if self.auto_rule_ == 1 else f" (rule {self.auto_rule_})"
 
     # ----------------------------------------------------------- serialising
     def to_dict(self) -> dict:
@@ -412,6 +423,8 @@ class DPPipeline(ClassifierBase):
         }
         if auto:
             out["records_noisy"] = int(self.records_noisy_)
+            if self.auto_rule_ != 1:  # absent: version 1, as files written before rule versions say it
+                out["auto_rule"] = int(self.auto_rule_)
         return out
 
     @classmethod
@@ -434,6 +447,7 @@ class DPPipeline(ClassifierBase):
         model = cls(schema=encoding.schema, model=auto or clone(inner), **params)
         if auto:
             model.records_noisy_ = int(data["records_noisy"])
+            model.auto_rule_ = rule_version(data.get("auto_rule"))
             model.model_choice_ = _registered_name(type(inner))
         model.encoding_, model.model_ = encoding, inner
         model.privacy_ledger_ = PrivacyLedger.from_dict(data["privacy_ledger"])
