@@ -135,7 +135,7 @@ class BinnedTable:
         return cls(bins, table.labels, table.counts)
 
 
-def _bins(X, to_bins, layout: BitLayout):
+def _bins(X, to_bins):
     """Yield ``(start, bin rows)`` of ``X``, :data:`~dpglass.models.gbdt.hist.PASS_ROWS` rows at a time: the one
     loop that bins an in-memory array (``to_bins`` checks and bins a block; one block is converted to float at a
     time)."""
@@ -145,7 +145,7 @@ def _bins(X, to_bins, layout: BitLayout):
 
 def _keys(X, y01, to_bins, layout: BitLayout) -> np.ndarray:
     keys = np.empty(X.shape[0], dtype=key_dtype(layout.n_bits))
-    for s, B in _bins(X, to_bins, layout):
+    for s, B in _bins(X, to_bins):
         keys[s : s + B.shape[0]] = encode_keys(layout.expand(B), y01[s : s + B.shape[0]], layout.n_bits)
     return keys
 
@@ -170,31 +170,47 @@ SAMPLE_ROWS = 1 << 14
 def binned_rows(X, y01, to_bins, n_cuts, *, group: bool | None = None) -> Binned:
     """The in-memory table of a learner that reads only exact sums (Newton boosting): linear in the rows.
 
-    When the rows are distinct enough -- a strided sample of
-    :data:`SAMPLE_ROWS` rows has at least half of them distinct -- the entries
-    are the records themselves, in order, with count 1 (the bin codes of
-    :class:`~dpglass.models.gbdt.hist.Codes`: an eighth of a 0/1 uint8 input,
-    no sort, no key per record); otherwise the distinct (bin row, label) pairs
-    of :func:`binned_table` (a sort of one key per record, repaid by passes over
-    fewer entries).  Both give every statistic exactly the same sums, so the
-    same model: the choice is speed and memory, not privacy (it reads the data,
-    and nothing about it is released or changes the result).  ``group`` True or
-    False makes the choice instead of the sample.
+    The records are binned once, in order, to their compact codes
+    (:class:`~dpglass.models.gbdt.hist.Codes`: an eighth of a 0/1 uint8
+    input).  When they are distinct enough -- at least nine in ten of a
+    strided sample of :data:`SAMPLE_ROWS` rows are distinct -- the entries are
+    the records themselves with count 1 (no sort, no key per record);
+    otherwise the distinct (codes row, label) pairs with their counts (a sort
+    of one key per record, :func:`~dpglass.aggregates.count_keys`, repaid by
+    passes over fewer entries).  Both give every statistic exactly the same
+    sums, so the same model: the choice is speed and memory, not privacy (it
+    reads the data, and nothing about it is released or changes the result).
+    ``group`` True or False makes the choice instead of the sample.
     """
     n_cuts = np.asarray(n_cuts, dtype=np.int64)
-    layout = BitLayout(n_cuts)
     y01 = np.asarray(y01, dtype=np.uint8)
     n = X.shape[0]
+    codes = Codes.empty(n, n_cuts)
+    for s, B in _bins(X, to_bins):
+        codes.put(s, B)
     if group is None:
         sample = np.arange(0, n, max(1, n // SAMPLE_ROWS))
-        group = 2 * np.unique(_keys(X[sample], y01[sample], to_bins, layout)).size < sample.size
-    if group:  # rows repeat: fewer entries repay the sort
-        keys, counts = count_keys(_keys(X, y01, to_bins, layout), owned=True)
-        return _binned_part(table_from_keys(keys, counts, layout.n_bits), layout, n_cuts)
-    codes = Codes.empty(n, n_cuts)
-    for s, B in _bins(X, to_bins, layout):
-        codes.put(s, B)
-    return Binned(codes, n_cuts, y01, np.broadcast_to(np.int64(1), (n,)))
+        # every pass of the fit (about (depth + 2) per tree) reads one row per entry: a tenth fewer entries
+        # repays the sort (the sample overstates how distinct the rows are: repeats are rarer in a sample)
+        group = 10 * np.unique(_code_keys(codes.data[sample], y01[sample])).size < 9 * sample.size
+    if not group:
+        return Binned(codes, n_cuts, y01, np.broadcast_to(np.int64(1), (n,)))
+    width = codes.data.shape[1]
+    keys, counts = count_keys(_code_keys(codes.data, y01), owned=True)
+    del codes
+    table = table_from_keys(keys, counts, 8 * width)  # its packed rows are the codes' bytes
+    return Binned(Codes(table.packed, n_cuts), n_cuts, table.labels, table.counts)
+
+
+def _code_keys(data: np.ndarray, y01: np.ndarray) -> np.ndarray:
+    """One sortable key per row of codes (:attr:`~dpglass.models.gbdt.hist.Codes.data`): its bytes, then its label
+    (:func:`~dpglass.aggregates.encode_keys` of the rows' bits)."""
+    n_bits = 8 * data.shape[1]
+    keys = np.empty(data.shape[0], dtype=key_dtype(n_bits))
+    for s in range(0, data.shape[0], PASS_ROWS):
+        keys[s : s + PASS_ROWS] = encode_keys(np.unpackbits(data[s : s + PASS_ROWS], axis=1),
+                                              y01[s : s + PASS_ROWS], n_bits)
+    return keys
 
 
 # ----------------------------------------------------------------------- Dask

@@ -83,9 +83,8 @@ class Binned:
         return self.codes.offsets
 
     def candidates(self) -> tuple[np.ndarray, np.ndarray]:
-        f = np.concatenate([np.full(c, j) for j, c in enumerate(self.n_cuts)]).astype(np.int64)
-        c = np.concatenate([np.arange(c) for c in self.n_cuts]).astype(np.int64)
-        return f, c
+        f = np.repeat(np.arange(self.n_cuts.size, dtype=np.int64), self.n_cuts)
+        return f, np.arange(f.size, dtype=np.int64) - np.repeat(np.cumsum(self.n_cuts) - self.n_cuts, self.n_cuts)
 
 
 @dataclass

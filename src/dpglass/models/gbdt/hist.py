@@ -1,21 +1,22 @@
 """Compact bin codes and the per-(node, bin) sums of the split search of
 :mod:`dpglass.models.gbdt.estimator`, all features at once.
 
-A table's bin codes are kept as :class:`Codes`: the 0/1 features (one cut)
-as bits, eight a byte, and the others as one uint8 each.  On the worst case
-for memory (every column 0/1, given as a uint8 array) that is an eighth of
-the input; a numeric column's float64 value becomes one byte.  The learners
-read the codes a chunk of :data:`PASS_ROWS` rows at a time (:meth:`Codes.chunks`),
-as a bin matrix of the chunk: nothing the size of the table is made besides
-the codes.
+A table's bin codes are kept as :class:`Codes`, one uint8 array of ``m`` rows:
+first the 0/1 features (one cut) as bits, eight a byte, then the others'
+codes, one byte each.  On the worst case for memory (every column 0/1, given
+as a uint8 array) that is an eighth of the input; a numeric column's float64
+value becomes one byte.  The learners read the codes a chunk of rows at a
+time (:meth:`Codes.chunks`, :data:`PASS_ROWS` rows or more): nothing the size
+of the table is made besides the codes.
 
-A level's histograms (:meth:`Codes.add_histograms`), chunk by chunk: for
-every byte of the packed 0/1 features, one ``np.bincount`` of the weights by
-(node, byte value), whose product with the 256 x 8 table of the bytes' bits
-gives the bin-1 sums of its eight features (no unpacked or float copy of the
-bits); the other features' bins one ``np.bincount`` over
-``node * n_bins + offset + code``; each 0/1 feature's bin 0 is the node's
-total minus its bin 1 (:meth:`Codes.finish`).
+A level's histograms (:meth:`Codes.add_histograms`), chunk by chunk: one
+``np.bincount`` per weight column over every byte of the chunk at once, each
+byte indexed by (node, column, its value): the packed bytes' values (256 each)
+and the other features' global bins (``offset + code``).  At the end
+(:meth:`Codes.finish`) the product of each packed byte's 256 sums with the
+256 x 8 table of the bytes' bits gives the bin-1 sums of its eight features
+(no unpacked or float copy of the bits), and each 0/1 feature's bin 0 is the
+node's total minus its bin 1.
 Every weight the learners pass is an integer-valued float64 (quantised units
 times counts) and every sum stays below 2**53, so each sum is exact whatever
 the order in which its terms are added (chunks, the matrix product's order,
@@ -32,28 +33,40 @@ from dpglass.models.gbdt.trees import leaf_index
 
 __all__ = ["PASS_ROWS", "Chunk", "Codes"]
 
-#: Rows per chunk of a pass over the codes (the sums are exact: any size gives the same result).
+#: Rows per chunk of a pass over the codes, at least (the sums are exact: any size gives the same result).
 PASS_ROWS = 1 << 13
+
+#: Bytes of codes per chunk (:meth:`Codes.chunks`): narrow tables read more rows a chunk, so that a pass is a few
+#: large NumPy operations; a chunk's index and weight temporaries are about 16 bytes per byte of codes.
+PASS_BYTES = 1 << 17
 
 
 class Chunk:
-    """Rows ``sel`` of a :class:`Codes` (a slice: views of its arrays), decoded only as far as asked: one feature's
+    """Rows ``sel`` of a :class:`Codes` (a slice: a view of its array), decoded only as far as asked: one feature's
     codes (:meth:`column`), the leaves of a tree (:meth:`leaf_index`)."""
 
     def __init__(self, codes: Codes, sel):
         self.codes, self.sel = codes, sel
-        self.packed, self.wide = codes.bits[sel], codes.wide[sel]
+        self.data = codes.data[sel]
+
+    @property
+    def packed(self) -> np.ndarray:
+        return self.data[:, : self.codes.n_bytes]
+
+    @property
+    def wide(self) -> np.ndarray:
+        return self.data[:, self.codes.n_bytes :]
 
     @property
     def n_rows(self) -> int:
-        return self.wide.shape[0]
+        return self.data.shape[0]
 
     def column(self, j: int) -> np.ndarray:
         """Feature ``j``'s bin codes (uint8)."""
         t = self.codes.place[j]
         if self.codes.n_cuts[j] != 1:
-            return self.wide[:, t]
-        return (self.packed[:, t >> 3] >> (7 - (t & 7))) & np.uint8(1)
+            return self.data[:, self.codes.n_bytes + t]
+        return (self.data[:, t >> 3] >> (7 - (t & 7))) & np.uint8(1)
 
     def matrix(self, features) -> np.ndarray:
         """The bin matrix (r, len(features)) uint8 of these features."""
@@ -72,31 +85,35 @@ class Chunk:
         return leaf_index(self.matrix(used), np.searchsorted(used, feature[:inner]), cut[:inner], depth)
 
 
-
 #: ``_BYTE_BITS[v, t]``: bit ``t`` of the byte ``v``, most significant first (as ``np.packbits`` writes them).
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
 
 
 class Codes:
-    """The bin codes of ``m`` rows (see the module): ``bits`` (m, ceil(n1 / 8)) uint8, the n1 0/1 features packed
-    (``np.packbits`` along rows, in feature order), and ``wide`` (m, d - n1) uint8, the other features' codes."""
+    """The bin codes of ``m`` rows (see the module): ``data`` (m, n_bytes + d - n1) uint8, the n1 0/1 features
+    packed (``np.packbits`` along rows, in feature order: ``bits``, its first ``n_bytes`` columns), then the other
+    features' codes (``wide``)."""
 
-    def __init__(self, bits: np.ndarray, wide: np.ndarray, n_cuts):
+    def __init__(self, data: np.ndarray, n_cuts):
         self.n_cuts = np.asarray(n_cuts, dtype=np.int64)
         self.one = np.flatnonzero(self.n_cuts == 1)
         self.many = np.flatnonzero(self.n_cuts != 1)
-        self.bits, self.wide = bits, wide
+        self.n_bytes = (self.one.size + 7) // 8
+        self.data = data
         self.offsets = np.concatenate([[0], np.cumsum(self.n_cuts + 1)]).astype(np.int64)
         self.place = np.zeros(self.n_cuts.size, dtype=np.int64)  # feature j's bit in bits, or column in wide
         self.place[self.one] = np.arange(self.one.size)
         self.place[self.many] = np.arange(self.many.size)
+        # where each column's values go in a node's block of add_histograms' sums: 256 a packed byte, then the bins
+        self.space = 256 * self.n_bytes + self.n_bins
+        self.base = np.concatenate([256 * np.arange(self.n_bytes), 256 * self.n_bytes + self.offsets[self.many]])
+        self.pass_rows = max(PASS_ROWS, PASS_BYTES // max(1, self.data.shape[1]))
 
     @classmethod
     def empty(cls, m: int, n_cuts) -> Codes:
         n_cuts = np.asarray(n_cuts, dtype=np.int64)
         n1 = int(np.count_nonzero(n_cuts == 1))
-        return cls(np.zeros((m, (n1 + 7) // 8), dtype=np.uint8),
-                   np.zeros((m, n_cuts.size - n1), dtype=np.uint8), n_cuts)
+        return cls(np.zeros((m, (n1 + 7) // 8 + n_cuts.size - n1), dtype=np.uint8), n_cuts)
 
     @classmethod
     def from_bins(cls, B: np.ndarray, n_cuts) -> Codes:
@@ -106,16 +123,24 @@ class Codes:
             out.put(s, B[s : s + PASS_ROWS])
         return out
 
+    @property
+    def bits(self) -> np.ndarray:
+        return self.data[:, : self.n_bytes]
+
+    @property
+    def wide(self) -> np.ndarray:
+        return self.data[:, self.n_bytes :]
+
     def put(self, start: int, B: np.ndarray) -> None:
         """Write the rows of the bin matrix ``B`` (r, d) at rows ``start ..``."""
         end = start + B.shape[0]
         if self.one.size:
-            self.bits[start:end] = np.packbits(B[:, self.one], axis=1)
-        self.wide[start:end] = B[:, self.many]
+            self.data[start:end, : self.n_bytes] = np.packbits(B[:, self.one], axis=1)
+        self.data[start:end, self.n_bytes :] = B[:, self.many]
 
     @property
     def n_rows(self) -> int:
-        return self.wide.shape[0]
+        return self.data.shape[0]
 
     @property
     def n_features(self) -> int:
@@ -126,9 +151,9 @@ class Codes:
         return int(self.offsets[-1])
 
     def chunks(self):
-        """Yield every row's :class:`Chunk`, :data:`PASS_ROWS` rows at a time, in order."""
-        for s in range(0, self.n_rows, PASS_ROWS):
-            yield Chunk(self, slice(s, min(s + PASS_ROWS, self.n_rows)))
+        """Yield every row's :class:`Chunk`, :attr:`pass_rows` rows at a time, in order."""
+        for s in range(0, self.n_rows, self.pass_rows):
+            yield Chunk(self, slice(s, min(s + self.pass_rows, self.n_rows)))
 
     def matrix(self) -> np.ndarray:
         """The whole bin matrix (m, d) uint8 (small tables and tests)."""
@@ -137,7 +162,7 @@ class Codes:
 
     def take(self, rows: np.ndarray) -> Codes:
         """The codes of ``rows`` (sorted or not), in that order."""
-        return Codes(self.bits[rows], self.wide[rows], self.n_cuts)
+        return Codes(self.data[rows], self.n_cuts)
 
     def leaf_index(self, feature: np.ndarray, cut: np.ndarray, depth: int) -> np.ndarray:
         """:func:`~dpglass.models.gbdt.trees.leaf_index` of every row, a chunk at a time."""
@@ -146,34 +171,36 @@ class Codes:
 
     # ------------------------------------------------------------ histograms
     def zeros(self, k: int, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
-        """Empty accumulators for :meth:`add_histograms`: ``(hist (k, n_nodes, bins), totals (k, n_nodes))``."""
-        return np.zeros((k, n_nodes, self.n_bins)), np.zeros((k, n_nodes))
+        """Empty accumulators for :meth:`add_histograms`: ``(sums (k, n_nodes, space), totals (k, n_nodes))``."""
+        return np.zeros((k, n_nodes, self.space)), np.zeros((k, n_nodes))
 
     def add_histograms(self, acc, chunk: Chunk, node: np.ndarray, W: np.ndarray) -> None:
-        """Add the chunk's per-(node, bin) sums of each column of ``W`` (r, k) to ``acc`` (:meth:`zeros`), rows
-        at nodes ``node`` (r,) in ``0 .. n_nodes - 1``; the 0/1 features' bin 0 is left to :meth:`finish`."""
-        hist, totals = acc
-        k, n_nodes, nb = hist.shape
+        """Add the chunk's sums of each column of ``W`` (r, k) to ``acc`` (:meth:`zeros`), rows at nodes ``node``
+        (r,) in ``0 .. n_nodes - 1``: by (node, packed byte and its value) and by (node, bin) of the other
+        features, one ``np.bincount`` over the whole chunk; :meth:`finish` makes them histograms."""
+        sums, totals = acc
+        k, n_nodes, space = sums.shape
         for c in range(k):
             totals[c] += np.bincount(node, W[:, c], minlength=n_nodes)
-        for b in range(self.bits.shape[1]):  # 8 of the 0/1 features a byte: sums by (node, byte value), then by bit
-            idx = node * 256 + chunk.packed[:, b]
-            bin1 = self.offsets[self.one[8 * b : 8 * b + 8]] + 1
-            for c in range(k):
-                by_value = np.bincount(idx, W[:, c], minlength=n_nodes * 256).reshape(n_nodes, 256)
-                hist[c][:, bin1] += (by_value @ _BYTE_BITS)[:, : bin1.size]  # exact: sums of integer-valued floats
-        if self.many.size:
-            idx = ((node * nb)[:, None] + (self.offsets[self.many] + chunk.wide)).ravel()
-            for c in range(k):
-                hist[c] += np.bincount(idx, np.repeat(W[:, c], self.many.size),
-                                       minlength=n_nodes * nb).reshape(n_nodes, nb)
+        if not chunk.data.shape[1]:
+            return
+        idx = ((node * space)[:, None] + (self.base + chunk.data)).ravel()
+        for c in range(k):
+            sums[c] += np.bincount(idx, np.repeat(W[:, c], chunk.data.shape[1]),
+                                   minlength=n_nodes * space).reshape(n_nodes, space)
 
     def finish(self, acc) -> np.ndarray:
-        """The histograms (k, n_nodes, bins) of ``acc``: each 0/1 feature's bin 0 is the node's total minus its
-        bin 1 (exact)."""
-        hist, totals = acc
-        first = self.offsets[self.one]
-        hist[:, :, first] = totals[:, :, None] - hist[:, :, first + 1]
+        """The histograms (k, n_nodes, bins) of ``acc``: each 0/1 feature's bin 1 from its bytes' sums by value,
+        its bin 0 the node's total minus its bin 1 (exact: sums of integer-valued floats)."""
+        sums, totals = acc
+        k, n_nodes, _ = sums.shape
+        hist = sums[:, :, 256 * self.n_bytes :].copy()
+        if self.one.size:
+            by_value = sums[:, :, : 256 * self.n_bytes].reshape(k, n_nodes, self.n_bytes, 256)
+            bin1 = (by_value @ _BYTE_BITS).reshape(k, n_nodes, 8 * self.n_bytes)[:, :, : self.one.size]
+            first = self.offsets[self.one]
+            hist[:, :, first + 1] = bin1
+            hist[:, :, first] = totals[:, :, None] - bin1
         return hist
 
     def histograms(self, node: np.ndarray, n_nodes: int, weights) -> list:
