@@ -164,3 +164,61 @@ def test_dask_cli_output_is_not_a_deterministic_function_of_the_data(dask_client
     assert [r["code"] for r in outputs["D"] + outputs["D-1"]] == [0] * 6, outputs["D"][0]["stderr"]
     leaks = deterministic_leaks(outputs["D"], outputs["D-1"])
     assert leaks == [], f"dpglass fit --model {spec.name} through Dask: {leaks[:5]}"
+
+
+# ------------------------------------------------------------------------------- numeric columns, layouts
+def _numeric_neighbours(tmp_path, n_files=(4, 4)):
+    """Numeric columns a, b and c (c with missing values) and a flag; D and D minus its first positive record, written
+    as ``n_files`` parquet files each (a different number of files on the two sides: the layout is the curator's,
+    and ceil(n / rows per file) would tell n)."""
+    rng = np.random.default_rng(9)
+    n = 160
+    df = pd.DataFrame({"a": np.round(rng.uniform(0, 100, n), 1), "b": np.round(rng.uniform(0, 100, n), 1),
+                       "c": np.round(rng.uniform(0, 100, n), 1), "flag": rng.integers(0, 2, n).astype(float)})
+    df.loc[df.index[::13], "c"] = np.nan
+    df["y"] = ((df["a"] > 50) ^ (rng.random(n) < 0.15)).astype(int)
+    drop = int(np.flatnonzero(df["y"].to_numpy() == 1)[0])
+    globs = []
+    for name, frame, files in (("D", df, n_files[0]), ("D-1", df.drop(index=drop), n_files[1])):
+        (tmp_path / name).mkdir()
+        globs.append(write_parquet_parts(frame.reset_index(drop=True), tmp_path / name, files))
+    return globs
+
+
+def _numeric_models():
+    from dpglass.models import DPGAMClassifier, DPGradientBoostingClassifier
+
+    gbdt = dict(epsilon=2.0, n_estimators=3, bounds=[(0, 100), (0, 100), (0, 1)], classes=[0, 1])
+    gam = dict(epsilon=2.0, n_cycles=1, bounds=[(0, 100), (0, 100), None], missing=[False, True, False],
+               classes=[0, 1])
+    return {  # name: (columns read, model of a seed)
+        "gbdt-uniform": (["a", "b", "flag"], lambda s: DPGradientBoostingClassifier(**gbdt, random_state=s)),
+        "gbdt-quantile": (["a", "b", "flag"], lambda s: DPGradientBoostingClassifier(
+            **gbdt, binning="quantile", max_bins=8, random_state=s)),
+        "gam-missing-quantile": (["a", "c", "flag"], lambda s: DPGAMClassifier(
+            **gam, binning="quantile", max_bins=6, random_state=s)),
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(_numeric_models()))
+@pytest.mark.parametrize("files", [(4, 4), (5, 3)], ids=["same-layout", "other-layout"])
+def test_dask_fits_on_numeric_columns_publish_no_deterministic_function_of_the_data(dask_client, tmp_path, name,
+                                                                                    files):
+    globs = _numeric_neighbours(tmp_path, files)
+    columns, make = _numeric_models()[name]
+    sides = [[_numeric_artifact(lambda: make(s), glob, columns) for s in range(3)] for glob in globs]
+    assert all(a["fit"] == "ok" for a in sides[0] + sides[1]), [a["fit"] for a in sides[0] + sides[1]]
+    assert deterministic_leaks(*sides) == []
+
+
+def _numeric_artifact(make, glob, columns) -> dict:
+    frame = dd.read_parquet(glob)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model = make().fit(frame[columns], frame["y"])
+        except Exception as exc:  # noqa: BLE001 - whether fit succeeds is published too
+            return {"fit": f"{type(exc).__name__}: {exc}"}
+    return {"fit": "ok", "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught}),
+            **model_artifact(model)}
