@@ -25,8 +25,10 @@ random draws).
 Run (about 10 minutes on 2 shared cores)::
 
     DPGLASS_DATA=../shared/data python benchmarks/auto_rule.py --out /tmp/auto_rule.json
-    DPGLASS_DATA=../shared/data python benchmarks/auto_rule.py --load /tmp/auto_rule.json   # the table again, \
-        under the rules as they are now (no fitting)
+    DPGLASS_DATA=../shared/data python benchmarks/auto_rule.py --load /tmp/auto_rule.json --compact 2
+
+``--load`` reports an earlier run's results under the rules as they are now (no fitting); ``--compact 2`` adds
+docs/privacy.md's table: one row per table, rule version 2's picks.
 """
 
 from __future__ import annotations
@@ -132,6 +134,29 @@ def report(results, models) -> None:
               f"difference ± se): {', '.join(below) or 'none'}")
 
 
+def compact(results, rule) -> None:
+    """One markdown row per table, one cell per epsilon: the mean accuracy of rule ``rule``'s picks and what it
+    picked, then, where it is 0.005 or more below the best candidate, the best's accuracy and name."""
+    short = lambda m: m.removeprefix("dp-").replace("rule-list", "rules")  # noqa: E731
+    epsilons = sorted({c["epsilon"] for r in results for c in r["cells"]})
+    print("| table (majority class) | " + " | ".join(f"ε = {e:g}" for e in epsilons) + " |")
+    print("|---|" + "---|" * len(epsilons))
+    for res in results:
+        schema, cells = Schema.from_dict(res["schema"]), res["cells"]
+        row = []
+        for eps in epsilons:
+            part = [c for c in cells if c["epsilon"] == eps]
+            chosen = [choose_model(schema, eps, None, c["records_noisy"], rule=rule) for c in part]
+            acc = np.mean([c["accuracy"][m] for c, m in zip(part, chosen)])
+            means = {m: np.mean([c["accuracy"][m] for c in part]) for m in part[0]["accuracy"]}
+            best = max(means, key=means.get)
+            names = "/".join(short(m) for m in sorted(set(chosen), key=chosen.index))
+            row.append(f"{acc:.3f} {names}" + ("" if means[best] - acc < 0.005 else
+                                                 f" (best {means[best]:.3f} {short(best)})"))
+        maj = np.mean([c["majority"] for c in cells])
+        print(f"| {res['table']} ({maj:.3f}) | " + " | ".join(row) + " |")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="*", default=None, help="default: every dataset that loads")
@@ -141,6 +166,7 @@ def main(argv=None) -> None:
     parser.add_argument("--large-seeds", type=int, default=3)
     parser.add_argument("--out", help="write the per-split results to this JSON file")
     parser.add_argument("--load", help="report the results of an earlier --out under the rules as they are now")
+    parser.add_argument("--compact", type=int, metavar="RULE", help="also one row per table: that rule's picks")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     if args.load:
@@ -157,6 +183,9 @@ def main(argv=None) -> None:
                 with open(args.out, "w", encoding="utf-8") as fh:
                     json.dump(results, fh)
     report(results, [m for m in args.models if all(m in c["accuracy"] for r in results for c in r["cells"])])
+    if args.compact:
+        print()
+        compact(results, args.compact)
 
 
 if __name__ == "__main__":
