@@ -74,11 +74,8 @@ def scaled_rows(X01, fit_intercept: bool, c: float) -> np.ndarray:
         X = np.column_stack([X, np.ones(X.shape[0])])
     if X.shape[0]:
         norms = np.linalg.norm(X, axis=1)
-        limit = c * _SHRINK
-        big = norms > limit
-        if big.any():
-            X = X.copy()
-            X[big] *= (limit / norms[big])[:, None]
+        if (norms > c * _SHRINK).any():
+            X = X * shrink_factors(norms, c)[:, None]
     return X
 
 
@@ -146,8 +143,18 @@ def rowdot(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 def _column_sums(X: np.ndarray, L: np.ndarray) -> np.ndarray:
     """``sum_e x_ej L_e..`` for 0/1 rows ``X`` and integer limbs ``L`` (b, q, N_LIMBS): exact (every partial sum
-    is an integer below ``2**53``: limbs below ``2**29``, blocks of at most ``2**14`` rows), as int64 (q, p, N)."""
-    return np.einsum("bj,bqn->qjn", X, L).astype(np.int64)
+    is an integer below ``2**53``: limbs below ``2**29``, blocks of at most ``2**14`` rows, so one float matrix
+    product adds them exactly in any order), as int64 (q, p, N)."""
+    b, q = L.shape[0], L.shape[1]
+    return (X.T @ L.reshape(b, q * N_LIMBS)).astype(np.int64).reshape(X.shape[1], q, N_LIMBS).transpose(1, 0, 2)
+
+
+def _loss_limbs(ell: np.ndarray) -> np.ndarray:
+    """The per-entry losses' limbs summed exactly (float sums over at most ``BLOCK_ROWS`` entries, then int64)."""
+    out = np.zeros(N_LIMBS, np.int64)
+    for s in range(0, ell.shape[0], BLOCK_ROWS):
+        out += limbs(ell[s:s + BLOCK_ROWS]).sum(axis=0).astype(np.int64)
+    return out
 
 
 class SoftmaxPart:
@@ -159,7 +166,10 @@ class SoftmaxPart:
     quantised and summed as integers: the gradient's ``fl(fl(fl(w r) G) s)`` and the loss's ``fl(w (lse - z_y))``
     at ``2**-80`` (:func:`limbs`), the Hessian's weights ``fl(w s^2 M)`` at ``2**-30`` (the preconditioner
     only), the certificate's bound terms rounded up at ``2**-80``.  So a sum is the same however the entries are
-    cut into parts and blocks.  The scores are a cache keyed by ``beta`` (a recomputed part rebuilds it)."""
+    cut into parts and blocks.  One pass over the rows at a new ``beta`` gives its scores, probabilities, log-sum-exps
+    and gradient limbs (a cache keyed by ``beta``: the line search and the certificate read them again; a
+    recomputed part rebuilds it) and, for a Newton step, the Hessian; ``rows(s, e)`` gives a block of rows, valid
+    until the next one is asked for."""
 
     def __init__(self, rows, labels, w, p: int, k: int):
         self.rows, self.labels, self.w, self.p, self.k = rows, labels, w, int(p), int(k)
@@ -171,54 +181,68 @@ class SoftmaxPart:
         return self.labels.shape[0]
 
     def blocks(self):
-        """``(s, e, X, scale)`` per block of at most ``BLOCK_ROWS / (K - 1)`` rows."""
+        """``(s, e, X, scale)`` per block of at most ``BLOCK_ROWS / (K - 1)`` rows (``X`` valid until the next)."""
         size = max(1, BLOCK_ROWS // (self.k - 1))
         for s in range(0, self.m, size):
             e = min(s + size, self.m)
             yield (s, e) + self.rows(s, e)
 
-    def scores(self, beta, b):
+    def _sweep(self, beta, b, hessian: bool = False):
+        """At ``beta``: the scores, probabilities, log-sum-exps and gradient limbs (kept, unless already kept at
+        ``beta``) and, if asked, the Hessian quanta (low and high halves), in one pass over the rows."""
         key = (beta.tobytes(), b.tobytes())
-        if self._at != key:
-            V, Z = beta.reshape(self.k - 1, self.p), np.empty((self.m, self.k))
-            for s, e, X, scale in self.blocks():
+        fresh, q, p, k = self._at != key, self.k - 1, self.p, self.k
+        if not fresh and not hessian:
+            return None
+        if fresh:
+            V, Z, P, lse = beta.reshape(q, p), np.empty((self.m, k)), np.empty((self.m, k)), np.empty(self.m)
+            g = np.zeros((q, p, N_LIMBS), np.int64)
+        H = np.zeros((2, q * p, q * p), np.int64) if hessian else None
+        for s, e, X, scale in self.blocks():
+            if fresh:
                 Z[s:e] = rowdot(rowdot(X * scale[:, None], V.T), self.G.T) + b
-            self._at, self.Z = key, Z
-            self.P = softmax_scores(Z)[0]
+                P[s:e], lse[s:e] = softmax_scores(Z[s:e])
+                u = rowdot(residuals(P[s:e], self.labels[s:e]) * self.w[s:e, None], self.G) * scale[:, None]
+                g += _column_sums(X, limbs(u))
+            if hessian:
+                H += self._hessian_block((P if fresh else self.P)[s:e], X, self.w[s:e] * scale * scale)
+        if fresh:
+            self._at, self.Z, self.P, self.lse, self.g = key, Z, P, lse, g
+        return H
+
+    def _hessian_block(self, P, X, weights) -> np.ndarray:
+        """``sum_e Mq_e (x) x_e x_e'`` over a block: ``Mq`` the quantised ``weights_e G'(diag p_e - p_e p_e')G``."""
+        q, p, k = self.k - 1, self.p, self.k
+        D = -P[:, :, None] * P[:, None, :]
+        D[:, np.arange(k), np.arange(k)] = P * (P.sum(axis=1, keepdims=True) - P)
+        M = np.einsum("ki,nkl,lj->nij", self.G, D, self.G) * weights[:, None, None]
+        Mq = np.sign(M) * np.minimum(np.rint(np.abs(M) * 2.0**HESSIAN_BITS), 2.0**60)
+        H = np.zeros((2, q * p, q * p), np.int64)
+        for i in range(q):
+            for j in range(i, q):
+                block = _gram(X, Mq[:, i, j])
+                H[:, i * p:(i + 1) * p, j * p:(j + 1) * p] += block
+                if j != i:
+                    H[:, j * p:(j + 1) * p, i * p:(i + 1) * p] += block.transpose(0, 2, 1)
+        return H
+
+    def scores(self, beta, b):
+        self._sweep(beta, b)
         return self.Z, self.P
 
-    def loss(self, Z) -> np.ndarray:
-        _, lse = softmax_scores(Z)
-        ell = self.w * (lse - Z[np.arange(self.m), self.labels])
-        return sum((limbs(ell[s:s + BLOCK_ROWS]).sum(axis=0) for s in range(0, self.m, BLOCK_ROWS)),
-                   np.zeros(N_LIMBS)).astype(np.int64)
+    def loss(self, Z, lse=None) -> np.ndarray:
+        if lse is None:
+            lse = softmax_scores(Z)[1]
+        return _loss_limbs(self.w * (lse - Z[np.arange(self.m), self.labels]))
 
     def gradient(self, beta, b) -> np.ndarray:
-        _, P = self.scores(beta, b)
-        g = np.zeros((self.k - 1, self.p, N_LIMBS), np.int64)
-        for s, e, X, scale in self.blocks():
-            u = rowdot(residuals(P[s:e], self.labels[s:e]) * self.w[s:e, None], self.G) * scale[:, None]
-            g += _column_sums(X, limbs(u))
-        return g
+        self._sweep(beta, b)
+        return self.g.copy()
 
     def newton(self, beta, b):
         """``(gradient limbs, Hessian quanta (low and high), loss limbs)`` at ``beta``."""
-        q, p, k = self.k - 1, self.p, self.k
-        Z, P = self.scores(beta, b)
-        H = np.zeros((2, q * p, q * p), np.int64)
-        for s, e, X, scale in self.blocks():
-            Pb = P[s:e]
-            D = -Pb[:, :, None] * Pb[:, None, :]
-            D[:, np.arange(k), np.arange(k)] = Pb * (Pb.sum(axis=1, keepdims=True) - Pb)
-            M = np.einsum("ki,nkl,lj->nij", self.G, D, self.G) * (self.w[s:e] * scale * scale)[:, None, None]
-            Mq = np.sign(M) * np.minimum(np.rint(np.abs(M) * 2.0**HESSIAN_BITS), 2.0**60)
-            for i in range(q):
-                for j in range(i, q):
-                    block = _gram(X, Mq[:, i, j])
-                    H[:, i * p:(i + 1) * p, j * p:(j + 1) * p] += block
-                    if j != i:
-                        H[:, j * p:(j + 1) * p, i * p:(i + 1) * p] += block.transpose(0, 2, 1)
-        return self.gradient(beta, b), H, self.loss(Z)
+        H = self._sweep(beta, b, hessian=True)
+        return self.g.copy(), H, self.loss(self.Z, self.lse)
 
     def line(self, beta, b, step, t) -> np.ndarray:
         """The loss limbs at ``beta - t step`` (the scores moved along the step's direction, cached by step)."""
@@ -248,7 +272,7 @@ class SoftmaxPart:
             mag += _column_sums(X, limbs(rowdot(np.abs(R * w), absG) * scale[:, None], up=True))
             err += _column_sums(X, limbs(rowdot(err_r * w, absG) * scale[:, None], up=True))
             count += X.sum(axis=0).astype(np.int64)
-        return self.gradient(beta, b), mag, err, count
+        return self.g.copy(), mag, err, count
 
 
 def _gram(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -278,25 +302,33 @@ def _bound(part, beta, b):
 
 
 def _table_part(table, k: int, fit_intercept: bool, c: float) -> SoftmaxPart:
-    """A :class:`SoftmaxPart` of a PatternTable (or a part of one), unpacked a block at a time."""
-    d = table.n_features
+    """A :class:`SoftmaxPart` of a PatternTable (or a part of one), unpacked a block at a time into one reused
+    float buffer (the intercept's column of 1s written once); the shrink factors are computed once."""
+    d, one = table.n_features, int(bool(fit_intercept))
+    ones = np.zeros(table.packed.shape[0], np.int64)  # the 1s of each row: its squared norm, exactly
+    for s in range(0, ones.shape[0], BLOCK_ROWS):
+        ones[s:s + BLOCK_ROWS] = _unpack_rows(table.packed[s:s + BLOCK_ROWS], d).sum(axis=1, dtype=np.int64) + one
+    scale, buffer = shrink_factors(np.sqrt(ones.astype(np.float64)), c), []
 
     def rows(s, e):
-        bits = np.unpackbits(table.packed[s:e], axis=1, count=d) if d else np.zeros((e - s, 0), np.uint8)
-        return _bits_and_scale(bits, fit_intercept, c)
+        if not buffer or buffer[0].shape[0] < e - s:
+            buffer[:] = [np.ones((e - s, d + one))]
+        X = buffer[0][:e - s]
+        X[:, :d] = _unpack_rows(table.packed[s:e], d)
+        return X, scale[s:e]
 
     return SoftmaxPart(rows, np.asarray(table.labels, dtype=np.int64), np.asarray(table.counts, dtype=np.float64),
-                       d + int(bool(fit_intercept)), k)
+                       d + one, k)
 
 
-def _bits_and_scale(bits, fit_intercept: bool, c: float):
-    """``(x, s)``: the 0/1 rows (with the intercept's 1) and :func:`scaled_rows`' factor (``x s`` is its row)."""
-    X = np.asarray(bits, dtype=np.float64)
-    if fit_intercept:
-        X = np.column_stack([X, np.ones(X.shape[0])])
-    norms = np.linalg.norm(X, axis=1)
+def _unpack_rows(packed, d: int) -> np.ndarray:
+    return np.unpackbits(packed, axis=1, count=d) if d else np.zeros((packed.shape[0], 0), np.uint8)
+
+
+def shrink_factors(norms: np.ndarray, c: float) -> np.ndarray:
+    """:func:`scaled_rows`' factor per row of float norm ``norms``: ``c (1 - 2**-30) / norm`` above that, else 1."""
     limit = c * _SHRINK
-    return X, np.where(norms > limit, limit / np.where(norms > limit, norms, 1.0), 1.0)
+    return np.where(norms > limit, limit / np.where(norms > limit, norms, 1.0), 1.0)
 
 
 class SoftmaxRows:
