@@ -13,6 +13,8 @@ import functools
 import os
 import warnings
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from conftest import three_class_parquet
@@ -126,7 +128,7 @@ def test_level_counts_give_the_measure_of_the_records(seed):
     m_whole.ask(class_sums)
     m_split.ask(class_grams)
     target = m_whole.target
-    assert target == m_split.target == m_leaf.target == 0.35 * len(y)
+    assert target == m_split.target == m_leaf.target == Fraction(0.35) * len(y)  # kappa n, exactly
     assert np.array_equal(m_whole.mu, m_split.mu) and np.array_equal(m_whole.mu, m_leaf.mu)
     # the per-record measure, brute force
     margin = np.zeros(len(y), dtype=np.int64)

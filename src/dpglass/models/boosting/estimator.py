@@ -43,7 +43,7 @@ from dpglass.aggregates.parts import table_parts
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import CLASSES, DELTA_OR_NONE, EPSILON, RANDOM_STATE, ClassifierBase
 from dpglass.models.boosting.plan import (
-    AUTO_COUNT_SHARE, AUTO_RECORDS_PER_ROUND, AUTO_ROUNDS, COUNT_RELEASE, BoostPlan, advanced_composition_epsilon,
+    BOOST_RULE, AUTO_COUNT_SHARE, AUTO_RECORDS_PER_ROUND, AUTO_ROUNDS, COUNT_RELEASE, BoostPlan, advanced_composition_epsilon,
     auto_rounds, boost_plan, counts_records, per_round_epsilon, resolved_rounds, round_budget, round_plan,
 )
 from dpglass.models.boosting.smooth_measure import PartsMeasure, _boost_part, bregman_projection, smooth_weighting
@@ -366,7 +366,10 @@ class SmoothBoostClassifier(ClassifierBase):
             self.records_estimate_ = ledger.release(plan.count, X01.shape[0], rng)
             plan = boost_plan(params, self.n_features_in_, self.records_estimate_, K)
             ledger.follow(plan.steps)
-        release = smooth_boost(X01, y01, plan=plan, ledger=ledger, learning_rate=float(self.learning_rate),
+        # a short counted committee of stumps reweights at a smaller rate (plan.SHORT_COMMITTEE_RATE; file: rule 2)
+        self.rule_ = BOOST_RULE if plan.learning_rate_scale != 1.0 else None
+        release = smooth_boost(X01, y01, plan=plan, ledger=ledger,
+                               learning_rate=float(self.learning_rate) * plan.learning_rate_scale,
                                density=float(self.density), rng=rng)
         self.estimators_ = release.hypotheses
         self.privacy_ledger_ = release.ledger
@@ -519,13 +522,16 @@ class SmoothBoostClassifier(ClassifierBase):
                 {"feature": list(h.feature), "left": list(h.left), "right": list(h.right), "value": list(h.value)}
                 for h in self.estimators_
             ]
-        return {
+        state = {
             "estimators": hyps,
             "round_epsilon": self.round_epsilon_,
             "records_estimate": self.records_estimate_,
             "composition": self.composition_,
             "delta": self.delta_,
         }
+        if getattr(self, "rule_", None) is not None:  # only where the rule changed the fit: other files unchanged
+            state["rule"] = self.rule_
+        return state
 
     def _state_from_dict(self, data: dict) -> None:
         if self.weak_learner == "stump":
@@ -539,6 +545,7 @@ class SmoothBoostClassifier(ClassifierBase):
         self.records_estimate_ = data.get("records_estimate")
         self.composition_ = data["composition"]
         self.delta_ = float(data["delta"])
+        self.rule_ = data.get("rule")  # checked by the verifier: absent (rule 1, or not applied) or BOOST_RULE
         self._set_summaries()
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import scipy.sparse as sp
@@ -202,6 +203,16 @@ class EntryMeasure:
 
     def ask(self, stat, *args):
         return stat(self.F, self.codes, self.p, self.n_classes, *args)
+
+    def levels(self, stat, *args) -> tuple:
+        """``(mu, sums)``: each distinct weight (its exact value, a Fraction) and ``stat`` of the entries of each
+        (distinct weight, class), counted with weight 1 (exact integers), shaped ``(levels, K, ...)``."""
+        values, inverse = np.unique(self.p, return_inverse=True)
+        K, L = self.n_classes, values.size
+        sums = stat(self.F, inverse.ravel() * K + self.codes, np.ones(self.p.size), L * K, *args)
+        by_level = lambda a: np.asarray(a, dtype=np.float64).reshape((L, K) + np.shape(a)[1:])  # noqa: E731
+        mu = [Fraction(float(v)) for v in values]
+        return mu, (tuple(by_level(a) for a in sums) if isinstance(sums, tuple) else by_level(sums))
 
     def predictions(self, h) -> np.ndarray:
         return entry_predictions(self.F, h)

@@ -11,51 +11,48 @@ from __future__ import annotations
 
 import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
 
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models.boosting.hypotheses import FeatureMatrix, class_codes, class_grams, class_sums, entry_predictions
 
-__all__ = ["BoostPart", "PartsMeasure", "bregman_projection", "level_measure", "smooth_weighting"]
+__all__ = ["BoostPart", "PartsMeasure", "bregman_projection", "level_measure", "level_weights_exact",
+           "smooth_weighting"]
 
 
 # ------------------------------------------------------------------ projection
-def _project_log(log_w: np.ndarray, target: float, counts: np.ndarray) -> np.ndarray:
-    """Projection of ``exp(log_w)`` (values with multiplicities ``counts``) in log space."""
-    m = log_w.size
-    finite = np.isfinite(log_w)
-    out = np.zeros(m, dtype=np.float64)
-    if not finite.any():
-        return out
-    capped_at_one = np.minimum(log_w, 0.0)
-    slack_mass = float(np.sum(counts[finite] * np.exp(capped_at_one[finite])))
-    if slack_mass >= target:  # constraint inactive: c = 1, just cap at 1
-        out[finite] = np.exp(capped_at_one[finite])
-        return out
-    if float(counts[finite].sum()) <= target:  # infeasible (or exactly all ones)
-        out[finite] = 1.0
-        return out
-    idx = np.flatnonzero(finite)
-    order = idx[np.argsort(-log_w[idx], kind="stable")]
-    v = log_w[order]
-    c = counts[order].astype(np.float64)
-    k_max = v.size
-    # capping the first k values (k = 0..k_max-1): c_k = (target - K_k) / S_k
-    K = np.concatenate([[0.0], np.cumsum(c)[:-1]])  # records capped before position k
-    # suffix log-sums log S_k = logsumexp(v[k:] + log c[k:])
-    terms = v + np.log(c)
-    log_S = np.logaddexp.accumulate(terms[::-1])[::-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_c = np.log(np.maximum(target - K, 0.0)) - log_S
-    prev_ok = np.ones(k_max, dtype=bool)
-    prev_ok[1:] = log_c[1:] + v[:-1] >= 0.0  # the capped values stay capped
-    this_ok = log_c + v <= 0.0  # the uncapped values stay below 1
-    valid = prev_ok & this_ok & (target - K > 0)
-    k = int(np.argmax(valid)) if valid.any() else int(np.argmin(np.abs(log_c + v)))
-    lc = max(float(log_c[k]), 0.0)
-    out[finite] = np.exp(np.minimum(log_w[finite] + lc, 0.0))
-    return out
+def _project_exact(mu_tilde, target, counts) -> list:
+    """The projection of ``mu_tilde`` (floats >= 0, multiplicities ``counts``) onto mass ``target``, exactly.
+
+    Every input is a float or an integer, hence an exact rational; the result is ``min(1, c * mu_tilde)`` as
+    :class:`~fractions.Fraction` values with the smallest ``c >= 1`` meeting the mass constraint, found exactly
+    (the capped values are a prefix of the values sorted down; for each prefix ``c = (target - capped
+    records) / (the rest's mass)``).  Entries 0 stay 0; an infeasible problem gives 1 on every positive entry.
+    No rounding anywhere: Lemma S' (docs/privacy.md) holds for these values as it is stated.
+    """
+    w = [Fraction(float(v)) for v in mu_tilde]
+    c = [Fraction(int(v)) if isinstance(v, (int, np.integer)) else Fraction(float(v)) for v in counts]
+    target = Fraction(target)
+    zero, one = Fraction(0), Fraction(1)
+    pos = [i for i, v in enumerate(w) if v > 0]
+    if not pos:
+        return [zero] * len(w)
+    capped = [min(one, v) if v > 0 else zero for v in w]
+    if sum(c[i] * capped[i] for i in pos) >= target:  # constraint inactive: c = 1, just cap at 1
+        return capped
+    if sum(c[i] for i in pos) <= target:  # infeasible (or exactly all ones)
+        return [one if v > 0 else zero for v in w]
+    order = sorted(pos, key=lambda i: -w[i])  # stable: ties keep their order
+    below, rest = zero, sum(c[i] * w[i] for i in order)  # records capped before position k; the others' mass
+    factor = one
+    for k, i in enumerate(order):
+        factor = (target - below) / rest
+        if factor * w[i] <= 1 and (k == 0 or factor * w[order[k - 1]] >= 1):
+            break
+        below, rest = below + c[i], rest - c[i] * w[i]
+    return [min(one, factor * v) if v > 0 else zero for v in w]
 
 
 def bregman_projection(mu_tilde, target: float, counts=None) -> np.ndarray:
@@ -97,14 +94,12 @@ def bregman_projection(mu_tilde, target: float, counts=None) -> np.ndarray:
     mu_tilde = np.asarray(mu_tilde, dtype=np.float64)
     if mu_tilde.ndim != 1 or np.any(~np.isfinite(mu_tilde)) or np.any(mu_tilde < 0):
         raise InvalidParameterError("mu_tilde must be a 1-d array of finite non-negative numbers.")
-    if not (isinstance(target, numbers.Real) and target > 0 and math.isfinite(target)):
+    if not (isinstance(target, (numbers.Real, Fraction)) and target > 0 and math.isfinite(target)):
         raise InvalidParameterError(f"target must be a finite number > 0. Got {target!r} instead.")
     counts = np.ones(mu_tilde.size) if counts is None else np.asarray(counts, dtype=np.float64)
     if counts.shape != mu_tilde.shape or np.any(counts <= 0):
         raise InvalidParameterError("counts must be positive and have the shape of mu_tilde.")
-    with np.errstate(divide="ignore"):
-        log_w = np.log(mu_tilde)
-    return _project_log(log_w, float(target), counts)
+    return np.array([float(v) for v in _project_exact(mu_tilde, target, counts)], dtype=np.float64)
 
 
 def smooth_weighting(margin, t: int, *, density: float, learning_rate: float, target: float,
@@ -141,25 +136,39 @@ def smooth_weighting(margin, t: int, *, density: float, learning_rate: float, ta
     """
     margin = np.asarray(margin, dtype=np.int64)
     counts = np.bincount(margin + t, weights=counts, minlength=2 * t + 1).astype(np.float64)
-    mu_levels = _level_weights(np.arange(-t, t + 1), counts, density, learning_rate, target)
+    mu_levels = _as_floats(_level_weights(np.arange(-t, t + 1), counts, density, learning_rate, target))
     return np.take(np.roll(mu_levels, -t), margin, mode="wrap")  # mu_levels[margin + t], without its index copy
 
 
 def _level_weights(levels: np.ndarray, counts: np.ndarray, density: float, learning_rate: float,
-                   target: float) -> np.ndarray:
-    """The projected measure at each margin level (``counts`` records at each of ``levels``; 0 where none)."""
-    present = counts > 0
-    log_w = math.log(density) - learning_rate * levels[present]
-    mu_levels = np.zeros(levels.size)
-    if target > 0:
-        mu_levels[present] = _project_log(log_w, float(target), counts[present])
-    return mu_levels
+                   target) -> list:
+    """The projected measure at each margin level, exactly (Fractions; ``counts`` records at each of ``levels``; 0
+    where none): the public floats ``mu~ = exp(log kappa - lambda * level)``, projected by :func:`_project_exact`
+    onto mass ``target`` (an exact ``kappa n``)."""
+    present = np.flatnonzero(counts > 0)
+    out = [Fraction(0)] * levels.size
+    if target > 0 and present.size:
+        mu_tilde = np.exp(math.log(density) - learning_rate * levels[present])
+        for i, v in zip(present, _project_exact(mu_tilde, target, counts[present])):
+            out[int(i)] = v
+    return out
+
+
+def _as_floats(values) -> np.ndarray:
+    """The nearest float64 of each exact value (one rounding each)."""
+    return np.array([float(v) for v in values], dtype=np.float64)
 
 
 def level_measure(level_counts, t: int, *, density: float, learning_rate: float, target: float) -> np.ndarray:
     """:func:`smooth_weighting` by margin level: ``mu`` at the margins ``-t, -t + 2, .., t`` (after ``t`` rounds a
     margin has t's parity), given the records at each (``level_counts``, length ``t + 1``).  The same values as
     :func:`smooth_weighting` gives the records of those margins."""
+    counts = np.asarray(level_counts, dtype=np.float64)
+    return _as_floats(level_weights_exact(counts, t, density=density, learning_rate=learning_rate, target=target))
+
+
+def level_weights_exact(level_counts, t: int, *, density: float, learning_rate: float, target) -> list:
+    """:func:`level_measure` exactly: the projected measure at each level as Fractions (no rounding)."""
     counts = np.asarray(level_counts, dtype=np.float64)
     return _level_weights(np.arange(-t, t + 1, 2), counts, density, learning_rate, target)
 
@@ -234,22 +243,35 @@ class PartsMeasure:
         self.parts, self.committee = parts, tuple(committee)
         self.n_classes, self.n_features = int(n_classes), int(n_features)
         self.density, self.learning_rate, self.target = float(density), float(learning_rate), target
-        self.mu = None
+        self.mu = self.mu_exact = None
 
     def ask(self, stat, *args):
+        sums = self._sums(stat, *args)
+        return tuple(self._by_class(s) for s in sums) if isinstance(sums, tuple) else self._by_class(sums)
+
+    def levels(self, stat, *args) -> tuple:
+        """``(mu, sums)``: the exact measure of each margin level (Fractions) and ``stat`` summed over the parts
+        by level, each array of shape ``(levels, K, ...)`` (exact integers): what an exact contraction reads."""
+        sums = self._sums(stat, *args)
+        by_level = lambda a: np.asarray(a, dtype=np.float64).reshape((len(self.mu_exact), self.n_classes)  # noqa: E731
+                                                                      + np.shape(a)[1:])
+        return self.mu_exact, (tuple(by_level(a) for a in sums) if isinstance(sums, tuple) else by_level(sums))
+
+    def _sums(self, stat, *args):
         sums = self.parts.sum(_part_stat, stat, self.committee, *args)
         if self.mu is None:
             totals = sums[0] if stat in _COUNTS_EVERY_ENTRY else self.parts.sum(_part_stat, _level_counts,
                                                                                   self.committee)
             self._weigh(np.asarray(totals, dtype=np.float64).reshape(-1, self.n_classes).sum(axis=1))
-        return tuple(self._by_class(s) for s in sums) if isinstance(sums, tuple) else self._by_class(sums)
+        return sums
 
     def _weigh(self, level_counts: np.ndarray) -> None:
-        if self.target is None:
-            self.target = self.density * float(level_counts.sum())
+        if self.target is None:  # kappa n, exactly (n: the records counted, an integer below 2**53)
+            self.target = Fraction(self.density) * int(level_counts.sum())
         t = len(self.committee)
-        self.mu = level_measure(level_counts, t, density=self.density, learning_rate=self.learning_rate,
-                                target=self.target)
+        self.mu_exact = level_weights_exact(level_counts, t, density=self.density,
+                                            learning_rate=self.learning_rate, target=self.target)
+        self.mu = _as_floats(self.mu_exact)
 
     def _by_class(self, counts: np.ndarray) -> np.ndarray:
         counts = np.asarray(counts, dtype=np.float64)

@@ -53,8 +53,25 @@ def _check_boosting(data: dict, ctx: _Context) -> None:
     for i, h in enumerate(hyps):
         _check_hypothesis(h, f"estimators[{i}]", learner, ctx.d, int(p["tree_nodes"]), K)
     _check_derived(data, ctx, plan, delta)
+    _check_rule(data, plan)
     view = _released(data, plan)
     _replay_plan(ctx, plan.steps, view)  # the accountant: _check_derived
+
+
+def _check_rule(data: dict, plan) -> None:
+    """``rule``: absent (rule 1: the full learning rate; every file before rule 2, and every file where rule 2 does
+    not apply), or :data:`~dpglass.models.boosting.plan.BOOST_RULE` where the plan's committee is a short counted
+    one (:func:`~dpglass.models.boosting.plan.learning_rate_scale`).  Any other value is refused."""
+    from dpglass.models.boosting.plan import BOOST_RULE
+
+    if "rule" not in data:
+        return
+    rule = data["rule"]
+    if not _is_int(rule) or rule != BOOST_RULE:
+        _fail("rule", f"is {rule!r}", f"absent (rule 1) or {BOOST_RULE}, a committee rule this version knows")
+    if plan.learning_rate_scale == 1.0:
+        _fail("rule", f"is {rule!r}", "absent: rule 2 applies only to a short counted committee of stumps "
+              f"(records_estimate gives {plan.n_rounds} rounds)")
 
 
 def _check_records_estimate(data: dict, counted: bool) -> int | None:

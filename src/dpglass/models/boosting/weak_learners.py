@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpglass.models.boosting.exact_utilities import ExactUtilities
 from dpglass.models.boosting.hypotheses import (  # noqa: F401  (re-exported: the learners' public names)
     ClassStump, FeatureMatrix, Stump, Tree, _stump_of, as_measure, class_codes, class_sums, leaf_sums, leaf_totals,
     n_stumps, stump_candidates, stump_from, vote_labels,
@@ -46,6 +47,7 @@ __all__ = [
     "FeatureMatrix",
     "literal_errors",
     "stump_errors",
+    "stump_utilities",
     "dp_one_rule",
     "gini_bound",
     "dp_top_down",
@@ -125,6 +127,26 @@ def literal_errors(F, y01=None, p=None, n_classes: int = 2) -> np.ndarray:
     return stump_errors(*as_measure(F, y01, p, n_classes).ask(class_sums))
 
 
+def stump_utilities(F, y01=None, p=None, n_classes: int = 2) -> ExactUtilities:
+    """Minus the weighted error of every stump (:func:`literal_errors`' order), exactly: the integer errors of each
+    margin level (:func:`stump_errors` of the level's integer counts) contracted with the levels' exact measure
+    (:class:`~dpglass.models.boosting.exact_utilities.ExactUtilities`: nothing rounded yet).
+
+    Examples
+    --------
+    >>> X = np.array([[1, 0], [1, 1], [0, 1], [0, 0]], dtype=np.uint8)
+    >>> y = np.array([1, 1, 0, 0], dtype=np.uint8)
+    >>> u = stump_utilities(FeatureMatrix(X), y, np.full(4, 0.25))
+    >>> [v / u.denominator for v in u.numerators]
+    [0.0, -0.5, -1.0, -0.5, -0.5, -0.5]
+    """
+    mu, (T, M1) = as_measure(F, y01, p, n_classes).levels(class_sums)
+    errors = np.stack([stump_errors(T[level], M1[level]) for level in range(len(mu))]) if len(mu) else None
+    if errors is None:
+        return ExactUtilities([0] * n_stumps(M1.shape[-1], n_classes), 1)
+    return ExactUtilities.of_levels(mu, -errors)
+
+
 def dp_one_rule(F, y01=None, mu=None, *, steps: tuple, release, n_classes: int = 2):
     """DP-1R (paper 002, Algorithm 3): the exponential mechanism on -weighted error.
 
@@ -152,14 +174,16 @@ def dp_one_rule(F, y01=None, mu=None, *, steps: tuple, release, n_classes: int =
     -----
     Utility ``-sum_i mu_i [h(x_i) != y_i]``; sensitivity 1 for add/remove
     neighbours (docs/privacy.md, Lemma S'), with n inside the measure only,
-    whatever K.  Selection probabilities are proportional to
+    whatever K.  Computed exactly (:func:`stump_utilities`) and rounded once
+    by the step, which pays for that rounding (docs/privacy.md, "Exact
+    utilities").  Selection probabilities are proportional to
     ``exp(epsilon * u / 2)``: in the paper's normalised units (divide by
     ``kappa n``) that is ``eta = epsilon kappa n / 2``, twice Theorem 7's
     ``eps kappa n / (4 tau)``.
     """
     measure = as_measure(F, y01, mu, n_classes)
     (step,) = steps
-    (value,) = release(step, -literal_errors(measure))
+    (value,) = release(step, stump_utilities(measure, n_classes=n_classes))
     stump = stump_from(value)
     return stump, measure.predictions(stump)
 
