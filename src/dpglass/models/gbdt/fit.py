@@ -220,13 +220,18 @@ class NewtonPart:
     the trees released since, or rebuilt when the model is not an extension (a
     part recomputed after its worker died, another fit), by the same float
     operations in the same order.  Every pass reads the codes a chunk at a
-    time, so nothing else the size of the part is made.
+    time, so nothing else the size of the part is made.  It also keeps the
+    round's trees' node of every entry at the last level asked about (one
+    byte a tree: depth <= 8), so that each level of a round, its leaves and
+    the scores after it are found one level down from the last
+    (:meth:`advance`) instead of from the root.
     """
 
     def __init__(self, binned: Binned, n_classes: int, per_round: int):
         self.binned, self.K, self.C = binned, int(n_classes), int(per_round)
         self._init, self._trees, self._F, self._g, self._h = None, [], None, None, None
         self._at_zero = False  # whether the terms are those of scores 0 (the intercept's round)
+        self._nodes, self._nodes_of = None, None  # (n, C) nodes at a level; (level, the splits above it per tree)
 
     def sync(self, init, trees: list) -> None:
         """Bring the terms to the model ``(init, trees)`` (``init`` None: scores 0, the intercept's round)."""
@@ -247,6 +252,8 @@ class NewtonPart:
             return
         if self._F is None:
             self._F = np.empty((n, C))
+        cached = [i >= len(trees) - C and self._holds(i % C, trees[i].feature, trees[i].cut, trees[i].depth)
+                  for i in range(done, len(trees))]  # the last round's leaves, when advance has found them
         for chunk in self.binned.codes.chunks():
             F = self._F[chunk.sel]
             if fresh:
@@ -254,9 +261,39 @@ class NewtonPart:
                 F += init
             for i in range(done, len(trees)):  # a round's trees, one per scored class, in order
                 tree = trees[i]
-                F[:, i % C] += tree.value[chunk.leaf_index(tree.feature, tree.cut, tree.depth)]
+                leaves = self.nodes(chunk.sel, i % C) if cached[i - done] else \
+                    chunk.leaf_index(tree.feature, tree.cut, tree.depth)
+                F[:, i % C] += tree.value[leaves]
             self._put_terms(chunk.sel, F)
         self._init, self._trees, self._at_zero = init.copy(), list(trees), False
+
+    def _holds(self, k: int, feature, cut, level: int) -> bool:
+        """Whether the kept nodes are tree ``k``'s at ``level`` of splits ``feature``, ``cut``."""
+        if self._nodes_of is None or self._nodes_of[0] != level:
+            return False
+        f, c = self._nodes_of[1][k]
+        top = 2**level - 1
+        return np.array_equal(f, feature[:top]) and np.array_equal(c, cut[:top])
+
+    def advance(self, structure: list, level: int) -> None:
+        """Keep each entry's node at ``level`` (>= 1) of the round's trees (``structure``: their split arrays, filled
+        above ``level``): one level down from the kept nodes when they are those of the level above, else from
+        the root."""
+        if all(self._holds(k, f, c, level) for k, (f, c) in enumerate(structure)):
+            return
+        step = level >= 2 and all(self._holds(k, f, c, level - 1) for k, (f, c) in enumerate(structure))
+        if self._nodes is None:
+            self._nodes = np.zeros((self.binned.n_entries, self.C), dtype=np.uint8)  # nodes < 2**8
+        for chunk in self.binned.codes.chunks():
+            for k, (f, c) in enumerate(structure):
+                self._nodes[chunk.sel, k] = chunk.descend(self.nodes(chunk.sel, k), f, c, level - 1) if step \
+                    else chunk.leaf_index(f, c, level)
+        top = 2**level - 1
+        self._nodes_of = (level, [(f[:top].copy(), c[:top].copy()) for f, c in structure])
+
+    def nodes(self, sel, k: int) -> np.ndarray:
+        """Tree ``k``'s kept nodes of the rows ``sel`` (int64)."""
+        return self._nodes[sel, k].astype(np.int64)
 
     def _put_terms(self, sel, F) -> None:
         g, h = newton_terms(F, self.binned.labels[sel], self.K)
@@ -285,24 +322,42 @@ def _intercept_sums(part: NewtonPart):
 
 def _level_hists(part: NewtonPart, init, trees: list, structure: list, level: int) -> np.ndarray:
     """The gradient histograms of level ``level`` of the round's trees (``structure``: each tree's feature and cut
-    arrays, filled above the level), one (nodes, bins) block a tree, stacked."""
+    arrays, filled above the level), one (nodes, bins) block a tree, stacked; below the root, of the left children
+    only (nodes 0, 2, 4, ...: block ``i`` is node ``2 i``'s), whose siblings :func:`_children` finds by subtraction
+    from the level above."""
     part.sync(init, trees)
-    codes, C, width = part.binned.codes, len(structure), 2**level
-    accs = [codes.zeros(1, width) for _ in range(C)]
+    codes, C = part.binned.codes, len(structure)
+    if level:
+        part.advance(structure, level)
+    accs = [codes.zeros(1, 2 ** max(level - 1, 0)) for _ in range(C)]
     for chunk in codes.chunks():
         g = part.weights(chunk.sel, "g")
-        for k, (f, c) in enumerate(structure):
-            codes.add_histograms(accs[k], chunk, chunk.leaf_index(f, c, level), g[:, k : k + 1])
+        for k in range(C):
+            if not level:
+                codes.add_histograms(accs[k], chunk.data, np.zeros(chunk.n_rows, dtype=np.int64), g[:, k : k + 1])
+                continue
+            node = part.nodes(chunk.sel, k)
+            left = (node & 1) == 0
+            codes.add_histograms(accs[k], chunk.data[left], node[left] >> 1, g[left, k : k + 1])
     return np.stack([codes.finish(acc)[0] for acc in accs])
+
+
+def _children(left: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """A level's histograms (C, 2 p, bins) from its left children's (C, p, bins) and the level above (C, p, bins):
+    each right child is its parent minus its sibling, exactly (integer-valued sums below 2**53)."""
+    out = np.empty((left.shape[0], 2 * left.shape[1], left.shape[2]))
+    out[:, 0::2], out[:, 1::2] = left, parents - left
+    return out
 
 
 def _round_leaf_sums(part: NewtonPart, init, trees: list, structure: list, depth: int):
     part.sync(init, trees)
+    part.advance(structure, depth)
     size = 2**depth
     G, H = np.zeros(len(structure) * size), np.zeros(len(structure) * size)
     for chunk in part.binned.codes.chunks():
         g, h = part.weights(chunk.sel)
-        leaves = [chunk.leaf_index(f, c, depth) for f, c in structure]
+        leaves = [part.nodes(chunk.sel, k) for k in range(len(structure))]
         G += _leaf_sums(leaves, g, size)
         H += _leaf_sums(leaves, h, size)
     return G, H
@@ -317,7 +372,8 @@ def _grow_on_parts(parts, init, trees: list, binned: Binned, depth: int, choose,
     structure = [(np.zeros(2**depth - 1, dtype=np.int64), np.zeros(2**depth - 1, dtype=np.int64)) for _ in range(C)]
     for level in range(depth):
         first, width = 2**level - 1, 2**level
-        hists = parts.sum(_level_hists, init, trees, structure, level)
+        got = parts.sum(_level_hists, init, trees, structure, level)
+        hists = _children(got, hists) if level else got
         utilities = [_abs_gradient_utility(_left_sums(hists[k], binned, cand_f, cand_c)) for k in range(C)]
         chosen = choose(level, utilities[0] if C == 1 else np.concatenate(utilities))
         structure = [(f.copy(), c.copy()) for f, c in structure]  # the parts may keep the arrays they were sent

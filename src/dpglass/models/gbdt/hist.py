@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpglass.models.gbdt.trees import leaf_index
-
 __all__ = ["PASS_ROWS", "Chunk", "Codes"]
 
 #: Rows per chunk of a pass over the codes, at least (the sums are exact: any size gives the same result).
@@ -75,14 +73,26 @@ class Chunk:
             B[:, i] = self.column(int(j))
         return B
 
+    def descend(self, node: np.ndarray, feature: np.ndarray, cut: np.ndarray, level: int) -> np.ndarray:
+        """The rows' nodes at level ``level + 1`` of a tree (``feature``, ``cut``: its split arrays, level by level)
+        from their nodes ``node`` at ``level`` (0 .. 2**level - 1): a row goes right when its bin is above the
+        cut; only the features the level's splits use are decoded."""
+        first = 2**level - 1
+        at = first + node
+        used = np.unique(feature[first : 2 * first + 1])
+        if used.size == 1:
+            code = self.column(int(used[0]))
+        else:
+            code = self.matrix(used)[np.arange(self.n_rows), np.searchsorted(used, feature[at])]
+        return 2 * node + (code > cut[at])
+
     def leaf_index(self, feature: np.ndarray, cut: np.ndarray, depth: int) -> np.ndarray:
         """:func:`~dpglass.models.gbdt.trees.leaf_index` of the rows for the first ``depth`` levels of a tree,
-        decoding only the features its splits there use."""
-        if depth == 0:
-            return np.zeros(self.n_rows, dtype=np.int64)
-        inner = 2**depth - 1
-        used = np.unique(feature[:inner])
-        return leaf_index(self.matrix(used), np.searchsorted(used, feature[:inner]), cut[:inner], depth)
+        one :meth:`descend` a level."""
+        node = np.zeros(self.n_rows, dtype=np.int64)
+        for level in range(depth):
+            node = self.descend(node, feature, cut, level)
+        return node
 
 
 #: ``_BYTE_BITS[v, t]``: bit ``t`` of the byte ``v``, most significant first (as ``np.packbits`` writes them).
@@ -174,19 +184,23 @@ class Codes:
         """Empty accumulators for :meth:`add_histograms`: ``(sums (k, n_nodes, space), totals (k, n_nodes))``."""
         return np.zeros((k, n_nodes, self.space)), np.zeros((k, n_nodes))
 
-    def add_histograms(self, acc, chunk: Chunk, node: np.ndarray, W: np.ndarray) -> None:
-        """Add the chunk's sums of each column of ``W`` (r, k) to ``acc`` (:meth:`zeros`), rows at nodes ``node``
-        (r,) in ``0 .. n_nodes - 1``: by (node, packed byte and its value) and by (node, bin) of the other
-        features, one ``np.bincount`` over the whole chunk; :meth:`finish` makes them histograms."""
+    def add_histograms(self, acc, data: np.ndarray, node: np.ndarray, W: np.ndarray) -> None:
+        """Add the sums of each column of ``W`` (r, k) over rows ``data`` (r, columns) of :attr:`data` (a chunk's,
+        or some of them) to ``acc`` (:meth:`zeros`), rows at nodes ``node`` (r,) in ``0 .. n_nodes - 1``: by
+        (node, packed byte and its value) and by (node, bin) of the other features, one ``np.bincount`` over all
+        the rows' bytes; :meth:`finish` makes them histograms."""
         sums, totals = acc
         k, n_nodes, space = sums.shape
         for c in range(k):
             totals[c] += np.bincount(node, W[:, c], minlength=n_nodes)
-        if not chunk.data.shape[1]:
+        if not data.shape[1]:
             return
-        idx = ((node * space)[:, None] + (self.base + chunk.data)).ravel()
+        idx = self.base + data  # (r, columns) int64
+        if n_nodes > 1:
+            idx += (node * space)[:, None]
+        idx = idx.ravel()
         for c in range(k):
-            sums[c] += np.bincount(idx, np.repeat(W[:, c], chunk.data.shape[1]),
+            sums[c] += np.bincount(idx, np.repeat(W[:, c], data.shape[1]),
                                    minlength=n_nodes * space).reshape(n_nodes, space)
 
     def finish(self, acc) -> np.ndarray:
@@ -209,5 +223,5 @@ class Codes:
         acc = self.zeros(len(weights), n_nodes)
         W = np.column_stack(weights) if len(weights) else np.zeros((self.n_rows, 0))
         for chunk in self.chunks():
-            self.add_histograms(acc, chunk, node[chunk.sel], W[chunk.sel])
+            self.add_histograms(acc, chunk.data, node[chunk.sel], W[chunk.sel])
         return list(self.finish(acc))
