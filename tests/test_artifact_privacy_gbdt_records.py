@@ -77,7 +77,7 @@ def _numeric(n=200, K=2, seed=5):
 RECORDS_CONFIGS = {  # name: (K, parameters)
     "laplace": (2, dict(max_depth=2)),
     "gaussian": (2, dict(max_depth=2, leaf_noise="gaussian", delta=1e-6)),
-    "quantile": (2, dict(binning="quantile", max_bins=8)),
+    "quantile": (2, dict(binning="quantile")),
     "k3": (3, dict(max_depth=1)),
 }
 
@@ -95,14 +95,28 @@ def test_neighbours_that_read_the_records_publish_nothing_deterministic(paths, n
     assert deterministic_leaks(left, right) == []
 
 
-def _straddle():
-    """40 distinct rows on a 9 x 5 grid, each twice (80 records: 2 x distinct == n, the records), and D with one
-    more copy of the first (81 records, 40 distinct: 2 x 40 < 81, the entries)."""
+def _path(X, y, paths) -> str:
+    """The path an in-memory fit on ``(X, y)`` takes (a one-tree fit, its noise irrelevant)."""
+    paths.clear()
+    DPGradientBoostingClassifier(epsilon=1.0, n_estimators=1, bounds=[(0, 8)] * 2, max_bins=9, classes=[0, 1],
+                                 random_state=0).fit(X, y)
+    return paths[-1]
+
+
+def _straddle(paths):
+    """Neighbours on the two sides of the choice, found whatever its threshold: 40 distinct rows on a 9 x 5 grid,
+    then copies of them added one at a time until the fit groups the entries; D is that table, D' the one before
+    (one duplicate fewer, the records themselves)."""
     u = np.arange(40)
     X = np.column_stack([u % 8, u // 8]).astype(float)
     y = (u % 3 == 0).astype(int)
-    X, y = np.vstack([X, X]), np.concatenate([y, y])
-    return (np.vstack([X, X[:1]]), np.append(y, y[0])), (X, y)
+    assert _path(X, y, paths) == "records"
+    for extra in range(1, 4 * len(u)):
+        more = np.arange(extra) % len(u)
+        D = (np.vstack([X, X[more]]), np.concatenate([y, y[more]]))
+        if _path(*D, paths) == "entries":
+            return D, (D[0][:-1], D[1][:-1])
+    raise AssertionError("no table of repeated rows was grouped")
 
 
 @pytest.mark.parametrize("params", [dict(max_depth=2), dict(max_depth=1, leaf_noise="gaussian", delta=1e-6)],
@@ -110,15 +124,15 @@ def _straddle():
 def test_neighbours_on_the_two_sides_of_the_choice_publish_nothing_deterministic(paths, params):
     make = lambda s: DPGradientBoostingClassifier(epsilon=2.0, n_estimators=3, bounds=[(0, 8), (0, 8)],  # noqa: E731
                                                   max_bins=9, classes=[0, 1], random_state=s, **params)
-    (left, left_paths), (right, right_paths) = _sides(make, _straddle(), paths)
+    (left, left_paths), (right, right_paths) = _sides(make, _straddle(paths), paths)
     assert (left_paths, right_paths) == ({"entries"}, {"records"})
     assert deterministic_leaks(left, right) == []
 
 
-def test_the_choice_changes_no_byte_of_the_model(monkeypatch):
+def test_the_choice_changes_no_byte_of_the_model(paths, monkeypatch):
     """Forcing either path on the same data gives the same JSON and printout, for the straddling tables."""
     original = gbdt_estimator.binned_rows
-    for X, y in _straddle():
+    for X, y in _straddle(paths):
         for s in range(2):
             out = []
             for group in (True, False):
@@ -139,7 +153,7 @@ def test_cli_output_on_the_records_path_is_not_a_deterministic_function_of_the_d
         sides = [(X, y), (np.delete(X, drop, axis=0), np.delete(y, drop))]
         bounds, expected = ["--bounds=f0=0:100", "--bounds=f1=0:100", "--bounds=f2=0:100"], ({"records"},) * 2
     else:
-        sides = list(_straddle())
+        sides = list(_straddle(paths))
         bounds, expected = ["--bounds=f0=0:8", "--bounds=f1=0:8", "--param=max_bins=9"], ({"entries"}, {"records"})
     monkeypatch.chdir(tmp_path)
     outputs, taken = [], []
