@@ -85,7 +85,10 @@ def _gamma(k: float) -> float:
 
 def softmax_scores(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(P, lse)``: the row-wise softmax of the scores and ``log sum exp``; stable (the largest score is
-    subtracted first, and ``lse = top + log1p(sum of the other terms)``, exact to a few ulps for large margins)."""
+    subtracted first, and ``lse = top + log1p(sum of the other terms)``, exact to a few ulps for large margins).
+    Two classes by columns (the same floats: one other term, ``exp`` element by element)."""
+    if Z.shape[1] == 2:
+        return _softmax_two(Z)
     top = Z.max(axis=1)
     E = np.exp(Z - top[:, None])
     rows = np.arange(Z.shape[0])
@@ -95,13 +98,28 @@ def softmax_scores(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return E / (1.0 + rest)[:, None], top + np.log1p(rest)
 
 
+def _softmax_two(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    second = Z[:, 1] > Z[:, 0]  # argmax: the first of equal scores is the top one
+    top = np.where(second, Z[:, 1], Z[:, 0])
+    rest = np.exp(np.where(second, Z[:, 0], Z[:, 1]) - top)
+    total, P = 1.0 + rest, np.empty_like(Z)
+    P[:, 0] = np.where(second, rest, 1.0) / total
+    P[:, 1] = np.where(second, 1.0, rest) / total
+    return P, top + np.log1p(rest)
+
+
+def _row_sums(A: np.ndarray) -> np.ndarray:
+    """``A.sum(axis=1)``; two columns added as columns (the same float: one addition)."""
+    return A[:, 0] + A[:, 1] if A.shape[1] == 2 else A.sum(axis=1)
+
+
 def residuals(P: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """``p - e_y`` per row, its label's entry computed as ``-(sum of the other probabilities)``: relative to the
     residual itself, not to ``p_y ~ 1`` (what keeps the certificate tight on a well-fitted large table)."""
     R = P.copy()
     rows = np.arange(P.shape[0])
     R[rows, labels] = 0.0
-    R[rows, labels] = -R.sum(axis=1)
+    R[rows, labels] = -_row_sums(R)
     return R
 
 
@@ -135,10 +153,17 @@ def limb_floats(sums: np.ndarray, up: bool = False) -> np.ndarray:
 def rowdot(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """``A @ B`` row by row, column 0 first: a row's result depends on that row alone, not on the block it is in
     (BLAS's kernels add in an order set by the block's shape)."""
-    out = np.zeros((A.shape[0], B.shape[1]))
+    out = np.zeros((B.shape[1], A.shape[0]))  # a result column a row: contiguous sums
     for j in range(A.shape[1]):
-        out += A[:, j, None] * B[j]
-    return out
+        column = A[:, j]
+        for i in range(B.shape[1]):
+            out[i] += column * B[j, i]
+    return out.T
+
+
+def _scaled(X: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """The rows ``s x`` of a block (``X`` itself where no row is shrunk: ``1 x = x`` exactly)."""
+    return X if bool((scale == 1.0).all()) else X * scale[:, None]
 
 
 def _column_sums(X: np.ndarray, L: np.ndarray) -> np.ndarray:
@@ -200,7 +225,7 @@ class SoftmaxPart:
         H = np.zeros((2, q * p, q * p), np.int64) if hessian else None
         for s, e, X, scale in self.blocks():
             if fresh:
-                Z[s:e] = rowdot(rowdot(X * scale[:, None], V.T), self.G.T) + b
+                Z[s:e] = rowdot(rowdot(_scaled(X, scale), V.T), self.G.T) + b
                 P[s:e], lse[s:e] = softmax_scores(Z[s:e])
                 u = rowdot(residuals(P[s:e], self.labels[s:e]) * self.w[s:e, None], self.G) * scale[:, None]
                 g += _column_sums(X, limbs(u))
@@ -214,7 +239,7 @@ class SoftmaxPart:
         """``sum_e Mq_e (x) x_e x_e'`` over a block: ``Mq`` the quantised ``weights_e G'(diag p_e - p_e p_e')G``."""
         q, p, k = self.k - 1, self.p, self.k
         D = -P[:, :, None] * P[:, None, :]
-        D[:, np.arange(k), np.arange(k)] = P * (P.sum(axis=1, keepdims=True) - P)
+        D[:, np.arange(k), np.arange(k)] = P * (_row_sums(P)[:, None] - P)
         M = np.einsum("ki,nkl,lj->nij", self.G, D, self.G) * weights[:, None, None]
         Mq = np.sign(M) * np.minimum(np.rint(np.abs(M) * 2.0**HESSIAN_BITS), 2.0**60)
         H = np.zeros((2, q * p, q * p), np.int64)
@@ -251,7 +276,7 @@ class SoftmaxPart:
         if self._step != key:
             S, dZ = step.reshape(self.k - 1, self.p), np.empty((self.m, self.k))
             for s, e, X, scale in self.blocks():
-                dZ[s:e] = rowdot(rowdot(X * scale[:, None], S.T), self.G.T)
+                dZ[s:e] = rowdot(rowdot(_scaled(X, scale), S.T), self.G.T)
             self._step, self.dZ = key, dZ
         return self.loss(Z - t * self.dZ)
 
@@ -263,7 +288,7 @@ class SoftmaxPart:
         mag, err, count = np.zeros((q, p, N_LIMBS), np.int64), np.zeros((q, p, N_LIMBS), np.int64), np.zeros(p, np.int64)
         for s, e, X, scale in self.blocks():
             labels, rows, w = self.labels[s:e], np.arange(e - s), self.w[s:e, None]
-            err_z = _gamma(p + k + 1) * (rowdot(rowdot(X * scale[:, None], absV.T), absG.T) + np.abs(b))
+            err_z = _gamma(p + k + 1) * (rowdot(rowdot(_scaled(X, scale), absV.T), absG.T) + np.abs(b))
             err_p = probability_errors(Z[s:e], P[s:e], 2.0 * err_z.max(axis=1))
             R = residuals(P[s:e], labels)
             err_r = err_p.copy()
