@@ -52,11 +52,29 @@ def test_the_rule_is_a_public_function_of_the_signal():
     assert sizes.rule(1e4, 2.9) == {"first_cycle": "counts", "n_cycles": 0, "max_bins": 4}
     assert sizes.rule(1e4, 3.0) == sizes.LARGE
     p = {"epsilon": 1.0, "first_cycle": "auto", "n_cycles": 3, "max_bins": "auto", "binning": "uniform"}
-    got = sizes.resolve(p, [-5, 20, 30], 5, 3, 80)  # n_hat = 50, s = 50 / 15, t = 50 / 240
-    assert got["n_cycles"] == 3 and got["first_cycle"] == "counts" and got["max_bins"] == 4
-    assert sizes.resolve(p, [-5, 500, 300], 5, 3, 80)["first_cycle"] == "gradients"  # t = 800 / 240
-    assert sizes.resolve({**p, "binning": "quantile"}, [40, 60, 0], 5, 3, 80)["max_bins"] == sizes.LARGE["max_bins"]
+    for version in (1, 2):
+        got = sizes.resolve(p, [-5, 20, 30], 5, 3, 80, version)  # n_hat = 50, s = 50 / 15, t = 50 / 240
+        assert got["n_cycles"] == 3 and got["first_cycle"] == "counts" and got["max_bins"] == 4
+        assert sizes.resolve({**p, "binning": "quantile"}, [40, 60, 0], 5, 3, 80, version)["max_bins"] == 16
+    # t = 800 / 240 >= 3: version 1 takes the gradients; c = 800 / 3 < 300: version 2 the naive Bayes
+    assert sizes.resolve(p, [-5, 500, 300], 5, 3, 80, 1)["first_cycle"] == "gradients"
+    assert sizes.resolve(p, [-5, 500, 300], 5, 3, 80, 2)["first_cycle"] == "counts"
+    assert sizes.resolve(p, [-5, 500, 400], 5, 3, 80, 2)["first_cycle"] == "gradients"  # c = 900 / 3 = 300
+    assert sizes.resolve(p, [-5, 500, 300], 5, 3, 80) == sizes.resolve(p, [-5, 500, 300], 5, 3, 80, 2)
     assert not sizes.is_auto({"first_cycle": "counts", "n_cycles": 2, "max_bins": 16})
+
+
+@pytest.mark.parametrize("s,t,c", [(0.5, 0.1, 10.0), (4.0, 2.9, 1e4), (40.0, 6.0, 299.9), (100.0, 30.0, 300.0),
+                                   (1e4, 1e3, 1e6)])
+def test_version_2_is_version_1_but_below_the_class_signal(s, t, c):
+    """Version 2 changes the branch only where t >= 3 (version 1's gradients) and c < 300 (the naive Bayes, with
+    version 1's bins); elsewhere both versions pick the same sizes."""
+    v1, v2 = sizes.rule(s, t), sizes.rule_v2(s, t, c)
+    if t >= sizes.COUNTS_SIGNAL and c < sizes.CLASS_SIGNAL:
+        assert v1 == sizes.LARGE and v2["first_cycle"] == "counts" and v2["n_cycles"] == 0
+        assert v2["max_bins"] == (2 if s < sizes.TWO_BINS_SIGNAL else 4)
+    else:
+        assert v1 == v2
 
 
 # --------------------------------------------------------------------------- every branch within the budget

@@ -45,6 +45,7 @@ from dpglass.models.gam.readout import (
     resolve_groups,
     shape_lines,
 )
+from dpglass.models.gam.sizes import RULE_VERSION, is_auto
 from dpglass.privacy.ledger import PrivacyLedger
 from dpglass.privacy.rng import check_random_state, is_replayable
 
@@ -145,6 +146,9 @@ class DPGAMClassifier(ClassifierBase):
     visit_epsilon_ : float
         Each visit is ``visit_epsilon_**2 / 2``-zCDP (the zCDP of a pure ``visit_epsilon_``-DP release).
     hessian_floor_ : float
+    sizes_rule_ : int or None
+        With "auto" sizes, the version of the rule that picked them (:data:`~dpglass.models.gam.sizes.RULE_VERSION`
+        for a new fit; a file names it as ``sizes_rule``, absent for version 1); None otherwise.
     privacy_ledger_ : PrivacyLedger
     classes_, n_features_in_, feature_names_in_
 
@@ -257,6 +261,7 @@ class DPGAMClassifier(ClassifierBase):
         self.visit_sums_ = result.visits
         self.intercept_, self.shapes_ = result.intercept, result.shapes
         self.visit_epsilon_, self.hessian_floor_, self.delta_ = plan.x, plan.hessian_floor, delta
+        self.sizes_rule_ = RULE_VERSION if is_auto(params) else None
         self.privacy_ledger_ = ledger
         self.privacy_ledger_.replayable = is_replayable(rng)
         return self
@@ -341,6 +346,8 @@ class DPGAMClassifier(ClassifierBase):
             "visit_epsilon": float(self.visit_epsilon_),
             "hessian_floor": float(self.hessian_floor_),
             "delta": float(self.delta_),
+            # "auto" sizes: the rule the fit applied, written from version 2 on (absent: version 1)
+            **({} if getattr(self, "sizes_rule_", None) in (None, 1) else {"sizes_rule": int(self.sizes_rule_)}),
         }
 
     @classmethod
@@ -367,4 +374,5 @@ class DPGAMClassifier(ClassifierBase):
         self.visit_epsilon_ = float(data["visit_epsilon"])
         self.hessian_floor_ = float(data["hessian_floor"])
         self.delta_ = float(data["delta"])
+        self.sizes_rule_ = data.get("sizes_rule", 1) if is_auto(self.get_params(deep=False)) else None
         self.feature_groups_ = resolve_groups(self.feature_groups, self.feature_names())

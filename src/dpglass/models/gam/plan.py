@@ -56,6 +56,7 @@ from dpglass.models.gam.limits import (
 )
 from dpglass.models.gam.sizes import (
     LARGE,
+    RULE_VERSION,
     auto_count_share,
     is_auto,
     resolve,
@@ -497,14 +498,15 @@ def resolved_floor(pub: Public, x: float) -> float:
     return scales * math.sqrt(pub.n_visits) * _sigma(grid.units, pub.rhos(x)[1]) * grid.grid
 
 
-def gam_plan(params: dict, n_features: int, n_classes: int, class_counts=None) -> GamPlan:
+def gam_plan(params: dict, n_features: int, n_classes: int, class_counts=None,
+             rule_version: int = RULE_VERSION) -> GamPlan:
     """The plan of a fit with these parameters on ``n_features`` columns and ``n_classes`` classes (raises
     ValueError for parameters it cannot plan: delta = 0, an unknown accountant; InvalidParameterError for
     bounds, categories or missing flags that do not describe ``n_features`` columns).  With "auto" sizes
-    (:mod:`dpglass.models.gam.sizes`) the plan branches on the released ``class_counts``: without them it is
-    ``pending`` and ends at the counts."""
+    (:mod:`dpglass.models.gam.sizes`) the plan branches on the released ``class_counts`` by the rule of
+    ``rule_version`` (a file's ``sizes_rule``): without them it is ``pending`` and ends at the counts."""
     if is_auto(params):
-        return _auto_plan(params, n_features, n_classes, class_counts)
+        return _auto_plan(params, n_features, n_classes, class_counts, rule_version)
     pub = Public.of(params, n_features, n_classes)
     if pub.counts_first and pub.count_share + pub.first_share >= 1.0:
         raise InvalidParameterError(
@@ -521,7 +523,7 @@ def release_plan(params: dict, n_features: int, n_classes: int = 2) -> list:
     return list(gam_plan(params, n_features, n_classes).steps)
 
 
-def _auto_plan(params: dict, d: int, K: int, class_counts) -> GamPlan:
+def _auto_plan(params: dict, d: int, K: int, class_counts, rule_version: int) -> GamPlan:
     """The plan with "auto" sizes: the counts at their fixed cost, then (given the released counts) the rule's
     branch calibrated under RDP with the counts' entry fixed (docs/privacy.md, "DP-GAM", "Defaults")."""
     pub0 = _auto_base(params, d, K)
@@ -537,7 +539,7 @@ def _auto_plan(params: dict, d: int, K: int, class_counts) -> GamPlan:
         return GamPlan(math.nan, "rdp", pub.delta, math.nan, pub, counts, (), (*bins, counts), bins, None, True)
     large = Public.of({**params, **{k: v for k, v in LARGE.items() if params.get(k) == "auto"}}, d, K)
     bins = sum(large.n_bins(j) for j in range(d))
-    resolved = {**resolve(params, class_counts, d, K, bins), "accountant": "rdp"}
+    resolved = {**resolve(params, class_counts, d, K, bins, rule_version), "accountant": "rdp"}
     pub = dataclasses.replace(Public.of(resolved, d, K), count_rho=rho_c)
     x, accountant = budget(pub)
     counts, visits, steps = _steps(pub, x)

@@ -5,7 +5,8 @@ Hooked into :data:`dpglass.models._verify.MODEL_CHECKS`.  In order:
 * ``feature_groups`` names one group per feature (a declared label set is the file's ``classes``: checked for
   every family by :func:`dpglass.models._verify.verify_model_dict`);
 * the release plan (:func:`dpglass.models.gam.plan.gam_plan`), rebuilt from the file's parameters,
-  ``n_features_in`` and its K classes, is replayed (:func:`~dpglass.privacy.plan.check_against_plan`): the ledger
+  ``n_features_in`` and its K classes (with "auto" sizes: the branch that the rule version the file names,
+  ``sizes_rule``, absent for version 1, picks for its ``class_counts``; an unknown version is refused), is replayed (:func:`~dpglass.privacy.plan.check_against_plan`): the ledger
   is the plan, entry for entry, and every released value lies in its step's public domain (``class_counts``:
   K integers; each visit's ``gradient_sums`` and ``hessian_sums``: two rows of K - 1 multiples of the step's grid);
 * derived values: ``delta``, ``visit_epsilon``, ``hessian_floor`` and the accountant are the plan's, and the
@@ -31,7 +32,7 @@ from dpglass.models.gam.first import FIELD
 from dpglass.models.gam.fit import replay
 from dpglass.models.gam.plan import gam_plan
 from dpglass.models.gam.readout import resolve_groups
-from dpglass.models.gam.sizes import is_auto
+from dpglass.models.gam.sizes import check_rule_version, is_auto
 
 __all__ = ["INTERCEPT_ULPS", "check_gam"]
 
@@ -50,8 +51,9 @@ def check_gam(data: dict, ctx) -> None:
     counts = data.get("class_counts")
     if is_auto(p) and not (isinstance(counts, list) and len(counts) == K and all(is_count(c) for c in counts)):
         fail("class_counts", f"is {_short(counts)}", f"the {K} released noisy class counts (integers)")
+    version = _rule_version(data, is_auto(p))
     try:
-        plan = gam_plan(p, d, K, counts if is_auto(p) else None)  # "auto" sizes: the rule's branch for the counts
+        plan = gam_plan(p, d, K, counts if is_auto(p) else None, version)  # "auto" sizes: the rule's branch
     except (InvalidParameterError, TypeError, ValueError, KeyError) as exc:
         fail("params", f"give no release plan ({exc})", "parameters DPGAMClassifier accepts")
     edges = _check_edges(data, plan)
@@ -77,6 +79,21 @@ def check_gam(data: dict, ctx) -> None:
         if not same:
             shown = want[0].tolist() if key == "intercept" else [w.tolist() for w in want]
             fail(key, f"is {_short(data.get(key))}", f"what the released class_counts and visits give: {_short(shown)}")
+
+
+def _rule_version(data: dict, auto: bool) -> int:
+    """The version of the "auto" sizes rule the file names (``sizes_rule``; absent: version 1, the rule of files
+    written before versions existed): one this dpglass knows, and only in a file with "auto" sizes."""
+    if not auto:
+        if "sizes_rule" in data:
+            fail("sizes_rule", f"is {_short(data['sizes_rule'])}", "absent: no size is 'auto'")
+        return 1
+    if type(data.get("sizes_rule")) is int and data["sizes_rule"] == 1:
+        fail("sizes_rule", "is 1", "absent for version 1 (dpglass writes the field from version 2 on)")
+    try:
+        return check_rule_version(data.get("sizes_rule", 1))
+    except ValueError as exc:
+        fail("sizes_rule", f"is {_short(data['sizes_rule'])}", f"a rule version this dpglass knows ({exc})")
 
 
 def _within(got: np.ndarray, want: np.ndarray, ulps: int) -> bool:
