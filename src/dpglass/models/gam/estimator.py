@@ -98,9 +98,10 @@ class DPGAMClassifier(ClassifierBase):
         and with ``first_cycle="counts"`` the naive-Bayes shapes, are the model).  ``"auto"`` (here, in
         ``first_cycle`` or ``max_bins``): the class counts are released first at a fixed cost (``count_share``
         of the budget's zCDP; ``"auto"``: 1/(d + 1)) and a public rule of ``n_hat * epsilon`` per (bin, class)
-        (``n_hat`` the released total) picks the sizes: a private naive Bayes (count-based start, no cycles,
-        2 or 4 bins) on small tables, ``"gradients"``, 2 cycles and 16 bins on large ones; the rest of the
-        plan is calibrated under RDP (:mod:`dpglass.models.gam.sizes`; docs/privacy.md, DP-GAM, "Defaults").
+        and per class (``n_hat`` the released total) picks the sizes: a private naive Bayes (count-based start,
+        no cycles, 2 or 4 bins) on small tables, ``"gradients"``, 2 cycles and 16 bins on large ones; the rest
+        of the plan is calibrated under RDP (:mod:`dpglass.models.gam.sizes`; docs/privacy.md, DP-GAM,
+        "Defaults").  The file names the rule's version (``sizes_rule_``).
     learning_rate : float, default=1.0
         Shrinkage of each Newton step, in (0, 1].
     hessian_floor : float or "auto", default="auto"
