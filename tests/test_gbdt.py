@@ -10,6 +10,7 @@ from scipy.special import expit
 
 from dpglass.exceptions import DataValidationError, InvalidParameterError, ModelFileError
 from dpglass.models import DPGradientBoostingClassifier, load_model
+from dpglass.models.gbdt import hist as hist_module
 from dpglass.models.gbdt.fit import _dpboost_gain, _select_counts
 from dpglass.models.gbdt.hist import PASS_ROWS, Codes
 from dpglass.models.gbdt.releases import (
@@ -399,10 +400,13 @@ def test_edited_file_is_refused(tmp_path, data):
 
 
 # ------------------------------------------------------------------ histograms
+@pytest.mark.parametrize("cells", [False, True])
 @pytest.mark.parametrize("n_cuts", [[1, 1, 4, 1], [255, 1, 31], [1] * 11, [7, 3]])
-def test_code_histograms_equal_per_feature_sums(n_cuts):
-    """The 0/1 features' bin 1 by one matrix product and bin 0 by subtraction, the others' bins by one bincount,
-    chunk by chunk, give every feature's per-node bin sums exactly (integer weights), whatever the chunks."""
+def test_code_histograms_equal_per_feature_sums(n_cuts, cells, monkeypatch):
+    """Either layout -- the bytes (the 0/1 features' bin 1 by one matrix product from the packed bytes' sums by
+    value, the others' bins by bincount) or the cells (non-zero bins only) -- with bin 0 by subtraction, chunk by
+    chunk, gives every feature's per-node bin sums exactly (integer weights), whatever the chunks."""
+    monkeypatch.setattr(hist_module, "CELL_COST", 100.0 if cells else 0.0)
     rng = np.random.default_rng(0)
     n = 2 * PASS_ROWS + 500  # three chunks
     B = np.column_stack([rng.integers(0, k + 1, n) * (rng.random(n) < 0.6) for k in n_cuts]).astype(np.uint8)
@@ -414,6 +418,7 @@ def test_code_histograms_equal_per_feature_sums(n_cuts):
     assert codes.bits.nbytes + codes.wide.nbytes <= n * (sum(k > 1 for k in n_cuts) + (sum(k == 1 for k in n_cuts)
                                                                                            + 7) // 8)
     assert np.array_equal(codes.matrix(), B) and np.array_equal(codes.take(rows).matrix(), B[rows])
+    assert bool(codes.take(rows)._layout()) == cells
     (h,) = codes.take(rows).histograms(node, 4, [w[rows]])
     for j, k in enumerate(n_cuts):
         want = np.zeros((4, k + 1))
@@ -559,7 +564,8 @@ def test_audit_dpboost_stays_under_the_claim(subset):
 @pytest.mark.parametrize("kind", ["binary", "numeric", "three classes"])
 def test_records_and_their_distinct_entries_give_the_same_model(kind, monkeypatch):
     """The in-memory Newton fit reads the records themselves (counts 1, no sort) or their distinct (bin row, label)
-    pairs: every statistic is an exact sum, so the file is the same byte for byte either way."""
+    pairs, and its histograms read the codes' bytes or their non-zero cells: every statistic is an exact sum, so
+    the file is the same byte for byte either way (depth 3: right children by subtraction, nodes kept)."""
     from functools import partial
 
     from dpglass.models.gbdt import binned as binned_module
@@ -569,7 +575,7 @@ def test_records_and_their_distinct_entries_give_the_same_model(kind, monkeypatc
     n = 3000
     X = (rng.random((n, 6)) < 0.4).astype(np.uint8)  # 64 bin rows: many records share one
     y = X[:, 0] ^ (rng.random(n) < 0.1)
-    kw = dict(epsilon=2.0, classes=[0, 1], random_state=1, max_depth=2, n_estimators=8)
+    kw = dict(epsilon=2.0, classes=[0, 1], random_state=1, max_depth=3, n_estimators=8)
     if kind == "numeric":
         X = np.column_stack([rng.normal(size=n), X[:, :3]])
         kw["bounds"] = [(-3, 3), None, None, None]
@@ -578,9 +584,11 @@ def test_records_and_their_distinct_entries_give_the_same_model(kind, monkeypatc
         kw["classes"] = [0, 1, 2]
     files = {}
     for group in (True, False, None):
-        monkeypatch.setattr(estimator_module, "binned_rows", partial(binned_module.binned_rows, group=group))
-        files[group] = json.dumps(DPGradientBoostingClassifier(**kw).fit(X, y).to_dict())
-    assert files[True] == files[False] == files[None]
+        for cells in (0.0, 100.0):
+            monkeypatch.setattr(hist_module, "CELL_COST", cells)
+            monkeypatch.setattr(estimator_module, "binned_rows", partial(binned_module.binned_rows, group=group))
+            files[group, cells] = json.dumps(DPGradientBoostingClassifier(**kw).fit(X, y).to_dict())
+    assert len(set(files.values())) == 1
 
 
 def test_in_memory_table_is_the_records_when_they_are_distinct_and_grouped_when_they_repeat():

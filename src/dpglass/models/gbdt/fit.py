@@ -334,11 +334,11 @@ def _level_hists(part: NewtonPart, init, trees: list, structure: list, level: in
         g = part.weights(chunk.sel, "g")
         for k in range(C):
             if not level:
-                codes.add_histograms(accs[k], chunk.data, np.zeros(chunk.n_rows, dtype=np.int64), g[:, k : k + 1])
+                codes.add_histograms(accs[k], chunk, np.zeros(chunk.n_rows, dtype=np.int64), g[:, k : k + 1])
                 continue
             node = part.nodes(chunk.sel, k)
             left = (node & 1) == 0
-            codes.add_histograms(accs[k], chunk.data[left], node[left] >> 1, g[left, k : k + 1])
+            codes.add_histograms(accs[k], chunk, node[left] >> 1, g[left, k : k + 1], left)
     return np.stack([codes.finish(acc)[0] for acc in accs])
 
 
@@ -370,6 +370,7 @@ def _grow_on_parts(parts, init, trees: list, binned: Binned, depth: int, choose,
         return [random_structure(binned.n_cuts, depth, rng) for _ in range(C)]
     cand_f, cand_c = binned.candidates()
     structure = [(np.zeros(2**depth - 1, dtype=np.int64), np.zeros(2**depth - 1, dtype=np.int64)) for _ in range(C)]
+    hists = None  # the level above's, whose left children the parts send (_level_hists)
     for level in range(depth):
         first, width = 2**level - 1, 2**level
         got = parts.sum(_level_hists, init, trees, structure, level)
