@@ -83,12 +83,13 @@ def _gamma(k: float) -> float:
     return k * _U / (1.0 - k * _U)
 
 
-def softmax_scores(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def softmax_scores(Z: np.ndarray, probabilities: bool = True) -> tuple[np.ndarray | None, np.ndarray]:
     """``(P, lse)``: the row-wise softmax of the scores and ``log sum exp``; stable (the largest score is
     subtracted first, and ``lse = top + log1p(sum of the other terms)``, exact to a few ulps for large margins).
-    Two classes by columns (the same floats: one other term, ``exp`` element by element)."""
+    Two classes by columns (the same floats: one other term, ``exp`` element by element; ``P`` None if not
+    asked for)."""
     if Z.shape[1] == 2:
-        return _softmax_two(Z)
+        return _softmax_two(Z, probabilities)
     top = Z.max(axis=1)
     E = np.exp(Z - top[:, None])
     rows = np.arange(Z.shape[0])
@@ -98,10 +99,12 @@ def softmax_scores(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return E / (1.0 + rest)[:, None], top + np.log1p(rest)
 
 
-def _softmax_two(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _softmax_two(Z: np.ndarray, probabilities: bool) -> tuple[np.ndarray | None, np.ndarray]:
     second = Z[:, 1] > Z[:, 0]  # argmax: the first of equal scores is the top one
     top = np.where(second, Z[:, 1], Z[:, 0])
     rest = np.exp(np.where(second, Z[:, 0], Z[:, 1]) - top)
+    if not probabilities:
+        return None, top + np.log1p(rest)
     total, P = 1.0 + rest, np.empty_like(Z)
     P[:, 0] = np.where(second, rest, 1.0) / total
     P[:, 1] = np.where(second, 1.0, rest) / total
@@ -128,16 +131,20 @@ def limbs(v: np.ndarray, up: bool = False) -> np.ndarray:
     """``round(v / 2**-QUANTUM_BITS)`` (``up``: the ceiling) as :data:`N_LIMBS` float limbs of integers, last axis.
 
     Limb ``i`` is in units ``2**(LIMB_BITS i - QUANTUM_BITS)``; all but the last are within ``2**(LIMB_BITS - 1)``
-    in magnitude.  Every operation is exact (scalings by powers of two, ``rint`` of a float, and differences of
-    floats whose exact result is a float), so the limbs add up to the quantised value exactly."""
-    q = np.ceil(v * 2.0**QUANTUM_BITS) if up else np.rint(v * 2.0**QUANTUM_BITS)
-    out = []
-    for _ in range(N_LIMBS - 1):
-        low = q - 2.0**LIMB_BITS * np.rint(q / 2.0**LIMB_BITS)
-        out.append(low)
-        q = (q - low) / 2.0**LIMB_BITS
-    out.append(q)
-    return np.stack(out, axis=-1)
+    in magnitude: ``low = q - 2**LIMB_BITS r`` with ``r = rint(q 2**-LIMB_BITS)``, then ``q = r``.  Every
+    operation is exact (scalings by powers of two, ``rint`` of a float, and differences of floats whose exact
+    result is a float), so the limbs add up to the quantised value exactly."""
+    out = np.empty(np.shape(v) + (N_LIMBS,))
+    q = np.multiply(v, 2.0**QUANTUM_BITS)
+    q = np.ceil(q, out=q) if up else np.rint(q, out=q)
+    r = np.empty_like(q)
+    for i in range(N_LIMBS - 1):
+        np.rint(np.multiply(q, 2.0**-LIMB_BITS, out=r), out=r)
+        low = out[..., i]
+        np.subtract(q, np.multiply(r, 2.0**LIMB_BITS, out=low), out=low)
+        q, r = r, q
+    out[..., N_LIMBS - 1] = q
+    return out
 
 
 def limb_floats(sums: np.ndarray, up: bool = False) -> np.ndarray:
@@ -157,7 +164,8 @@ def rowdot(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     for j in range(A.shape[1]):
         column = A[:, j]
         for i in range(B.shape[1]):
-            out[i] += column * B[j, i]
+            if B[j, i] != 0.0:  # a zero term adds +-0: out (never -0) is unchanged
+                out[i] += column * B[j, i]
     return out.T
 
 
@@ -257,7 +265,7 @@ class SoftmaxPart:
 
     def loss(self, Z, lse=None) -> np.ndarray:
         if lse is None:
-            lse = softmax_scores(Z)[1]
+            lse = softmax_scores(Z, probabilities=False)[1]
         return _loss_limbs(self.w * (lse - Z[np.arange(self.m), self.labels]))
 
     def gradient(self, beta, b) -> np.ndarray:
