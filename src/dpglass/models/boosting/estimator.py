@@ -198,7 +198,10 @@ class SmoothBoostClassifier(ClassifierBase):
         Otherwise :data:`AUTO_ROUNDS` (15 for stumps and top-down trees, 5 for
         joint trees, public constants).
     learning_rate : float, default=0.5
-        lambda in (0, 1].
+        lambda in (0, 1].  A committee of 5 to 13 stumps sized by the noisy
+        count (``n_rounds="auto"``) reweights at half of it
+        (:data:`~dpglass.models.boosting.plan.SHORT_COMMITTEE_RATE`; the file
+        records ``rule`` 2).
     density : float, default=0.35
         kappa in (0, 1): the measures stay kappa-dense, i.e. no record gets
         more than ``1/(kappa n)`` of the weight.
@@ -256,6 +259,9 @@ class SmoothBoostClassifier(ClassifierBase):
         ``"basic"`` or ``"advanced"``.
     delta_ : float
         The resolved delta.
+    rule_ : int or None
+        2 where the short-committee rate applied (see ``learning_rate``),
+        else None.
     classes_, n_features_in_, feature_names_in_
         As in scikit-learn.
 
