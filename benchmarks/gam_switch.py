@@ -13,8 +13,8 @@ recommends: ``DPPipeline`` with the public schema of ``benchmarks/_peers_tables.
 (Adult, COMPAS, German, breast-cancer, Mushroom), the numeric columns with their documented ranges for wine and
 digits (``dpglass_experiments.multiclass.data``), else the built-in 0/1 columns.
 
-Each fit is run once per **branch** of :func:`dpglass.models.gam.sizes.rule`, forced by replacing the rule for
-that fit (the plan, the counts' share and the accounting are the ``"auto"`` plan's, only the branch differs):
+Each fit is run once per **branch** of the rule (:mod:`dpglass.models.gam.sizes`), forced by replacing every version
+of the rule for that fit (the plan, the counts' share and the accounting are the ``"auto"`` plan's, only the branch differs):
 ``counts2`` and ``counts4`` (the naive Bayes, 2 or 4 bins per numeric column) and ``gradients`` (2 cycles, 16
 bins), and ``auto`` (the rule as it is).  Each row records the public signals the rule reads (from the fit's
 released class counts: ``t = n_hat eps / (B K)``, ``s = n_hat eps / (d K)``, ``d``, ``K``, ``B``, the numeric
@@ -63,13 +63,13 @@ def _forced(branch):
 def forcing(branch):
     from dpglass.models.gam import sizes
 
-    rule, new = sizes.rule, _forced(branch)
-    if new is not None:
-        sizes.rule = new
+    rules, new = (sizes.rule, sizes.rule_v2), _forced(branch)
+    if new is not None:  # every version of the rule picks the forced branch
+        sizes.rule = sizes.rule_v2 = new
     try:
         yield
     finally:
-        sizes.rule = rule
+        sizes.rule, sizes.rule_v2 = rules
 
 
 def outer_train(name: str, r: int, zero_one: bool = False):
