@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _peers_tables import raw_table  # noqa: E402
+from _peers_tables import raw_table
 
 BRANCHES = ("counts2", "counts4", "gradients", "auto")
 #: Further branches that can be forced (not in the rule): the count-based start then 2 (or 1) gradient cycles.
