@@ -9,14 +9,22 @@ value becomes one byte.  The learners read the codes a chunk of rows at a
 time (:meth:`Codes.chunks`, :data:`PASS_ROWS` rows or more): nothing the size
 of the table is made besides the codes.
 
-A level's histograms (:meth:`Codes.add_histograms`), chunk by chunk: one
-``np.bincount`` per weight column over every byte of the chunk at once, each
-byte indexed by (node, column, its value): the packed bytes' values (256 each)
-and the other features' global bins (``offset + code``).  At the end
-(:meth:`Codes.finish`) the product of each packed byte's 256 sums with the
-256 x 8 table of the bytes' bits gives the bin-1 sums of its eight features
-(no unpacked or float copy of the bits), and each 0/1 feature's bin 0 is the
-node's total minus its bin 1.
+A level's histograms (:meth:`Codes.add_histograms`), chunk by chunk, in one
+of two layouts chosen per table from its codes (:meth:`Codes._layout`):
+
+* the **bytes** (dense tables, e.g. the worst case of 50 independent 0/1
+  columns): one ``np.bincount`` per weight column over every byte of the
+  chunk at once, each byte indexed by (node, column, its value): the packed
+  bytes' values (256 each) and the other features' global bins (``offset +
+  code``).  At the end (:meth:`Codes.finish`) the product of each packed
+  byte's 256 sums with the 256 x 8 table of the bytes' bits gives the bin-1
+  sums of its eight features (no unpacked or float copy of the bits);
+* the **cells** (sparse tables, e.g. one-hot columns beside a few numeric
+  ones): each row's non-zero bins as global bins, kept chunk by chunk beside
+  the codes, and one ``np.bincount`` over them by (node, bin).
+
+Either way a feature's bin 0, where it was not summed (the 0/1 features; with
+cells, every feature), is the node's total minus its other bins.
 Every weight the learners pass is an integer-valued float64 (quantised units
 times counts) and every sum stays below 2**53, so each sum is exact whatever
 the order in which its terms are added (chunks, the matrix product's order,
