@@ -84,7 +84,7 @@ def measure(label, frame, y, schema, epsilons, seeds, large_seeds, models) -> di
     for eps in epsilons:
         for seed, (tr, va) in enumerate(splits):
             values, counts = np.unique(y[tr], return_counts=True)
-            cell = {"epsilon": eps, "seed": seed, "n_train": int(len(tr)),
+            cell = {"epsilon": eps, "seed": seed, "n_train": len(tr),
                     "majority": float(np.mean(y[va] == values[np.argmax(counts)])),
                     "records_noisy": DiscreteLaplaceMechanism(eps * AUTO_SHARE).randomise(
                         len(tr), np.random.default_rng([seed, 28])), "accuracy": {}, "seconds": {}}

@@ -182,6 +182,32 @@ def test_an_auto_file_whose_choice_does_not_follow_is_refused(auto_file, key, va
         DPPipeline.from_dict(_edit(auto_file, key, value))
 
 
+def _ledger_edit(how):
+    def edit(data):
+        entries = data["privacy_ledger"]["entries"]
+        if how == "swap":
+            entries[0], entries[1] = entries[1], entries[0]
+        elif how == "add":
+            entries.insert(0, entries[0])
+        else:
+            entries.pop(0)
+    return edit
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda d: d.update(classes=["hi", "LO"]), "classes"),
+    (lambda d: (d["inner_model"].update(classes=["hi", "LO"]), d.update(classes=["hi", "LO"])), "classes"),
+    (_ledger_edit("swap"), r"privacy_ledger\.entries\[0\]"),
+    (_ledger_edit("add"), "privacy_ledger"),
+    (_ledger_edit("drop"), "privacy_ledger"),
+])
+def test_a_tampered_rule_2_file_is_refused_naming_the_field(auto_file, edit, field):
+    data = json.loads(json.dumps(auto_file))
+    edit(data)
+    with pytest.raises(ModelFileError, match=field):
+        DPPipeline.from_dict(data)
+
+
 def test_an_auto_file_without_its_rule_version_is_checked_under_rule_1(auto_file):
     """Dropping ``auto_rule`` makes the file a version-1 file: its check replays rule 1, which chooses dp-gbdt from
     this count, not the file's dp-gam."""
