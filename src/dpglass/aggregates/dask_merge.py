@@ -13,13 +13,15 @@ number of parts.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from dpglass.aggregates.dask_faults import gather_statistics
 from dpglass.aggregates.parts import DistributedTable, TableParts
 from dpglass.aggregates.table import hash_buckets, merge_counts, table_from_keys
 
-__all__ = ["FAN_IN", "N_BUCKETS", "kept_parts", "split_buckets"]
+__all__ = ["FAN_IN", "MAX_KEPT_PARTS", "N_BUCKETS", "kept_parts", "part_workers", "split_buckets"]
 
 #: Reductions merged per task in the merge tree.
 FAN_IN = 8
@@ -47,20 +49,48 @@ def split_buckets(pair, n_buckets: int = None):
     return [(keys[a:b].copy(), counts[a:b].copy()) for a, b in zip(edges[:-1], edges[1:])]
 
 
+#: The most parts a kept table is cut into (the key hash is a byte: a count above 255 would not fit it).
+MAX_KEPT_PARTS = 128
+
+
 def kept_parts(client) -> int:
-    """Parts a kept table is cut into: at least :data:`N_BUCKETS`, and two a worker (a power of two, <= 256)."""
-    workers = len(client.scheduler_info().get("workers", {})) or 1
-    return int(min(256, max(N_BUCKETS, 1 << (2 * workers - 1).bit_length())))
+    """Parts a kept table is cut into: two per thread of the cluster's workers (two a worker of one thread), from 2
+    to :data:`MAX_KEPT_PARTS`.
+
+    Each statistic a learner asks is one task a part, so the parts are as few as keep every thread busy: two a
+    thread, so that a thread whose other part is late (its worker slower, or a part recomputed) still has work.
+    The count never changes the model: every statistic is an exact sum, in any cut (tested with two counts).
+    """
+    threads = sum(int(t) for t in client.nthreads().values()) or 1
+    return int(min(MAX_KEPT_PARTS, max(2, 2 * threads)))
 
 
-def _bucket_roots(client, futures, retries: int, split=split_buckets, n_buckets: int = N_BUCKETS) -> list:
+def part_workers(client, n_parts: int) -> list:
+    """The worker each of ``n_parts`` kept parts is placed on: round robin over the workers, each taking two parts
+    per thread in turn, so that every worker holds its share (left to the scheduler, the merges follow the
+    partitions' reductions and may all land on the worker that read the most files)."""
+    threads = client.nthreads()
+    slots = [w for r in range(2 * max(threads.values(), default=1)) for w in sorted(threads) if 2 * threads[w] > r]
+    return [slots[i % len(slots)] for i in range(n_parts)] if slots else [None] * n_parts
+
+
+def _bucket_roots(client, futures, retries: int, split=split_buckets, n_buckets: int = N_BUCKETS,
+                  workers=None) -> list:
     """The futures of the ``n_buckets`` merged parts (sorted keys, counts), each merged by its own tree: key
-    ranges (``split_buckets``), or parts by a hash of the key (``hash_buckets``)."""
+    ranges (``split_buckets``), or parts by a hash of the key (``hash_buckets``); bucket ``b``'s merges on
+    ``workers[b]`` if given (a preference: another worker runs them if that one is gone)."""
     import operator
 
     submit = lambda fn, *a: client.submit(fn, *a, retries=retries, pure=True)  # noqa: E731
     cut = [submit(split, f, n_buckets) for f in futures]
-    return [_merge_tree([submit(operator.getitem, s, b) for s in cut], submit) for b in range(n_buckets)]
+    return [_merge_tree([submit(operator.getitem, s, b) for s in cut],
+                        submit if workers is None else functools.partial(_submit_on, client, retries, workers[b]))
+            for b in range(n_buckets)]
+
+
+def _submit_on(client, retries: int, worker, fn, *args):
+    where = {} if worker is None else {"workers": [worker], "allow_other_workers": True}
+    return client.submit(fn, *args, retries=retries, pure=True, **where)
 
 
 def _bucket_table(pair, n_features: int):
@@ -69,9 +99,12 @@ def _bucket_table(pair, n_features: int):
 
 def _kept_table(client, futures, retries: int, n_features: int, classes, columns) -> DistributedTable:
     """The merged table as pattern tables persisted on the workers (never gathered), cut by a hash of the key
-    into :func:`kept_parts` parts (balanced whatever the rows' skew; each part sorted by key)."""
-    roots = _bucket_roots(client, futures, retries, hash_buckets, kept_parts(client))
-    parts = [client.submit(_bucket_table, r, n_features, retries=retries, pure=True) for r in roots]
+    into :func:`kept_parts` parts (balanced whatever the rows' skew; each part sorted by key), placed round robin
+    over the workers (:func:`part_workers`)."""
+    n_parts = kept_parts(client)
+    workers = part_workers(client, n_parts)
+    roots = _bucket_roots(client, futures, retries, hash_buckets, n_parts, workers)
+    parts = [_submit_on(client, retries, w, _bucket_table, r, n_features) for r, w in zip(roots, workers)]
     return DistributedTable(TableParts(parts, client, retries, gather_statistics), n_features, classes=classes,
                             columns=columns)
 
