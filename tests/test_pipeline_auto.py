@@ -165,6 +165,7 @@ def test_an_auto_file_verifies_and_predicts(auto_file):
     model = DPPipeline.from_dict(auto_file)
     df, _ = _table(50, seed=3)
     assert model.model == "auto" and model.model_choice_ == "dp-gam" and model.auto_rule_ == 2
+    assert json.dumps(model.to_dict()) == json.dumps(auto_file)  # saved again as it was loaded
     assert model.predict(df).shape == (50,)
 
 
