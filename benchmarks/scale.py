@@ -6,7 +6,7 @@ runs), then, for each size:
 
 * in memory (a fresh process per model): the parquet files read into one
   uint8 matrix, then ``DPRuleListClassifier``, ``SmoothBoostClassifier``
-  (stumps), ``DPGradientBoostingClassifier``, ``DPLogisticRegression`` or
+  (stumps, or joint trees of 3 nodes), ``DPGradientBoostingClassifier``, ``DPLogisticRegression`` or
   ``SubsampleAggregateClassifier`` (100 teachers) or ``DPGAMClassifier`` at epsilon = 1 (their
   defaults otherwise): fit time, fit CPU time per row (the machine is shared:
   CPU time is what compares sizes), and peak memory = the input plus the
@@ -15,7 +15,11 @@ runs), then, for each size:
 * through Dask (a fresh process): a LocalCluster of 2 worker processes (1
   thread each) fits the same models from ``dd.read_parquet``: fit time, the
   client's peak RSS (it also runs the scheduler) and each worker's peak RSS;
-  with the model checked equal to the in-memory one when both ran;
+  with the model checked equal to the in-memory one when both ran; each
+  model's in-memory and Dask fits run back to back (the machine's load
+  swings: the ratio is taken between neighbouring runs, the 1-minute load
+  average beside it), and ``--parts 16,auto`` times the Dask fit with each
+  count of kept parts (a measurement hook: the count never changes the model);
 * the rules recovered at epsilon = 1: how many of the 3 planted rules the DP
   rule list's rules are;
 * the passes over the data of each Dask fit: one over the files (read, bin,
@@ -34,6 +38,7 @@ Run (from the repository root)::
 
     PYTHONPATH=src python benchmarks/scale.py --rows 1e6 1e7          # what the README table shows
     PYTHONPATH=src python benchmarks/scale.py --rows 5e7 --no-memory  # Dask only above --max-memory-rows
+    PYTHONPATH=src python benchmarks/scale.py --rows 1e7 --models dp-gbdt --parts 16,auto  # kept parts: before/after
 """
 
 from __future__ import annotations
@@ -107,6 +112,8 @@ def _models():
         "rule list": lambda: DPRuleListClassifier(epsilon=1.0, mechanism="certified-pf", classes=[0, 1],
                                                   random_state=0),
         "stumps": lambda: SmoothBoostClassifier(epsilon=1.0, classes=[0, 1], random_state=0),
+        # joint trees of 3 internal nodes (the default tree learner)
+        "trees": lambda: SmoothBoostClassifier(epsilon=1.0, weak_learner="tree", classes=[0, 1], random_state=0),
         "dp-gbdt": lambda: DPGradientBoostingClassifier(epsilon=1.0, classes=[0, 1], random_state=0),
         "dp-lr": lambda: DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0),
         # 100 teachers, the student labelled on 1,000 uniform public rows (no public part given)
@@ -204,10 +211,22 @@ def _count_statistics():
     return calls
 
 
-def run_dask(folder: str, models: list[str]) -> dict:
+def _set_kept_parts(parts: str) -> None:
+    """Measurement only: a kept table cut into ``parts`` parts (``"auto"``: the library's choice), patched where
+    the kept table is built (its count never changes the model: the sums are exact)."""
+    if parts == "auto":
+        return
+    from dpglass.aggregates import dask_backend
+
+    module = sys.modules[dask_backend._kept_table.__module__]
+    module.kept_parts = lambda client: int(parts)
+
+
+def run_dask(folder: str, models: list[str], parts: str = "auto") -> dict:
     import dask.dataframe as dd
     from distributed import Client, LocalCluster
 
+    _set_kept_parts(parts)
     calls = _count_statistics()
     out = {}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=0,
@@ -231,9 +250,9 @@ def run_dask(folder: str, models: list[str]) -> dict:
     return out
 
 
-def _child(mode: str, folder: Path, models: list[str]) -> dict:
+def _child(mode: str, folder: Path, models: list[str], parts: str = "auto") -> dict:
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    res = subprocess.run([sys.executable, __file__, "--child", mode, str(folder), ",".join(models)],
+    res = subprocess.run([sys.executable, __file__, "--child", mode, str(folder), ",".join(models), parts],
                          capture_output=True, text=True, env=env)
     if res.returncode != 0:
         return {"error": res.stderr.strip().splitlines()[-1] if res.stderr.strip() else f"exit {res.returncode}"}
@@ -245,20 +264,47 @@ def _gb(b) -> str:
     return f"{b / 2**30:.2f}"
 
 
+def _load() -> str:
+    with open("/proc/loadavg") as fh:
+        return fh.read().split()[0]
+
+
+def _row(n: int, name: str, parts: str, m: dict, dsk: dict, load: str) -> list:
+    d = dsk.get(name, {})
+    same = "" if not (m and d) else ("yes" if _comparable(m["model"]) == _comparable(d["model"]) else "NO")
+    return [
+        f"{n:.0e}".replace("+0", ""), name, parts if d else "-",
+        f"{m['seconds']:.1f}" if m else "-",
+        f"{m['cpu_seconds'] / n * 1e9:.0f}" if m else "-",
+        f"{m['peak_x_input']:.2f}x" if m else "-",
+        f"{d['seconds']:.1f}" if d else dsk.get("error", "-"),
+        f"{d['seconds'] / m['seconds']:.2f}" if (m and d) else "-",
+        f"1 + {d['statistics']}" if d and "statistics" in d else "-",
+        _gb(dsk["client_maxrss_bytes"]) if d else "-",
+        " / ".join(_gb(b) for b in dsk["workers_maxrss_bytes"]) if d else "-",
+        same,
+        str(d.get("recovered", m.get("recovered", ""))) + ("/3" if name == "rule list" else ""),
+        load,
+    ]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", nargs="+", default=["1e6", "1e7"], help="sizes (default 1e6 1e7)")
     ap.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "dpglass-scale"))
-    ap.add_argument("--models", default="rule list,stumps,dp-gbdt,dp-lr,teachers,dp-gam",
-                    help="comma-separated: 'rule list', 'stumps', 'dp-gbdt', 'dp-lr', 'teachers', 'dp-gam'")
+    ap.add_argument("--models", default="rule list,stumps,trees,dp-gbdt,dp-lr,teachers,dp-gam",
+                    help="comma-separated: 'rule list', 'stumps', 'trees', 'dp-gbdt', 'dp-lr', 'teachers', 'dp-gam'")
+    ap.add_argument("--parts", default="auto",
+                    help="comma-separated kept part counts to time the Dask fits with, e.g. '16,auto' "
+                         "(default 'auto': the library's choice, two a worker)")
     ap.add_argument("--max-memory-rows", type=float, default=2e7, help="skip the in-memory fit above this")
     ap.add_argument("--no-memory", action="store_true", help="skip every in-memory fit")
-    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        mode, folder, models = args.child
-        fn = run_memory if mode == "memory" else run_dask
-        print(json.dumps(fn(folder, models.split(","))))
+        mode, folder, models, parts = args.child
+        out = run_memory(folder, models.split(",")) if mode == "memory" else run_dask(folder, models.split(","), parts)
+        print(json.dumps(out))
         return 0
 
     models = [m.strip() for m in args.models.split(",")]
@@ -268,34 +314,24 @@ def main(argv=None) -> int:
         t = time.perf_counter()
         folder = generate(n, Path(args.data_dir))
         print(f"# {n:.0e} rows: data in {folder} ({time.perf_counter() - t:.0f} s)", file=sys.stderr)
-        mem = {}
-        if not (args.no_memory or n > args.max_memory_rows):
-            for name in models:  # one process per model: its peak RSS is that fit's
-                mem.update(_child("memory", folder, [name]))
-                print(f"#   in memory, {name}: {json.dumps({k: v for k, v in mem.items() if k not in models})}",
+        for name in models:  # each model's fits back to back, one process each (its peak RSS is that fit's)
+            mem = {}
+            if not (args.no_memory or n > args.max_memory_rows):
+                load = _load()
+                mem = _child("memory", folder, [name])
+                print(f"#   in memory, {name} (load {load}): "
+                      f"{json.dumps({k: v for k, v in mem.items() if k not in models})}", file=sys.stderr)
+            for parts in args.parts.split(","):
+                load = _load() if not mem else load
+                dsk = _child("dask", folder, [name], parts)
+                print(f"#   dask, parts {parts}: {json.dumps({k: v for k, v in dsk.items() if k not in models})}",
                       file=sys.stderr)
-        for name in models:  # one process per model: the client's peak is that fit's
-            dsk = _child("dask", folder, [name])
-            print(f"#   dask: {json.dumps({k: v for k, v in dsk.items() if k not in models})}", file=sys.stderr)
-            m, d = mem.get(name, {}), dsk.get(name, {})
-            same = "" if not (m and d) else ("yes" if _comparable(m["model"]) == _comparable(d["model"]) else "NO")
-            rows.append([
-                f"{n:.0e}".replace("+0", ""), name,
-                f"{m['seconds']:.1f}" if m else "-",
-                f"{m['cpu_seconds'] / n * 1e9:.0f}" if m else "-",
-                f"{m['peak_x_input']:.2f}x" if m else "-",
-                f"{d['seconds']:.1f}" if d else dsk.get("error", "-"),
-                f"{d['seconds'] / m['seconds']:.2f}" if (m and d) else "-",
-                f"1 + {d['statistics']}" if d and "statistics" in d else "-",
-                _gb(dsk["client_maxrss_bytes"]) if d else "-",
-                " / ".join(_gb(b) for b in dsk["workers_maxrss_bytes"]) if d else "-",
-                same,
-                str(d.get("recovered", m.get("recovered", ""))) + ("/3" if name == "rule list" else ""),
-            ])
-            print(f"#   {rows[-1]}", file=sys.stderr)
-    head = ["rows", "model", "in-memory fit (s)", "in-memory CPU per row (ns)", "in-memory peak / input", "Dask fit (s)", "Dask / in memory",
-            "passes over the data (files + persisted table)",
-            "Dask client peak (GiB)", "Dask workers peak (GiB)", "same model", "planted rules recovered (eps=1)"]
+                rows.append(_row(n, name, parts, mem.get(name, {}), dsk, f"{load}-{_load()}"))
+                print(f"#   {rows[-1]}", file=sys.stderr, flush=True)
+    head = ["rows", "model", "kept parts", "in-memory fit (s)", "in-memory CPU per row (ns)", "in-memory peak / input",
+            "Dask fit (s)", "Dask / in memory", "passes over the data (files + persisted table)",
+            "Dask client peak (GiB)", "Dask workers peak (GiB)", "same model", "planted rules recovered (eps=1)",
+            "load (1 min, before-after)"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
