@@ -103,17 +103,25 @@ def class_probabilities(F: np.ndarray) -> np.ndarray:
     two classes (one score, ``F_1``; ``F_0 = 0``) its closed form, the logistic ``p_1 = expit(F_1)`` and
     ``p_0 = 1 - p_1`` (as the binary model always computed it)."""
     if F.shape[1] == 1:
-        p1 = expit(F[:, 0])
+        p1 = _scored_probabilities(F)[:, 0]
         return np.column_stack([1.0 - p1, p1])
+    return _scored_probabilities(F)
+
+
+def _scored_probabilities(F: np.ndarray) -> np.ndarray:
+    """The probabilities of the scored classes (:func:`class_probabilities`' columns ``scored_classes(K)``): the
+    softmax of the K scores, or for two classes ``p_1 = expit(F_1)`` alone."""
+    if F.shape[1] == 1:
+        return expit(F)
     Z = F - F.max(axis=1, keepdims=True)
     E = np.exp(Z)
     return E / E.sum(axis=1, keepdims=True)
 
 
-def _scored(P: np.ndarray, labels: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
-    """The probabilities and ``1[y = k]`` of the scored classes, one row per entry (float64)."""
+def _scored(F: np.ndarray, labels: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The probabilities and ``1[y = k]`` of the scored classes at scores ``F``, one row per entry (float64)."""
     k = scored_classes(n_classes)
-    return P[:, k], (np.asarray(labels)[:, None] == k).astype(np.float64)
+    return _scored_probabilities(F), (np.asarray(labels)[:, None] == k).astype(np.float64)
 
 
 def newton_terms(F: np.ndarray, labels: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -125,7 +133,7 @@ def newton_terms(F: np.ndarray, labels: np.ndarray, n_classes: int) -> tuple[np.
     (:func:`~dpglass.models.gbdt.releases.class_term_caps`): per-record maps of
     the record and the released model.
     """
-    P, Y = _scored(class_probabilities(F), labels, n_classes)
+    P, Y = _scored(F, labels, n_classes)
     g_cap, h_cap = class_term_caps(n_classes)
     g = project_l1(quantise(np.clip(P - Y, -1.0, 1.0)), g_cap)
     h = project_l1(quantise(np.clip(P * (1.0 - P), 0.0, 0.25)), h_cap)
@@ -301,7 +309,11 @@ class NewtonPart:
 
     def weights(self, sel, which: str = "gh"):
         """Counts times the terms of the rows ``sel`` as float64 (r, C): the gradients (and Hessians)."""
-        c = np.asarray(self.binned.counts[sel], dtype=np.float64)[:, None]  # exact: counts are below 2**53
+        counts = self.binned.counts
+        if getattr(counts, "strides", None) == (0,) and counts.size and counts[0] == 1:  # records (binned_rows)
+            g = self._g[sel].astype(np.float64)
+            return g if which == "g" else (g, self._h[sel].astype(np.float64))
+        c = np.asarray(counts[sel], dtype=np.float64)[:, None]  # exact: counts are below 2**53
         g = c * self._g[sel]
         return g if which == "g" else (g, c * self._h[sel])
 
@@ -463,7 +475,7 @@ def fit_dpboost(binned: Binned, plan, ledger, rng) -> FitResult:
         unused = np.asarray(binned.counts, dtype=np.int64).copy()
         for k in range(min(K, pub.n_trees - e * K)):
             steps = plan.trees[e * K + k]
-            P, Y = _scored(class_probabilities(F), binned.labels, pub.n_classes)
+            P, Y = _scored(F, binned.labels, pub.n_classes)
             u = dpboost_units(P - Y, gstar, pub.n_classes)
             taken = _select_counts(unused, np.abs(u).max(axis=1) * q, k, K, pub.subset_selection, rng)
             unused -= taken
