@@ -148,3 +148,17 @@ def test_a_parts_answers_do_not_depend_on_what_was_asked_before(K):
             for x, y in zip(np.atleast_1d(first[name]) if name == "line" else first[name],
                             np.atleast_1d(other[name]) if name == "line" else other[name]):
                 assert np.array_equal(x, y), (name, order)
+
+
+@pytest.mark.parametrize("up", [False, True])
+def test_limb_floats_are_the_plain_integer_quotient(up):
+    """The Horner sum of the limbs is the integer the plain sum of shifted limbs makes, divided once."""
+    rng = np.random.default_rng(5)
+    v = rng.standard_normal((300, 4)) * 10.0 ** rng.integers(-22, 12, (300, 4))
+    sums = np.concatenate([S.limbs(v).astype(np.int64).sum(axis=0), rng.integers(-2**40, 2**40, (50, S.N_LIMBS))])
+    plain = np.array([sum(int(x) << (S.LIMB_BITS * i) for i, x in enumerate(row)) / (1 << S.QUANTUM_BITS)
+                      for row in sums])
+    if up:
+        plain = np.nextafter(plain, np.inf)
+    assert np.array_equal(_bits(S.limb_floats(sums, up)), _bits(plain))
+    assert S.limb_floats(sums[0], up).shape == () and S.limb_floats(sums[:0], up).shape == (0,)

@@ -150,8 +150,13 @@ def limbs(v: np.ndarray, up: bool = False) -> np.ndarray:
 def limb_floats(sums: np.ndarray, up: bool = False) -> np.ndarray:
     """Exact int64 limb sums (last axis) as floats: the integer they make, times the quantum, rounded to nearest
     once (``up``: then one ulp up, an upper bound)."""
-    flat = np.asarray(sums, dtype=np.int64).reshape(-1, N_LIMBS)
-    out = np.array([sum(int(x) << (LIMB_BITS * i) for i, x in enumerate(row)) / (1 << QUANTUM_BITS) for row in flat])
+    values, unit = [], 1 << QUANTUM_BITS
+    for row in np.asarray(sums, dtype=np.int64).reshape(-1, N_LIMBS).tolist():
+        total = 0
+        for x in reversed(row):  # Horner: sum_i x_i 2**(LIMB_BITS i), a Python integer
+            total = (total << LIMB_BITS) + x
+        values.append(total / unit)  # an integer quotient: rounded to nearest once
+    out = np.array(values, dtype=np.float64)
     if up:
         out = np.nextafter(out, np.inf)
     return out.reshape(np.shape(sums)[:-1])
