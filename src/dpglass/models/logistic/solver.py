@@ -183,8 +183,12 @@ def _column_sums(X: np.ndarray, L: np.ndarray) -> np.ndarray:
     """``sum_e x_ej L_e..`` for 0/1 rows ``X`` and integer limbs ``L`` (b, q, N_LIMBS): exact (every partial sum
     is an integer below ``2**53``: limbs below ``2**29``, blocks of at most ``2**14`` rows, so one float matrix
     product adds them exactly in any order), as int64 (q, p, N)."""
-    b, q = L.shape[0], L.shape[1]
-    return (X.T @ L.reshape(b, q * N_LIMBS)).astype(np.int64).reshape(X.shape[1], q, N_LIMBS).transpose(1, 0, 2)
+    return _limb_columns(X.T @ L.reshape(L.shape[0], -1), L.shape[1])
+
+
+def _limb_columns(sums: np.ndarray, q: int) -> np.ndarray:
+    """A product ``X' L`` (p, q N_LIMBS) of exact integer sums as int64 (q, p, N_LIMBS)."""
+    return sums.astype(np.int64).reshape(sums.shape[0], q, N_LIMBS).transpose(1, 0, 2)
 
 
 def _loss_limbs(ell: np.ndarray) -> np.ndarray:
@@ -237,32 +241,38 @@ class SoftmaxPart:
             g = np.zeros((q, p, N_LIMBS), np.int64)
         H = np.zeros((2, q * p, q * p), np.int64) if hessian else None
         for s, e, X, scale in self.blocks():
+            L = None
             if fresh:
                 Z[s:e] = rowdot(rowdot(_scaled(X, scale), V.T), self.G.T) + b
                 P[s:e], lse[s:e] = softmax_scores(Z[s:e])
                 u = rowdot(residuals(P[s:e], self.labels[s:e]) * self.w[s:e, None], self.G) * scale[:, None]
-                g += _column_sums(X, limbs(u))
-            if hessian:
-                H += self._hessian_block((P if fresh else self.P)[s:e], X, self.w[s:e] * scale * scale)
+                L = limbs(u).reshape(e - s, q * N_LIMBS)
+            if hessian:  # the gradient's column sums in the Hessian's first product
+                block, sums = self._hessian_block((P if fresh else self.P)[s:e], X, self.w[s:e] * scale * scale, L)
+                H += block
+            if fresh:
+                g += _limb_columns(sums if hessian else X.T @ L, q)
         if fresh:
             self._at, self.Z, self.P, self.lse, self.g = key, Z, P, lse, g
         return H
 
-    def _hessian_block(self, P, X, weights) -> np.ndarray:
-        """``sum_e Mq_e (x) x_e x_e'`` over a block: ``Mq`` the quantised ``weights_e G'(diag p_e - p_e p_e')G``."""
+    def _hessian_block(self, P, X, weights, extra=None):
+        """``sum_e Mq_e (x) x_e x_e'`` over a block (``Mq`` the quantised ``weights_e G'(diag p_e - p_e p_e')G``),
+        and ``X' extra`` (exact integer columns, or None) taken in the first Gram product."""
         q, p, k = self.k - 1, self.p, self.k
         D = -P[:, :, None] * P[:, None, :]
         D[:, np.arange(k), np.arange(k)] = P * (_row_sums(P)[:, None] - P)
         M = np.einsum("ki,nkl,lj->nij", self.G, D, self.G) * weights[:, None, None]
         Mq = np.sign(M) * np.minimum(np.rint(np.abs(M) * 2.0**HESSIAN_BITS), 2.0**60)
-        H = np.zeros((2, q * p, q * p), np.int64)
+        H, sums = np.zeros((2, q * p, q * p), np.int64), None
         for i in range(q):
             for j in range(i, q):
-                block = _gram(X, Mq[:, i, j])
+                block, more = _gram(X, Mq[:, i, j], extra if i == j == 0 else None)
+                sums = more if i == j == 0 else sums
                 H[:, i * p:(i + 1) * p, j * p:(j + 1) * p] += block
                 if j != i:
                     H[:, j * p:(j + 1) * p, i * p:(i + 1) * p] += block.transpose(0, 2, 1)
-        return H
+        return H, sums
 
     def scores(self, beta, b):
         self._sweep(beta, b)
@@ -313,18 +323,28 @@ class SoftmaxPart:
         return self.g.copy(), mag, err, count
 
 
-def _gram(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def _gram(X: np.ndarray, weights: np.ndarray, extra=None):
     """``sum_e weights_e x_e x_e'`` exactly for integer ``weights`` (below ``2**60``) and 0/1 rows, as int64
     (low, high) halves in units 1 and ``2**26``.  One float product when the weights' absolute sum is below
     ``2**53`` (every partial sum is then an exact integer), else one per 26-bit half (partial sums below
-    ``2**25`` and ``2**34`` times the rows): the same integers either way."""
+    ``2**25`` and ``2**34`` times the rows): the same integers either way.  With ``extra`` (b, r) columns whose
+    products are exact too (the gradient's limbs), also ``X' extra`` (floats of integers), in the same product
+    where there is one: ``(halves, X' extra or None)``."""
+    p = X.shape[1]
     if float(np.abs(weights).sum()) < 2.0**53:
-        total = (X.T @ (X * weights[:, None])).astype(np.int64)
+        if extra is None:
+            total = (X.T @ (X * weights[:, None])).astype(np.int64)
+        else:
+            W = np.empty((X.shape[0], p + extra.shape[1]))
+            np.multiply(X, weights[:, None], out=W[:, :p])
+            W[:, p:] = extra
+            both = X.T @ W
+            total, extra = both[:, :p].astype(np.int64), both[:, p:]
         high = total >> 26
-        return np.stack([total - (high << 26), high])
+        return np.stack([total - (high << 26), high]), extra
     high = np.rint(weights / 2.0**26)
     low = (X.T @ (X * (weights - high * 2.0**26)[:, None])).astype(np.int64)
-    return np.stack([low, (X.T @ (X * high[:, None])).astype(np.int64)])
+    return np.stack([low, (X.T @ (X * high[:, None])).astype(np.int64)]), (None if extra is None else X.T @ extra)
 
 
 def _newton(part, beta, b):
