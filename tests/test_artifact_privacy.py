@@ -141,7 +141,7 @@ def _configs():
         "pipe_gam_counts0": pipe(DPGAMClassifier(first_cycle="counts", n_cycles=0)),  # a fast dp-gam
         "pipe_gbdt": pipe(DPGradientBoostingClassifier()),
         "pipe_rule_list_quantiles": pipe(DPRuleListClassifier(), schema=_Q_SCHEMA),
-        "pipe_auto": pipe("auto", epsilon=4.2),  # near the rule's threshold: the choice varies with the count
+        "pipe_auto": pipe("auto", epsilon=2.5),  # near the rule's threshold: the choice varies with the count
     }
 
 

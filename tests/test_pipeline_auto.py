@@ -97,6 +97,24 @@ def test_rule_2_on_both_sides_of_its_limits():
                                                                                                    "dp-rule-list"}
 
 
+def test_rule_2_at_delta_zero_puts_dp_gbdt_where_dp_gam_would_be():
+    """dp-gam needs delta > 0 (Gaussian noise): at delta=0 rule 2 picks dp-gbdt in its place, so a pure fit never
+    fails on the choice (review s36, finding 1: it failed after the count was drawn, naming a model nobody asked
+    for); delta=None (the model's own) keeps dp-gam."""
+    for schema, eps, n in ((SCHEMA, 1.0, 10 ** 6), (SCHEMA, 0.5, 10 ** 6), (BINARY, 1.0, 1000)):
+        assert choose_model(schema, eps, None, n, rule=2) == "dp-gam"
+        assert choose_model(schema, eps, 0.0, n, rule=2) == "dp-gbdt"
+    assert choose_model(SCHEMA, 1.0, 0.0, 10, rule=2) == "dp-rule-list"
+    df, y = _table(300)
+    for s in range(4):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe = DPPipeline(schema=SCHEMA, model="auto", epsilon=5.0, delta=0.0, classes=["hi", "lo"],
+                              random_state=s).fit(df, y)
+        assert pipe.model_choice_ == "dp-gbdt" and pipe.privacy_ledger_.total()[1] == 0.0
+        DPPipeline.from_dict(json.loads(json.dumps(pipe.to_dict())))
+
+
 @pytest.mark.parametrize("version", [0, 3, "2", True, 2.0])
 def test_an_unknown_rule_version_is_refused(version):
     with pytest.raises(InvalidParameterError, match="rule version"):

@@ -32,9 +32,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--data-home", help="data folder for --dataset")
     p.add_argument("--model", default=None,
                    help="a registered model (see `dpglass models`), or 'auto'; default: 'auto' for --data read "
-                   "through --schema or the inline options (DPPipeline's rule: dp-gbdt when epsilon >= 0.25 and "
-                   "about epsilon x records >= 500, else dp-rule-list; one noisy count of records paid from "
-                   "epsilon), else dp-rule-list")
+                   "through --schema or the inline options (DPPipeline's rule, version 2: dp-gam when epsilon >= 1 "
+                   "and about epsilon x records >= 1000, else dp-gam (dp-gbdt on 0/1 columns only) when epsilon x "
+                   "records >= 100 per column, else dp-rule-list; dp-gbdt for dp-gam at --delta 0; one noisy count "
+                   "of records paid from epsilon), else dp-rule-list")
     p.add_argument("--epsilon", type=float, help="privacy budget epsilon of private models (default: 1)")
     p.add_argument("--delta", type=float, help="privacy budget delta (default 1e-8 where used)")
     p.add_argument("--mechanism", help="rule-list selection mechanism (default errors-pf)")

@@ -100,13 +100,15 @@ def _rule_2(schema, epsilon: float, delta, records_noisy: int) -> str:
       or above the majority class).
 
     Measured on validation parts of training parts of every built-in table, raw and 0/1
-    (``benchmarks/auto_rule.py``; docs/privacy.md, "model='auto'").  ``delta`` does not move the choice (every
-    candidate runs at the pipeline's delta), nor does K (every candidate learns K classes; the tables measured
-    have two).
+    (``benchmarks/auto_rule.py``; docs/privacy.md, "model='auto'").  K does not move the choice (every
+    candidate learns K classes; the tables measured have two).  ``delta=0`` (pure epsilon-DP) does: dp-gam's
+    Gaussian noise needs ``delta > 0``, so there ``"dp-gbdt"`` takes its place (it reads numbers and
+    categories too), and a pure fit never fails on the choice of a model that refuses its delta.
     """
     signal, features = records_noisy * epsilon, schema.features
+    gam = "dp-gbdt" if delta is not None and float(delta) == 0.0 else "dp-gam"
     if epsilon >= GAM_EPSILON and signal >= GAM_SIGNAL:
-        return "dp-gam"
+        return gam
     if signal >= PER_COLUMN * len(features):
-        return "dp-gam" if any(c.kind in ("numeric", "categorical") for c in features) else "dp-gbdt"
+        return gam if any(c.kind in ("numeric", "categorical") for c in features) else "dp-gbdt"
     return "dp-rule-list"
