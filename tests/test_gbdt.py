@@ -16,7 +16,7 @@ from dpglass.models.gbdt.hist import PASS_ROWS, Codes
 from dpglass.models.gbdt.releases import (
     QUANTUM, dpboost_gain_sensitivity, dpboost_quantum, grid_for, leaf_sum_entry, quantise,
 )
-from dpglass.models.gbdt.trees import apply_bins, uniform_edges
+from dpglass.models.gbdt.trees import apply_bins, leaf_index, random_structure, uniform_edges
 from dpglass.privacy.ledger import RELATIVE_TOLERANCE
 
 BOUNDS = [(0.0, 10.0), (-1.0, 1.0), None, None]
@@ -625,3 +625,17 @@ def test_in_memory_newton_fit_holds_little_besides_its_input():
     finally:
         tracemalloc.stop()
     assert peak < X.nbytes, peak / X.nbytes
+
+
+def test_training_routes_rows_as_prediction_does():
+    """Training steps rows down a tree level by level on their codes (Chunk.descend); prediction routes them on
+    the bin matrix (trees.leaf_index).  Two routings of one rule (right when the bin is above the cut): they must
+    agree on every row, for 0/1 and many-bin features, over several chunks (review s36, finding 4)."""
+    rng = np.random.default_rng(4)
+    n_cuts = np.array([1, 3, 1, 1, 7, 1, 2, 1, 1, 1, 15])
+    B = np.stack([rng.integers(0, c + 1, size=2 * PASS_ROWS + 17) for c in n_cuts], axis=1).astype(np.uint8)
+    codes = Codes.from_bins(B, n_cuts)
+    for depth in (1, 3, 5):
+        for _ in range(10):
+            feature, cut = random_structure(n_cuts, depth, rng)
+            np.testing.assert_array_equal(codes.leaf_index(feature, cut, depth), leaf_index(B, feature, cut, depth))
