@@ -2,7 +2,7 @@
 version 1, the files written before versions existed), the file check replays that version's branch, an unknown
 version is refused naming the field, and files of explicit sizes are unchanged.
 
-``gam_auto_rule_v1.json`` holds two files saved at commit 9504380 (before version 2): a 0/1 fit whose counts take
+``data/gam_auto_rule1.json`` holds two files saved at commit 9504380 (before version 2): a 0/1 fit whose counts take
 version 1's gradient branch (t = 6.3 >= 3) where version 2 takes the naive Bayes (c = n_hat eps / K = 50.5 < 300),
 and a raw-column fit in the naive-Bayes branch under both."""
 
@@ -23,7 +23,7 @@ from dpglass.models.gam import sizes
 from dpglass.models.gam.plan import gam_plan
 from dpglass.schema import Schema, categorical, numeric
 
-OLD = json.loads((Path(__file__).with_name("gam_auto_rule_v1.json")).read_text())
+OLD = json.loads((Path(__file__).parent / "data" / "gam_auto_rule1.json").read_text())
 
 
 def _fit(n=120, seed=7, **kw):
