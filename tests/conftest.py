@@ -16,6 +16,19 @@ def binary_data():
     return X, y
 
 
+
+def refuse_table_gather(monkeypatch) -> None:
+    """Make a Dask fit fail if it brings the table to the client: the merged pattern table (the backend's merge by
+    buckets) or a kept table's gather.  The statistics tests call it before fitting on the workers."""
+    from dpglass.aggregates import dask_backend
+    from dpglass.aggregates.parts import DistributedTable
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the table was brought to the client")
+
+    monkeypatch.setattr(dask_backend, "_merge_by_buckets", refuse)  # no merged table gathered
+    monkeypatch.setattr(DistributedTable, "gather", refuse)
+
 def three_class_parquet(folder, features, *, seed, n, low, n_files, flip=0.2, xor=False):
     """Seeded 0/1 columns with labels a/b/c written as ``n_files`` parquet files in ``folder``, for the Dask tests.
 

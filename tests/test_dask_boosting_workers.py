@@ -17,13 +17,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import three_class_parquet
+from conftest import three_class_parquet, refuse_table_gather
 
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
-from dpglass.aggregates import dask_backend, pattern_table  # noqa: E402
-from dpglass.aggregates.parts import DistributedTable, TableParts  # noqa: E402
+from dpglass.aggregates import pattern_table  # noqa: E402
+from dpglass.aggregates.parts import TableParts  # noqa: E402
 from dpglass.models import SmoothBoostClassifier  # noqa: E402
 from dpglass.models.boosting import smooth_measure  # noqa: E402
 from dpglass.models.boosting.hypotheses import (  # noqa: E402
@@ -61,16 +61,12 @@ def _data(df, glob, name):
     return df[FEATURES], df["y"], ddf[FEATURES], ddf["y"]
 
 
-def _refuse(*args, **kwargs):
-    raise AssertionError("the table was brought to the client")
-
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_round_statistics_on_the_workers_give_the_in_memory_model(dask_client, data, monkeypatch, name):
     X, y, Xd, yd = _data(*data, name)
     ref = SmoothBoostClassifier(**MODELS[name]).fit(X, y)
-    monkeypatch.setattr(dask_backend, "_merge_by_buckets", _refuse)  # no merged table gathered
-    monkeypatch.setattr(DistributedTable, "gather", _refuse)
+    refuse_table_gather(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = SmoothBoostClassifier(**MODELS[name]).fit(Xd, yd)

@@ -13,13 +13,13 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import three_class_parquet
+from conftest import three_class_parquet, refuse_table_gather
 
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
-from dpglass.aggregates import dask_backend, pattern_table  # noqa: E402
-from dpglass.aggregates.parts import DistributedTable, TableParts  # noqa: E402
+from dpglass.aggregates import pattern_table  # noqa: E402
+from dpglass.aggregates.parts import TableParts  # noqa: E402
 from dpglass.models import DPGAMClassifier  # noqa: E402
 from dpglass.models.gam import fit as gam_fit  # noqa: E402
 
@@ -55,9 +55,6 @@ def _model(name):
                            classes=["lo", "mid", "hi"], random_state=3, **MODELS[name])
 
 
-def _refuse(*args, **kwargs):
-    raise AssertionError("the table was brought to the client")
-
 
 def _fit(name, X, y):
     with warnings.catch_warnings():
@@ -69,8 +66,7 @@ def _fit(name, X, y):
 def test_gam_sums_on_the_workers_give_the_in_memory_model(dask_client, raw_parquet, monkeypatch, name):
     df, glob = raw_parquet
     ref = _fit(name, df[COLUMNS], df["y"])
-    monkeypatch.setattr(dask_backend, "_merge_by_buckets", _refuse)  # no merged table gathered
-    monkeypatch.setattr(DistributedTable, "gather", _refuse)
+    refuse_table_gather(monkeypatch)
     ddf = dd.read_parquet(glob)
     model = _fit(name, ddf[COLUMNS], ddf["y"])
     assert json.dumps(model.to_dict()) == json.dumps(ref.to_dict())
@@ -154,8 +150,7 @@ def test_plain_gam_on_the_workers_gives_the_in_memory_model(dask_client, binary_
                                    max_bins=4, count_share=0.25, random_state=5).fit(X, y)
 
     ref = fit(df[FEATURES], df["y"])
-    monkeypatch.setattr(dask_backend, "_merge_by_buckets", _refuse)
-    monkeypatch.setattr(DistributedTable, "gather", _refuse)
+    refuse_table_gather(monkeypatch)
     ddf = dd.read_parquet(glob)
     model = fit(ddf[FEATURES], ddf["y"])
     assert json.dumps(model.to_dict()) == json.dumps(ref.to_dict())

@@ -16,10 +16,10 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import three_class_parquet
+from conftest import three_class_parquet, refuse_table_gather
 
 from dpglass.aggregates import pattern_table
-from dpglass.aggregates.parts import DistributedTable, TableParts
+from dpglass.aggregates.parts import TableParts
 from dpglass.aggregates.table import PatternTable
 from dpglass.models import DPLogisticRegression
 from dpglass.models.logistic import solver as S
@@ -98,7 +98,6 @@ def test_the_quantisation_term_on_both_sides_of_the_limit():
 # ------------------------------------------------------------- on a real cluster
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
-from dpglass.aggregates import dask_backend  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -107,9 +106,6 @@ def data(tmp_path_factory):
                                       n_files=4)
     return df, glob
 
-
-def _refuse(*args, **kwargs):
-    raise AssertionError("the table was brought to the client")
 
 
 @pytest.mark.parametrize("name,params", [
@@ -123,8 +119,7 @@ def test_dask_fit_on_the_workers_is_the_in_memory_model(dask_client, data, monke
     if name == "K2":
         ddf, df = ddf[ddf["y"] != "c"], df[df["y"] != "c"]
     ref = DPLogisticRegression(**params).fit(df[FEATURES], df["y"])
-    monkeypatch.setattr(dask_backend, "_merge_by_buckets", _refuse)  # no merged table gathered
-    monkeypatch.setattr(DistributedTable, "gather", _refuse)
+    refuse_table_gather(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = DPLogisticRegression(**params).fit(ddf[FEATURES], ddf["y"])

@@ -15,13 +15,12 @@ import json
 import warnings
 
 import pytest
-from conftest import three_class_parquet
+from conftest import three_class_parquet, refuse_table_gather
 
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
-from dpglass.aggregates import dask_backend, dask_merge, pattern_table  # noqa: E402
-from dpglass.aggregates.parts import DistributedTable  # noqa: E402
+from dpglass.aggregates import dask_merge, pattern_table  # noqa: E402
 from dpglass.models import (  # noqa: E402
     DPGAMClassifier, DPGradientBoostingClassifier, DPLogisticRegression, DPRuleListClassifier, SmoothBoostClassifier,
     SubsampleAggregateClassifier,
@@ -49,9 +48,6 @@ def data(tmp_path_factory):
                                       n_files=3)
     return df, glob
 
-
-def _refuse(*args, **kwargs):
-    raise AssertionError("the table was brought to the client")
 
 
 def _fit(name, X, y):
@@ -94,8 +90,7 @@ def test_the_parts_are_spread_over_the_workers(dask_client, data):
 def test_the_part_count_does_not_change_the_model(dask_client, data, monkeypatch, name):
     df, glob = data
     ref = _fit(name, df[FEATURES], df["y"])
-    monkeypatch.setattr(dask_backend, "_merge_by_buckets", _refuse)  # no merged table gathered
-    monkeypatch.setattr(DistributedTable, "gather", _refuse)
+    refuse_table_gather(monkeypatch)
     for count in (3, 16):
         monkeypatch.setattr(dask_merge, "kept_parts", lambda client, count=count: count)
         ddf = dd.read_parquet(glob)

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import three_class_parquet
+from conftest import three_class_parquet, refuse_table_gather
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
@@ -71,9 +71,6 @@ def test_kept_parts_are_balanced_by_a_hash_of_the_key(d):
     assert np.array_equal(merged[0], keys) and np.array_equal(merged[1], counts)
 
 
-def _refuse(*args, **kwargs):
-    raise AssertionError("the table was brought to the client")
-
 
 MODELS = {
     "errors-pf": lambda: DPRuleListClassifier(epsilon=1.0, classes=["a", "b", "c"], random_state=0),
@@ -89,8 +86,7 @@ def test_rule_list_counts_on_the_workers_give_the_in_memory_model(dask_client, d
     df, glob = data
     Xd, yd = _dask(glob)
     ref = MODELS[name]().fit(df[FEATURES], df["y"])
-    monkeypatch.setattr(dask_backend, "_merge_by_buckets", _refuse)  # no merged table gathered
-    monkeypatch.setattr(DistributedTable, "gather", _refuse)
+    refuse_table_gather(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = MODELS[name]().fit(Xd, yd)
@@ -184,8 +180,7 @@ def _gbdt_data(df, glob, name):
 def test_gbdt_sums_on_the_workers_give_the_in_memory_model(dask_client, numeric, monkeypatch, name):
     X, y, Xd, yd = _gbdt_data(*numeric, name)
     ref = GBDT[name]().fit(X, y)
-    monkeypatch.setattr(dask_backend, "_merge_by_buckets", _refuse)
-    monkeypatch.setattr(DistributedTable, "gather", _refuse)
+    refuse_table_gather(monkeypatch)
     model = GBDT[name]().fit(Xd, yd)
     assert model.to_dict() == ref.to_dict()
 

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import three_class_parquet
+from conftest import three_class_parquet, refuse_table_gather
 
 from dpglass.aggregates import pattern_table
 from dpglass.aggregates.parts import TableParts
@@ -107,9 +107,6 @@ MODELS = {
 }
 
 
-def _refuse(*args, **kwargs):
-    raise AssertionError("the table was brought to the client")
-
 
 def _fit(name, X, y, public):
     with warnings.catch_warnings():
@@ -129,14 +126,11 @@ def _data(df, glob, name):
 @pytest.mark.parametrize("name", list(MODELS))
 def test_teachers_on_the_workers_give_the_in_memory_model(dask_client, binary_parquet, monkeypatch, name):
     pytest.importorskip("distributed")
-    from dpglass.aggregates import dask_backend
-    from dpglass.aggregates.parts import DistributedTable
 
     df, glob, public = binary_parquet
     X, y, Xd, yd = _data(df, glob, name)
     ref = _fit(name, X, y, public)
-    monkeypatch.setattr(dask_backend, "_merge_by_buckets", _refuse)  # no merged table gathered
-    monkeypatch.setattr(DistributedTable, "gather", _refuse)
+    refuse_table_gather(monkeypatch)
     model = _fit(name, Xd, yd, public)
     assert model.to_dict() == ref.to_dict()
 
