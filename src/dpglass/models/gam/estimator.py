@@ -33,9 +33,7 @@ from dpglass.models.gam.first import FIELD as FIRST_FIELD
 from dpglass.models.gam.fit import class_probabilities, fit_gam
 from dpglass.models.gam.plan import (
     ACCOUNTANTS,
-    COUNT_SHARE,
     FIRST_SHARE,
-    MAX_BINS,
     QUANTILE_SHARE,
     gam_plan,
 )
