@@ -672,3 +672,22 @@ def test_histogram_buffers_reused_same_sums_and_not_pickled():
     assert np.array_equal(codes.finish(acc)[0], masked)
     copy = pickle.loads(pickle.dumps(codes))
     assert copy._scratch == {} and np.array_equal(copy.histograms(node, 4, [w])[0], expect)
+
+
+def test_worker_codes_read_smaller_chunks_same_histograms():
+    """A Dask worker's part (Codes.empty(..., worker=True), as binned._binned_part builds it) reads chunks of
+    hist.worker_pass_rows rows (temporaries under Dask's malloc trim threshold) and gives the same histograms and
+    leaves as the in-memory chunks, to the bit."""
+    rng = np.random.default_rng(4)
+    n_cuts = np.array([1] * 50)
+    m = 2 * PASS_ROWS * 3 + 5
+    B = (rng.random((m, 50)) < 0.4).astype(np.uint8)
+    mem, work = Codes.from_bins(B, n_cuts), Codes.empty(m, n_cuts, worker=True)
+    work.put(0, B)
+    assert work.pass_rows == hist_module.worker_pass_rows(7) < mem.pass_rows
+    assert np.array_equal(work.data, mem.data)
+    node = rng.integers(0, 2, m)
+    w = rng.integers(-9, 9, m).astype(np.float64)
+    assert np.array_equal(work.histograms(node, 2, [w, 2 * w])[1], mem.histograms(node, 2, [w, 2 * w])[1])
+    feature, cut = np.array([3, 7, 9]), np.zeros(3, dtype=np.int64)
+    assert np.array_equal(work.leaf_index(feature, cut, 2), mem.leaf_index(feature, cut, 2))

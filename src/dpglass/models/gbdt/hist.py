@@ -39,17 +39,28 @@ import threading
 
 import numpy as np
 
-__all__ = ["PASS_ROWS", "Chunk", "Codes"]
+__all__ = ["PASS_ROWS", "Chunk", "Codes", "worker_pass_rows"]
 
 #: Rows per chunk of a pass over the codes, at least (the sums are exact: any size gives the same result).
 PASS_ROWS = 1 << 13
 
 #: Bytes of codes per chunk (:meth:`Codes.chunks`): narrow tables read more rows a chunk, so that a pass is a few
 #: large NumPy operations; a chunk's index and weight temporaries, about 16 bytes per byte of codes, are reused
-#: (:meth:`Codes._buffers`).  The per-row temporaries (a float64 a row) stay under 128 KiB for codes of up to 8
-#: bytes a row, glibc's mmap threshold on Dask's workers (see :meth:`Codes._buffers`): 1 << 17 made the
-#: dense worst case's (7 bytes) 150 KB and each a fresh mapping; in memory both sizes cost the same.
-PASS_BYTES = 1 << 16
+#: (:meth:`Codes._buffers`).
+PASS_BYTES = 1 << 17
+
+#: Rows a chunk, at least, and bytes of codes a chunk on a Dask worker (:func:`worker_pass_rows`).  Dask's nanny
+#: starts its workers with ``MALLOC_TRIM_THRESHOLD_`` set (64 KiB), which freezes glibc's mmap threshold at
+#: 128 KiB and gives back the top of the heap above 64 KiB at every free: every temporary of a chunk above that
+#: size then costs fresh page faults.  Chunks of 32 KiB of codes keep a pass's per-row temporaries (a float64 or
+#: an int64 a row) near 32 KiB for the dense worst case (7 bytes a row): measured under that setting, a pass
+#: 0.83 s with the in-memory chunks, 0.67 s with these (0.63 s in memory without it).
+WORKER_PASS_ROWS, WORKER_PASS_BYTES = PASS_ROWS // 2, PASS_BYTES // 4
+
+
+def worker_pass_rows(width: int) -> int:
+    """Rows a chunk for codes of ``width`` bytes a row on a Dask worker (:data:`WORKER_PASS_BYTES`)."""
+    return max(WORKER_PASS_ROWS, WORKER_PASS_BYTES // max(1, width))
 
 
 class Chunk:
@@ -126,7 +137,7 @@ class Codes:
     packed (``np.packbits`` along rows, in feature order: ``bits``, its first ``n_bytes`` columns), then the other
     features' codes (``wide``)."""
 
-    def __init__(self, data: np.ndarray, n_cuts):
+    def __init__(self, data: np.ndarray, n_cuts, pass_rows: int | None = None):
         self.n_cuts = np.asarray(n_cuts, dtype=np.int64)
         self.one = np.flatnonzero(self.n_cuts == 1)
         self.many = np.flatnonzero(self.n_cuts != 1)
@@ -137,7 +148,7 @@ class Codes:
         self.place[self.one] = np.arange(self.one.size)
         self.place[self.many] = np.arange(self.many.size)
         self.base = np.concatenate([256 * np.arange(self.n_bytes), 256 * self.n_bytes + self.offsets[self.many]])
-        self.pass_rows = max(PASS_ROWS, PASS_BYTES // max(1, self.data.shape[1]))
+        self.pass_rows = int(pass_rows or max(PASS_ROWS, PASS_BYTES // max(1, self.data.shape[1])))  # rows a chunk
         self._cells = None  # the sparse layout's cells, chunk by chunk (:meth:`_layout`); False: the bytes
         self._scratch = {}  # per thread: the bytes layout's reused index and weight buffers (:meth:`_buffers`)
 
@@ -145,10 +156,12 @@ class Codes:
         return {**self.__dict__, "_scratch": {}}  # buffers are working memory, never shipped
 
     @classmethod
-    def empty(cls, m: int, n_cuts) -> Codes:
+    def empty(cls, m: int, n_cuts, *, worker: bool = False) -> Codes:
+        """Zero codes of ``m`` rows; ``worker``: read in a Dask worker's chunks (:func:`worker_pass_rows`)."""
         n_cuts = np.asarray(n_cuts, dtype=np.int64)
         n1 = int(np.count_nonzero(n_cuts == 1))
-        return cls(np.zeros((m, (n1 + 7) // 8 + n_cuts.size - n1), dtype=np.uint8), n_cuts)
+        width = (n1 + 7) // 8 + n_cuts.size - n1
+        return cls(np.zeros((m, width), dtype=np.uint8), n_cuts, worker_pass_rows(width) if worker else None)
 
     @classmethod
     def from_bins(cls, B: np.ndarray, n_cuts) -> Codes:
