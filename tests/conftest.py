@@ -29,6 +29,34 @@ def refuse_table_gather(monkeypatch) -> None:
     monkeypatch.setattr(dask_backend, "_merge_by_buckets", refuse)  # no merged table gathered
     monkeypatch.setattr(DistributedTable, "gather", refuse)
 
+
+def fit_artifact(fit, readouts: bool = False) -> dict:
+    """What a fit publishes, for the neighbour-artifact checks: whether it succeeded (else its error's text), its
+    warnings, the model's JSON and printout (``audit.artifact.model_artifact``), and with ``readouts`` its explain
+    table, card, SQL and Python export (each, or the error it gives).  ``fit()`` fits and returns the model."""
+    import warnings
+
+    from dpglass.audit.artifact import model_artifact
+    from dpglass.export import to_python, to_sql
+    from dpglass.models.readout.card import model_card
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model = fit()
+        except Exception as exc:  # noqa: BLE001 - whether fit succeeds is published too
+            return {"fit": f"{type(exc).__name__}: {exc}"}
+    out = {"fit": "ok", "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught}),
+           **model_artifact(model)}
+    if readouts:
+        for key, text in (("explain", lambda: model.explain().to_string()), ("card", lambda: model_card(model)),
+                          ("sql", lambda: to_sql(model)), ("python", lambda: to_python(model))):
+            try:
+                out[key] = text().splitlines()
+            except Exception as exc:  # noqa: BLE001 - a model without that output: its error is what is published
+                out[key] = f"{type(exc).__name__}: {exc}"
+    return out
+
 def three_class_parquet(folder, features, *, seed, n, low, n_files, flip=0.2, xor=False):
     """Seeded 0/1 columns with labels a/b/c written as ``n_files`` parquet files in ``folder``, for the Dask tests.
 

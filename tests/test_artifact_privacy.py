@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import people_table
+from conftest import fit_artifact, people_table
 
 from dpglass.audit.artifact import deterministic_leaks, model_artifact, non_grid_numbers
 from dpglass.cli import main
@@ -146,26 +146,7 @@ def _configs():
 
 
 def _artifact(model, X, y) -> dict:
-    import warnings
-
-    from dpglass.export import to_python, to_sql
-    from dpglass.models.readout.card import model_card
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            model.fit(X, y)
-        except Exception as exc:  # noqa: BLE001 - whether fit succeeds is published too
-            return {"fit": f"{type(exc).__name__}: {exc}"}
-    out = {"fit": "ok", "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught}),
-           **model_artifact(model)}
-    for key, text in (("explain", lambda: model.explain().to_string()), ("card", lambda: model_card(model)),
-                      ("sql", lambda: to_sql(model)), ("python", lambda: to_python(model))):
-        try:
-            out[key] = text().splitlines()
-        except Exception as exc:  # noqa: BLE001 - a model without that output: its error is what is published
-            out[key] = f"{type(exc).__name__}: {exc}"
-    return out
+    return fit_artifact(lambda: model.fit(X, y), readouts=True)
 
 
 def _neighbour_leaks(name: str, n: int, seeds, drops=("positive", "missing")) -> list:

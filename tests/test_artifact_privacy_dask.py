@@ -13,17 +13,16 @@ none (every partition empty) with a declared label set.
 from __future__ import annotations
 
 import json
-import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import write_parquet_parts
+from conftest import fit_artifact, write_parquet_parts
 
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
-from dpglass.audit.artifact import deterministic_leaks, model_artifact  # noqa: E402
+from dpglass.audit.artifact import deterministic_leaks  # noqa: E402
 from dpglass.cli import main  # noqa: E402
 from dpglass.registry import list_estimators  # noqa: E402
 
@@ -66,14 +65,7 @@ def _neighbours(tmp_path, n_files=4, **kw):
 def _artifact(make, glob, **fit_kw) -> dict:
     """Whether fit succeeded, its warnings, and the model's JSON and printout."""
     frame = dd.read_parquet(glob)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            model = make().fit(frame[FEATURES], frame["y"], **fit_kw)
-        except Exception as exc:  # noqa: BLE001 - whether fit succeeds is published too
-            return {"fit": f"{type(exc).__name__}: {exc}"}
-    return {"fit": "ok", "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught}),
-            **model_artifact(model)}
+    return fit_artifact(lambda: make().fit(frame[FEATURES], frame["y"], **fit_kw))
 
 
 def _leaks(make, globs, seeds=SEEDS, **fit_kw):
@@ -214,11 +206,4 @@ def test_dask_fits_on_numeric_columns_publish_no_deterministic_function_of_the_d
 
 def _numeric_artifact(make, glob, columns) -> dict:
     frame = dd.read_parquet(glob)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            model = make().fit(frame[columns], frame["y"])
-        except Exception as exc:  # noqa: BLE001 - whether fit succeeds is published too
-            return {"fit": f"{type(exc).__name__}: {exc}"}
-    return {"fit": "ok", "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught}),
-            **model_artifact(model)}
+    return fit_artifact(lambda: make().fit(frame[columns], frame["y"]))

@@ -12,14 +12,14 @@ the JSON, the printout and the CLI's output.
 from __future__ import annotations
 
 import json
-import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import fit_artifact
 
 import dpglass.models.gbdt.estimator as gbdt_estimator
-from dpglass.audit.artifact import deterministic_leaks, model_artifact
+from dpglass.audit.artifact import deterministic_leaks
 from dpglass.cli import main
 from dpglass.models import DPGradientBoostingClassifier
 
@@ -43,14 +43,7 @@ def paths(monkeypatch):
 
 
 def _artifact(model, X, y) -> dict:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            model.fit(X, y)
-        except Exception as exc:  # noqa: BLE001 - whether fit succeeds is published too
-            return {"fit": f"{type(exc).__name__}: {exc}"}
-    return {"fit": "ok", "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught}),
-            **model_artifact(model)}
+    return fit_artifact(lambda: model.fit(X, y))
 
 
 def _sides(make, pair, paths, seeds=SEEDS):
