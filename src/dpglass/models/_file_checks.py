@@ -35,6 +35,20 @@ def _is_int(v) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
+def _rule_version(data: dict, field: str, known) -> int:
+    """The rule version a file names in ``field`` (model="auto"'s ``auto_rule``, dp-gam's ``sizes_rule``, smooth
+    boosting's ``rule``): absent is version 1, the rule of every file written before versions, so that each rule
+    has one spelling; present, a version in ``known`` after the first.  Returns the version."""
+    if field not in data:
+        return 1
+    v = data[field]
+    if not _is_int(v) or v == 1 or v not in known:
+        text = repr(v) if len(repr(v)) <= 80 else repr(v)[:77] + "..."  # a file may hold anything there
+        _fail(field, f"is {text}", f"absent for version 1, or a later rule version this dpglass knows (it knows "
+              f"versions {', '.join(map(str, known))}; a newer dpglass may have written this file)")
+    return int(v)
+
+
 def _is_num(v) -> bool:
     try:
         return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)

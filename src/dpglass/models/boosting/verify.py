@@ -28,7 +28,9 @@ domains are checked.  The verifier has no copy of the budget arithmetic.
 
 from __future__ import annotations
 
-from dpglass.models._file_checks import _Context, _close, _fail, _is_count, _is_int, _need, _need_num, _replay_plan
+from dpglass.models._file_checks import (
+    _Context, _close, _fail, _is_count, _is_int, _need, _need_num, _replay_plan, _rule_version,
+)
 
 
 def _check_boosting(data: dict, ctx: _Context) -> None:
@@ -64,12 +66,8 @@ def _check_rule(data: dict, plan) -> None:
     one (:func:`~dpglass.models.boosting.plan.learning_rate_scale`).  Any other value is refused."""
     from dpglass.models.boosting.plan import BOOST_RULE
 
-    if "rule" not in data:
-        return
-    rule = data["rule"]
-    if not _is_int(rule) or rule != BOOST_RULE:
-        _fail("rule", f"is {rule!r}", f"absent (rule 1) or {BOOST_RULE}, a committee rule this version knows")
-    if plan.learning_rate_scale == 1.0:
+    rule = _rule_version(data, "rule", (1, BOOST_RULE))
+    if rule != 1 and plan.learning_rate_scale == 1.0:
         _fail("rule", f"is {rule!r}", "absent: rule 2 applies only to a short counted committee of stumps "
               f"(records_estimate gives {plan.n_rounds} rounds)")
 

@@ -28,11 +28,12 @@ from dpglass.models._file_checks import _fail as fail
 from dpglass.models._file_checks import _is_count as is_count
 from dpglass.models._file_checks import _is_num as is_num
 from dpglass.models._file_checks import _replay_plan as replay_plan
+from dpglass.models._file_checks import _rule_version as rule_version
 from dpglass.models.gam.first import FIELD
 from dpglass.models.gam.fit import replay
 from dpglass.models.gam.plan import gam_plan
 from dpglass.models.gam.readout import resolve_groups
-from dpglass.models.gam.sizes import check_rule_version, is_auto
+from dpglass.models.gam.sizes import RULE_VERSIONS, is_auto
 
 __all__ = ["INTERCEPT_ULPS", "check_gam"]
 
@@ -88,12 +89,7 @@ def _rule_version(data: dict, auto: bool) -> int:
         if "sizes_rule" in data:
             fail("sizes_rule", f"is {_short(data['sizes_rule'])}", "absent: no size is 'auto'")
         return 1
-    if type(data.get("sizes_rule")) is int and data["sizes_rule"] == 1:
-        fail("sizes_rule", "is 1", "absent for version 1 (dpglass writes the field from version 2 on)")
-    try:
-        return check_rule_version(data.get("sizes_rule", 1))
-    except ValueError as exc:
-        fail("sizes_rule", f"is {_short(data['sizes_rule'])}", f"a rule version this dpglass knows ({exc})")
+    return rule_version(data, "sizes_rule", RULE_VERSIONS)
 
 
 def _within(got: np.ndarray, want: np.ndarray, ulps: int) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dpglass.exceptions import ModelFileError
 from dpglass.models._file_checks import _close as close
 from dpglass.models._file_checks import _fail as fail
+from dpglass.models._file_checks import _rule_version
 from dpglass.models._verify import _check_ledger_shape, _check_ledger_totals, _check_top_level, verify_model_dict
 from dpglass.models.pipeline.auto import AUTO_SHARE, RULES, auto_plan, choose_model
 from dpglass.models.pipeline.route import column_digests, load_encoding, model_route
@@ -44,8 +45,7 @@ def verify_pipeline_dict(data: dict, cls) -> None:
     extra = sorted(set(data) - _KEYS - (_AUTO_KEYS if auto else set()) - _ROUTE_KEYS)
     if extra:
         fail(extra[0], "is not a field of a DPPipeline file", f"only {sorted(_KEYS)!r}")
-    if auto:
-        _check_rule_version(data)
+    version = _rule_version(data, "auto_rule", tuple(RULES)) if auto else None
     try:
         encoding = load_encoding(data["encoding"])
     except Exception as exc:  # noqa: BLE001 - any malformed encoding is a bad file
@@ -71,7 +71,7 @@ def verify_pipeline_dict(data: dict, cls) -> None:
         fail("privacy_ledger.budget.epsilon", f"is {ledger.epsilon!r}", f"params.epsilon = {params['epsilon']!r}")
     _check_composition(raw, inner, params)
     _check_entries(raw["entries"], inner["privacy_ledger"]["entries"])
-    n_auto = _check_auto(data, encoding, params) if auto else 0
+    n_auto = _check_auto(data, encoding, params, version) if auto else 0
     _check_encoder_releases(data, encoding, params, n_auto)
 
 
@@ -156,18 +156,7 @@ def _check_entries(entries, inner_entries) -> None:
                  "the inner model's entry, prefixed 'model: '")
 
 
-def _check_rule_version(data: dict) -> None:
-    """``auto_rule`` names a rule version this dpglass knows, after the first (a file of version 1, written before
-    versions, has no ``auto_rule``: absent is version 1, so that each rule has one spelling)."""
-    if "auto_rule" not in data:
-        return
-    version = data["auto_rule"]
-    if isinstance(version, bool) or not isinstance(version, int) or version not in RULES or version == 1:
-        fail("auto_rule", f"is {version!r}", f"a model='auto' rule version this dpglass knows, {sorted(RULES)[1:]!r} "
-             "(absent for version 1); a newer dpglass may have written this file")
-
-
-def _check_auto(data: dict, encoding, params: dict) -> int:
+def _check_auto(data: dict, encoding, params: dict, version: int) -> int:
     """A ``model="auto"`` file: its first entry is the selector's noisy count (replayed from its plan, the count an
     integer in ``records_noisy``), and the inner model is the one the rule version the file names (``auto_rule``;
     absent: 1) chooses from that count and the public parameters.  Returns the number of the selector's entries
@@ -178,7 +167,6 @@ def _check_auto(data: dict, encoding, params: dict) -> int:
         fail("records_noisy", "is missing", "the released noisy count of a model='auto' pipeline")
     eps = float(params["epsilon"]) * AUTO_SHARE
     check_against_plan(data["privacy_ledger"]["entries"][:1], auto_plan(eps), data, fail)
-    version = data.get("auto_rule", 1)  # checked by _check_rule_version
     choice = choose_model(encoding.schema, float(params["epsilon"]), params["delta"], data["records_noisy"], version)
     if data["inner_model"]["model"] != get_spec(choice).cls.__name__:
         fail("inner_model.model", f"is {data['inner_model']['model']!r}",
