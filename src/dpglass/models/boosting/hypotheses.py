@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from dpglass.aggregates import CHUNK_ROWS, PackedRows
 
 __all__ = ["ClassStump", "EntryMeasure", "FeatureMatrix", "Stump", "Tree", "as_measure", "class_codes", "class_grams",
-           "class_of", "class_sums", "entry_predictions", "leaf_sums", "leaf_totals", "n_stumps", "stump_candidates", "stump_from",
+           "by_level", "class_of", "class_sums", "entry_predictions", "leaf_sums", "leaf_totals", "n_stumps", "stump_candidates", "stump_from",
            "vote_labels"]
 
 
@@ -188,6 +188,13 @@ def leaf_totals(F: FeatureMatrix, codes, w, G: int, feature, left, right) -> np.
     return np.bincount(key, weights=w, minlength=G * n_nodes).astype(np.float64).reshape(G, n_nodes)
 
 
+def by_level(sums, n_levels: int, n_classes: int):
+    """A statistic summed by (level, class) (an array, or a tuple of arrays, whose first axis is level * K +
+    class), shaped ``(levels, K, ...)``: what an exact contraction of the margin levels reads."""
+    shape = lambda a: np.asarray(a, dtype=np.float64).reshape((n_levels, n_classes) + np.shape(a)[1:])  # noqa: E731
+    return tuple(shape(a) for a in sums) if isinstance(sums, tuple) else shape(sums)
+
+
 class EntryMeasure:
     """A measure given entry by entry: the statistics of ``F`` with groups the classes ``y`` and weights ``p``.
 
@@ -210,9 +217,7 @@ class EntryMeasure:
         values, inverse = np.unique(self.p, return_inverse=True)
         K, L = self.n_classes, values.size
         sums = stat(self.F, inverse.ravel() * K + self.codes, np.ones(self.p.size), L * K, *args)
-        by_level = lambda a: np.asarray(a, dtype=np.float64).reshape((L, K) + np.shape(a)[1:])  # noqa: E731
-        mu = [Fraction(float(v)) for v in values]
-        return mu, (tuple(by_level(a) for a in sums) if isinstance(sums, tuple) else by_level(sums))
+        return [Fraction(float(v)) for v in values], by_level(sums, L, K)
 
     def predictions(self, h) -> np.ndarray:
         return entry_predictions(self.F, h)

@@ -16,7 +16,9 @@ from fractions import Fraction
 import numpy as np
 
 from dpglass.exceptions import InvalidParameterError
-from dpglass.models.boosting.hypotheses import FeatureMatrix, class_codes, class_grams, class_sums, entry_predictions
+from dpglass.models.boosting.hypotheses import (
+    FeatureMatrix, by_level, class_codes, class_grams, class_sums, entry_predictions,
+)
 
 __all__ = ["BoostPart", "PartsMeasure", "bregman_projection", "level_measure", "level_weights_exact",
            "smooth_weighting"]
@@ -253,9 +255,7 @@ class PartsMeasure:
         """``(mu, sums)``: the exact measure of each margin level (Fractions) and ``stat`` summed over the parts
         by level, each array of shape ``(levels, K, ...)`` (exact integers): what an exact contraction reads."""
         sums = self._sums(stat, *args)
-        by_level = lambda a: np.asarray(a, dtype=np.float64).reshape((len(self.mu_exact), self.n_classes)  # noqa: E731
-                                                                      + np.shape(a)[1:])
-        return self.mu_exact, (tuple(by_level(a) for a in sums) if isinstance(sums, tuple) else by_level(sums))
+        return self.mu_exact, by_level(sums, len(self.mu_exact), self.n_classes)
 
     def _sums(self, stat, *args):
         sums = self.parts.sum(_part_stat, stat, self.committee, *args)

@@ -141,10 +141,9 @@ def stump_utilities(F, y01=None, p=None, n_classes: int = 2) -> ExactUtilities:
     [0.0, -0.5, -1.0, -0.5, -0.5, -0.5]
     """
     mu, (T, M1) = as_measure(F, y01, p, n_classes).levels(class_sums)
-    errors = np.stack([stump_errors(T[level], M1[level]) for level in range(len(mu))]) if len(mu) else None
-    if errors is None:
+    if not mu:  # no entries: every stump errs on nothing
         return ExactUtilities([0] * n_stumps(M1.shape[-1], n_classes), 1)
-    return ExactUtilities.of_levels(mu, -errors)
+    return ExactUtilities.of_levels(mu, -np.stack([stump_errors(T[level], M1[level]) for level in range(len(mu))]))
 
 
 def dp_one_rule(F, y01=None, mu=None, *, steps: tuple, release, n_classes: int = 2):
