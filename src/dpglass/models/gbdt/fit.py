@@ -74,6 +74,13 @@ class Binned:
         return self.codes.n_rows
 
     @property
+    def records(self) -> bool:
+        """Whether the entries are the records themselves, each counted once (:func:`binned_rows`' table: its
+        counts are one broadcast 1), so that a weight needs no product with its count."""
+        counts = self.counts
+        return getattr(counts, "strides", None) == (0,) and counts.size > 0 and counts[0] == 1
+
+    @property
     def B(self) -> np.ndarray:
         """The whole bin matrix (m, d) uint8, decoded (small tables and tests; the learners read chunks)."""
         return self.codes.matrix()
@@ -309,11 +316,10 @@ class NewtonPart:
 
     def weights(self, sel, which: str = "gh"):
         """Counts times the terms of the rows ``sel`` as float64 (r, C): the gradients (and Hessians)."""
-        counts = self.binned.counts
-        if getattr(counts, "strides", None) == (0,) and counts.size and counts[0] == 1:  # records (binned_rows)
+        if self.binned.records:  # every count 1: the terms themselves
             g = self._g[sel].astype(np.float64)
             return g if which == "g" else (g, self._h[sel].astype(np.float64))
-        c = np.asarray(counts[sel], dtype=np.float64)[:, None]  # exact: counts are below 2**53
+        c = np.asarray(self.binned.counts[sel], dtype=np.float64)[:, None]  # exact: counts are below 2**53
         g = c * self._g[sel]
         return g if which == "g" else (g, c * self._h[sel])
 

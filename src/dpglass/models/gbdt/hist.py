@@ -125,11 +125,10 @@ class Chunk:
 #: worst case (25 cells, 7 bytes) read bytes.
 CELL_COST = 0.75
 
-#: ``_POPCOUNT[v]``: the set bits of the byte ``v``.
-_POPCOUNT = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)
-
 #: ``_BYTE_BITS[v, t]``: bit ``t`` of the byte ``v``, most significant first (as ``np.packbits`` writes them).
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
+#: ``_POPCOUNT[v]``: the set bits of the byte ``v``.
+_POPCOUNT = _BYTE_BITS.sum(axis=1).astype(np.int64)
 
 
 class Codes:
@@ -286,8 +285,8 @@ class Codes:
         size = shape[0] * shape[1]
         idx, rep = self._scratch.get(threading.get_ident(), (None, None))
         if idx is None or idx.size < size:
-            idx, rep = np.empty(max(size, self.pass_rows * shape[1]), np.int64), np.empty(max(size, self.pass_rows *
-                                                                                              shape[1]))
+            room = max(size, self.pass_rows * shape[1])
+            idx, rep = np.empty(room, np.int64), np.empty(room)
             self._scratch[threading.get_ident()] = idx, rep
         return idx[:size].reshape(shape), rep[:size].reshape(shape)
 
