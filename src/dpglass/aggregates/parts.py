@@ -36,7 +36,7 @@ import numpy as np
 from dpglass.aggregates.numpy_backend import pattern_table
 from dpglass.aggregates.table import PatternTable
 
-__all__ = ["DistributedTable", "TableParts", "exact_sum", "table_parts"]
+__all__ = ["DistributedTable", "TableParts", "class_counts", "exact_sum", "table_parts"]
 
 
 def exact_sum(results: list):
@@ -111,6 +111,13 @@ class TableParts:
 
 def _n_records(table) -> int:
     return int(table.n_records)
+
+
+def class_counts(part, n_classes: int) -> np.ndarray:
+    """The records of each class code ``0 .. n_classes - 1`` in a table or a part of one (anything with ``labels``
+    and ``counts``), as exact int64 sums: a statistic for :meth:`TableParts.sum`."""
+    labels, counts = np.asarray(part.labels), np.asarray(part.counts, dtype=np.int64)
+    return np.array([int(counts[labels == k].sum()) for k in range(int(n_classes))], dtype=np.int64)
 
 
 def _whole(table):

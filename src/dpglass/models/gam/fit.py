@@ -29,7 +29,7 @@ import numpy as np
 from scipy.special import expit
 
 from dpglass.aggregates import PatternTable
-from dpglass.aggregates.parts import DistributedTable, TableParts
+from dpglass.aggregates.parts import DistributedTable, TableParts, class_counts
 from dpglass.models.gam.first import (
     bin_class_counts,
     first_shapes,
@@ -200,12 +200,6 @@ class GamPart:
         return self._F
 
 
-def _class_counts(part, n_classes: int) -> np.ndarray:
-    """The class counts of a part (a :class:`GamPart` or a table: its labels and counts)."""
-    labels, counts = np.asarray(part.labels), np.asarray(part.counts, dtype=np.int64)
-    return np.array([int(counts[labels == k].sum()) for k in range(n_classes)], dtype=np.int64)
-
-
 def _first_counts(part: GamPart, pub) -> np.ndarray:
     return bin_class_counts(part, pub)
 
@@ -228,7 +222,7 @@ def gam_parts(table) -> TableParts:
 
 def exact_counts(table, n_classes: int) -> list:
     """The ``K`` exact class counts of a table or of its parts (:func:`gam_parts`)."""
-    return [int(c) for c in gam_parts(table).sum(_class_counts, int(n_classes))]
+    return [int(c) for c in gam_parts(table).sum(class_counts, int(n_classes))]
 
 
 def fit_gam(table, plan, ledger, rng, class_counts=None) -> GamFit:

@@ -23,7 +23,7 @@ import numpy as np
 from scipy.special import expit, softmax
 
 from dpglass._validation import Interval
-from dpglass.aggregates.parts import table_parts
+from dpglass.aggregates.parts import class_counts, table_parts
 from dpglass.exceptions import InvalidParameterError
 from dpglass.models._base import EPSILON, CLASSES, RANDOM_STATE, ClassifierBase
 from dpglass.models.logistic.plan import (  # noqa: F401  (re-exported: the family's plan and constants)
@@ -136,12 +136,6 @@ def grid_minimiser(table, fit_intercept: bool, c: float, cal, alpha, tol, offset
     rows = SoftmaxRows.from_table(table, int(n_classes), bool(fit_intercept), c)
     offset = float(offset) if int(n_classes) == 2 else np.asarray(offset, dtype=np.float64)
     return snap_to_grid(minimise(rows, mu, tol_beta, offset=offset), cal.grid_step)
-
-
-def _class_counts(table, k: int) -> np.ndarray:
-    """The records of each class code in a table (or a part of one): exact int64 sums."""
-    labels, counts = np.asarray(table.labels), np.asarray(table.counts, dtype=np.int64)
-    return np.array([counts[labels == j].sum() for j in range(k)], dtype=np.int64)
 
 
 class LogisticScores:
@@ -324,7 +318,7 @@ class DPLogisticRegression(LogisticScores, ClassifierBase):
         ledger = PrivacyLedger(epsilon=float(self.epsilon)).follow(plan)
         offset, self.class_counts_ = (0.0 if k == 2 else np.zeros(k)), None
         if self.fit_intercept:  # one table of K counts: a record is in one cell
-            counts = [int(v) for v in table_parts(table).sum(_class_counts, k)]
+            counts = [int(v) for v in table_parts(table).sum(class_counts, k)]
             self.class_counts_ = ledger.release(plan[0], counts, rng)
             offset = class_offset(self.class_counts_) if k == 2 else np.array(class_score_offsets(self.class_counts_))
         step = plan[-1]
