@@ -60,8 +60,8 @@ def test_sums_and_the_solution_do_not_depend_on_the_cut(K, records):
     results = []
     for cuts, seed in [(1, 0), (3, 1), (7, 2), (table.labels.shape[0] + 1, 3)]:
         rows = _cut(table, K, cuts, seed, c) if cuts > 1 else SoftmaxRows.from_table(table, K, True, c)
-        _, _, g, H, F = rows.newton_pass(beta, mu, off)
-        results.append((g, H, F, rows.value_along(beta, step, 0.5, mu, off), rows.certified_bound(beta, None, None, mu, off),
+        g, H, F = rows.newton_pass(beta, mu, off)
+        results.append((g, H, F, rows.value_along(beta, step, 0.5, mu, off), rows.certified_bound(beta, mu, off),
                         minimise(rows, mu, c * (1e-6 if records == 1 else 1e-4), offset=off)))
     for other in results[1:]:
         for a, b in zip(results[0], other):
@@ -76,11 +76,11 @@ def test_the_quantisation_term_on_both_sides_of_the_limit():
     c, mu, o = np.sqrt(3.0), 1.0, 60.0
     rows = SoftmaxRows.from_table(table, 2, True, c)
     beta = np.zeros(3)
-    _, _, g, _, _ = rows.newton_pass(beta, mu, o)
+    g, _, _ = rows.newton_pass(beta, mu, o)
     assert np.array_equal(g, np.zeros(3))  # the term is below the grid
     p0 = np.longdouble(1) / (1 + np.exp(np.longdouble(o)))
     exact = float(np.sqrt(2.0) * p0)  # |(p - e_y) G| a, a = (1, 0, 1)
-    assert exact <= rows.certified_bound(beta, None, None, mu, o)
+    assert exact <= rows.certified_bound(beta, mu, o)
     # without the grid term: the float bound terms of the one entry
     b = np.array([0.0, o])
     Z = b[None, :]

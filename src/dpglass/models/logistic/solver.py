@@ -432,8 +432,8 @@ class SoftmaxRows:
 
     # ------------------------------------------------------------ what minimise asks
     def newton_pass(self, beta, mu, offset):
-        """At ``beta``: ``(beta, None, gradient, Hessian, F)``, the last three in ``beta``'s order (the scores stay
-        with the parts, keyed by ``beta``).  The gradient's and F's sums are exact sums of per-entry floats
+        """At ``beta``: ``(gradient, Hessian, F)``, in ``beta``'s order (the scores stay with the parts, keyed by
+        ``beta``).  The gradient's and F's sums are exact sums of per-entry floats
         quantised at ``2**-80``, the Hessian ``sum_e w_e M_e (x) a_e a_e'`` (``M_e = G'(diag p_e - p_e p_e')G``)
         exact at ``2**-30`` per entry's weight."""
         g, H, loss = self.parts.sum(_newton, np.asarray(beta, dtype=np.float64), self.offsets(offset))
@@ -442,7 +442,7 @@ class SoftmaxRows:
         Hf = low.astype(np.float64) * 2.0**-HESSIAN_BITS + high.astype(np.float64) * 2.0**(26 - HESSIAN_BITS)
         Hf[np.diag_indices_from(Hf)] += mu
         value = float(limb_floats(loss)) + 0.5 * mu * float(beta @ beta)
-        return beta, None, mu * beta + limb_floats(g).reshape(-1), Hf, value
+        return mu * beta + limb_floats(g).reshape(-1), Hf, value
 
     def value_along(self, beta, step, t, mu, offset) -> float:
         """``F(beta - t step)``, the scores moved along the step on the parts."""
@@ -450,9 +450,9 @@ class SoftmaxRows:
         at = beta - t * step
         return float(limb_floats(loss)) + 0.5 * mu * float(at @ at)
 
-    def certified_bound(self, beta, margins=None, P=None, mu=0.0, offset=0.0) -> float:
+    def certified_bound(self, beta, mu=0.0, offset=0.0) -> float:
         """A rigorous upper bound on ``||grad F(beta)||`` from its own float evaluation (docs/privacy.md,
-        "DP logistic regression", "The certificate"; ``margins`` and ``P`` are not read: the parts keep them).
+        "DP logistic regression", "The certificate"; the scores and probabilities at ``beta`` are the parts').
 
         The gradient is ``mu beta + sum_e w_e G'(p_e - e_y) a_e``; per row, :func:`probability_errors` bounds
         ``|p^_k - p_k|`` relative to ``p_k`` and the label's entry ``-(sum of the others)`` is within the others'
@@ -527,23 +527,23 @@ def minimise(rows, mu: float, tol: float, max_iter: int = MAX_ITER, offset=0.0) 
     beta = np.zeros(rows.n_params)
     state = rows.newton_pass(beta, mu, offset)
     for _ in range(max_iter + 1):
-        margins, s, g, H, value = state
+        g, H, value = state
         gnorm = float(np.linalg.norm(g))
-        if gnorm <= 0.5 * tol and rows.certified_bound(beta, margins, s, mu, offset) <= tol:
+        if gnorm <= 0.5 * tol and rows.certified_bound(beta, mu, offset) <= tol:
             return beta
         step = np.linalg.solve(H, g)  # H is symmetric positive definite (>= mu I)
         decrement = float(g @ step)
         if decrement <= _FLAT * (abs(value) + 1.0):
             full = beta - step
             at_full = rows.newton_pass(full, mu, offset)  # also the next iteration's pass if the step is taken
-            if float(np.linalg.norm(at_full[2])) < gnorm:
+            if float(np.linalg.norm(at_full[0])) < gnorm:
                 beta, state = full, at_full
                 continue
         t = 1.0
         while rows.value_along(beta, step, t, mu, offset) > value - 0.25 * t * decrement:
             t *= 0.5
             if t < 1e-12:  # no float decrease left: certify the best point found, or give up
-                if rows.certified_bound(beta, margins, s, mu, offset) <= tol:
+                if rows.certified_bound(beta, mu, offset) <= tol:
                     return beta
                 raise SolverNotCertifiedError(_NOT_CERTIFIED)
         beta = beta - t * step
