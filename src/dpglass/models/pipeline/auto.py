@@ -28,7 +28,7 @@ AUTO_RULE = 2
 #: The registered models each rule version chooses from.
 RULES = {1: ("dp-gbdt", "dp-rule-list"), 2: ("dp-gam", "dp-gbdt", "dp-rule-list")}
 #: The registered models some rule version chooses from (a file of any version names one of them).
-AUTO_CANDIDATES = ("dp-gbdt", "dp-rule-list", "dp-gam")
+AUTO_CANDIDATES = tuple(dict.fromkeys(name for names in RULES.values() for name in names))
 #: Share of the pipeline's epsilon for the noisy count of records the rule reads.
 AUTO_SHARE = 0.02
 #: The ledger's name for that count.

@@ -59,7 +59,8 @@ class DPPipeline(ClassifierBase):
         ``records_noisy * epsilon >= 100 * d`` (``d`` feature columns),
         ``dp-gam`` if a feature column is numeric or categorical and
         ``dp-gbdt`` if all are binary; else ``dp-rule-list`` (registry
-        defaults).  The count is a discrete Laplace release at 2% of epsilon
+        defaults); at ``delta=0`` ``dp-gbdt`` takes ``dp-gam``'s place (its
+        Gaussian noise needs delta > 0).  The count is a discrete Laplace release at 2% of epsilon
         (sensitivity 1), the ledger's first entry; the rest of the budget is
         shared by the encoder and the model as below.  The rule was set on
         validation parts of the training parts of every built-in table, raw
