@@ -81,10 +81,10 @@ def _bucket_roots(client, futures, retries: int, split=split_buckets, n_buckets:
     ``workers[b]`` if given (a preference: another worker runs them if that one is gone)."""
     import operator
 
-    submit = lambda fn, *a: client.submit(fn, *a, retries=retries, pure=True)  # noqa: E731
-    cut = [submit(split, f, n_buckets) for f in futures]
-    return [_merge_tree([submit(operator.getitem, s, b) for s in cut],
-                        submit if workers is None else functools.partial(_submit_on, client, retries, workers[b]))
+    anywhere = functools.partial(_submit_on, client, retries, None)
+    cut = [anywhere(split, f, n_buckets) for f in futures]
+    return [_merge_tree([anywhere(operator.getitem, s, b) for s in cut],
+                        anywhere if workers is None else functools.partial(_submit_on, client, retries, workers[b]))
             for b in range(n_buckets)]
 
 
